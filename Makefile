@@ -1,0 +1,102 @@
+# prof: build, test, demo, bench, install. GNU make; every output lands under $(BUILD).
+PROF_VERSION := 0.1.0
+BUILD        ?= build
+PREFIX       ?= /usr/local
+CXX          ?= g++
+CC           ?= gcc
+
+# ARCH_FLAGS (config.mk sets -march=x86-64-v3 where the CPU has AVX2) lets simdjson's on-demand
+# parser use its AVX2 kernel instead of the portable fallback; `make ARCH_FLAGS=` turns it off.
+# Project flags first, the user's CXXFLAGS after them: `make CXXFLAGS=-O0` never drops -std.
+PROF_CXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Wpedantic -Wshadow -MMD -MP -Ilib \
+                 -DPROF_VERSION=\"$(PROF_VERSION)\"
+PROF_LDFLAGS  := -Wl,--as-needed
+
+LIB_SRC   := $(filter-out %_test.cpp,$(wildcard lib/prof/*.cpp))
+TEST_SRC  := $(wildcard lib/prof/*_test.cpp)
+TOOLS     := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.cpp))))
+HELPERS   := $(basename $(notdir $(wildcard tests/helpers/*.c tests/helpers/*.cpp)))
+
+LIB_OBJ   := $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
+TEST_OBJ  := $(TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
+BINS      := $(TOOLS:%=$(BUILD)/bin/%)
+HELPER_BINS := $(HELPERS:%=$(BUILD)/test/helpers/%)
+LIBPROF   := $(BUILD)/libprof.a
+UNIT      := $(BUILD)/test/unit
+
+NODEPS_GOALS := clean help
+ifeq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
+else
+# Dependencies are checked (and installed when missing) before anything compiles; the
+# pkg-config flags are captured once into config.mk so every compile uses the same ones.
+include $(BUILD)/config.mk
+endif
+
+$(BUILD)/config.mk: scripts/install-deps
+	@mkdir -p $(@D)
+	@scripts/install-deps
+	@{ echo "DEP_CFLAGS := $$(pkg-config --cflags simdjson fmt)"; \
+	   if grep -qw avx2 /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo; then echo "ARCH_FLAGS ?= -march=x86-64-v3"; fi; \
+	   echo "DEP_LIBS := $$(pkg-config --libs simdjson fmt libcurl zlib libcrypto) -ldl -lpthread"; } > $@.tmp
+	@mv $@.tmp $@
+
+.PHONY: all check unit demo bench install sanitize clean help
+all: $(BINS) $(UNIT) $(HELPER_BINS)
+
+$(BUILD)/obj/%.o: %.cpp $(BUILD)/config.mk
+	@mkdir -p $(@D)
+	$(CXX) $(PROF_CXXFLAGS) $(ARCH_FLAGS) $(DEP_CFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(LIBPROF): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bin/%: $(BUILD)/obj/cmd/%/main.o $(LIBPROF)
+	@mkdir -p $(@D)
+	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) $< $(LIBPROF) $(DEP_LIBS) -o $@
+
+$(UNIT): $(TEST_OBJ) $(LIBPROF)
+	@mkdir -p $(@D)
+	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) $(TEST_OBJ) $(LIBPROF) $(DEP_LIBS) -o $@
+
+# Ground-truth children for the measurement tests: tiny C programs with known costs.
+$(BUILD)/test/helpers/%: tests/helpers/%.c $(BUILD)/config.mk
+	@mkdir -p $(@D)
+	$(CC) -O1 -Wall -Wextra $< -o $@ -lpthread
+
+check: all
+	@scripts/check $(BUILD)
+
+unit: $(UNIT)
+	$(UNIT)
+
+demo: $(BINS)
+	@scripts/demo $(BUILD)
+
+bench: $(BINS)
+	@scripts/bench $(BUILD)
+
+install: $(BINS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	           $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7 \
+	           $(DESTDIR)$(PREFIX)/share/prof
+	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 644 python/prof_worker.py $(DESTDIR)$(PREFIX)/share/prof/
+	if [ -f share/prof/baseline.json ]; then install -m 644 share/prof/baseline.json $(DESTDIR)$(PREFIX)/share/prof/; fi
+
+# AddressSanitizer + UBSan in a separate tree, then the whole check suite over it.
+sanitize:
+	$(MAKE) BUILD=build-sanitize CXXFLAGS="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	        LDFLAGS="-fsanitize=address,undefined" check
+
+clean:
+	rm -rf $(BUILD) build-sanitize
+
+help:
+	@echo "targets: all check demo bench install PREFIX=... sanitize clean"
+
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/obj/cmd/%/main.d)

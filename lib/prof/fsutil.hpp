@@ -1,0 +1,23 @@
+// Files written the SPEC §1 way: atomically (temp name in the same directory, flushed, renamed)
+// and a shared index appended under an exclusive flock.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace prof {
+
+// Writes `content` to `path` atomically: PATH.tmp.<pid>.<n> in the same directory, fsync,
+// rename. A crash never leaves a partial file under the final name. Throws cant_create_error
+// (exit 73) on failure; the temporary file is removed.
+void write_file_atomic(const std::string& path, std::string_view content);
+// Appends `line` + '\n' to `path` (created if absent) holding an exclusive flock(2) on it, so
+// concurrent writers never lose each other's lines. Throws cant_create_error.
+void append_line_locked(const std::string& path, std::string_view line);
+// The whole file as a string; throws no_input_error (66) when it cannot be opened, io_error
+// on a read failure.
+std::string read_file(const std::string& path);
+// mkdir -p; throws cant_create_error.
+void make_dirs(const std::string& path);
+
+}  // namespace prof

@@ -1,0 +1,536 @@
+// JSON Lines input (see json_in.hpp).
+#include "prof/json_in.hpp"
+
+#include "prof/diag.hpp"
+#include "prof/errors.hpp"
+#include "prof/json_out.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <limits>
+#include <unistd.h>
+#include <zlib.h>
+
+namespace prof {
+namespace od = simdjson::ondemand;
+
+namespace {
+
+class fd_byte_source final : public byte_source {
+public:
+    fd_byte_source(int fd, std::string name, bool owns) : fd_(fd), name_(std::move(name)), owns_(owns) {}
+    ~fd_byte_source() override {
+        if (owns_) ::close(fd_);
+    }
+    std::size_t read(char* buf, std::size_t n) override {
+        for (;;) {
+            ssize_t r = ::read(fd_, buf, n);
+            if (r >= 0) return static_cast<std::size_t>(r);
+            if (errno == EINTR) continue;
+            throw io_error(fmt::format("{}: read error: {}", name_, std::strerror(errno)));
+        }
+    }
+    const std::string& name() const override { return name_; }
+
+private:
+    int fd_;
+    std::string name_;
+    bool owns_;
+};
+
+class gzip_byte_source final : public byte_source {
+public:
+    gzip_byte_source(int fd, std::string name) : name_(std::move(name)) {
+        gz_ = gzdopen(fd, "rb");
+        if (!gz_) {
+            ::close(fd);
+            throw io_error(fmt::format("{}: cannot start gzip decoding", name_));
+        }
+        gzbuffer(gz_, 1 << 17);
+    }
+    ~gzip_byte_source() override { gzclose(gz_); }
+    std::size_t read(char* buf, std::size_t n) override {
+        unsigned want = static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30));
+        int r = gzread(gz_, buf, want);
+        if (r < 0) {
+            int errnum = 0;
+            const char* msg = gzerror(gz_, &errnum);
+            throw io_error(fmt::format("{}: gzip error: {}", name_, msg ? msg : "unknown"));
+        }
+        if (r == 0) {
+            int errnum = 0;
+            const char* msg = gzerror(gz_, &errnum);
+            // zlib reports a stream cut short as Z_BUF_ERROR at end of file.
+            if (errnum != Z_OK && errnum != Z_STREAM_END)
+                throw io_error(fmt::format("{}: gzip error: {}", name_, msg ? msg : "truncated"));
+        }
+        return static_cast<std::size_t>(r);
+    }
+    const std::string& name() const override { return name_; }
+
+private:
+    gzFile gz_ = nullptr;
+    std::string name_;
+};
+
+class string_byte_source final : public byte_source {
+public:
+    string_byte_source(std::string data, std::string name) : data_(std::move(data)), name_(std::move(name)) {}
+    std::size_t read(char* buf, std::size_t n) override {
+        std::size_t k = std::min(n, data_.size() - pos_);
+        std::memcpy(buf, data_.data() + pos_, k);
+        pos_ += k;
+        return k;
+    }
+    const std::string& name() const override { return name_; }
+
+private:
+    std::string data_;
+    std::size_t pos_ = 0;
+    std::string name_;
+};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string describe(od::value& v) {
+    od::json_type t;
+    if (v.type().get(t) != simdjson::SUCCESS) return "malformed JSON";
+    switch (t) {
+    case od::json_type::object: return "an object";
+    case od::json_type::array: return "an array";
+    default: break;
+    }
+    std::string_view tok = v.raw_json_token();
+    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n' || tok.back() == '\r'))
+        tok.remove_suffix(1);
+    if (tok.size() > 40) return std::string(tok.substr(0, 37)) + "...";
+    return std::string(tok);
+}
+
+[[noreturn]] void wrong_type(od::value& v, std::string_view field, std::string_view expected) {
+    throw field_error(fmt::format("field '{}': expected {}, found {}", field, expected, describe(v)));
+}
+
+std::optional<double> nonfinite_word(std::string_view s) {
+    if (s == "NaN" || s == "nan" || s == "NAN") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "Infinity" || s == "inf" || s == "+Infinity" || s == "Inf") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity" || s == "-inf" || s == "-Inf") return -std::numeric_limits<double>::infinity();
+    return std::nullopt;
+}
+
+// JSON number grammar (RFC 8259) on a string's contents, so "1e3" is accepted but " 1", "0x10"
+// and "1." are not.
+bool is_json_number(std::string_view s) {
+    std::size_t i = 0, n = s.size();
+    if (i < n && s[i] == '-') ++i;
+    if (i >= n) return false;
+    if (s[i] == '0') {
+        ++i;
+    } else if (s[i] >= '1' && s[i] <= '9') {
+        while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+    } else {
+        return false;
+    }
+    if (i < n && s[i] == '.') {
+        ++i;
+        std::size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+        if (i == d) return false;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        ++i;
+        if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+        std::size_t d = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+        if (i == d) return false;
+    }
+    return i == n;
+}
+
+}  // namespace
+
+bool document_at_end(simdjson::ondemand::document& doc) {
+    // simdjson 3.0's document has no at_end(): current_location() fails with OUT_OF_BOUNDS
+    // exactly when no structural character is left, i.e. nothing follows the root value.
+    const char* loc = nullptr;
+    return doc.current_location().get(loc) != simdjson::SUCCESS;
+}
+
+std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd) {
+    return std::make_unique<fd_byte_source>(fd, std::move(name), owns_fd);
+}
+
+std::unique_ptr<byte_source> string_source(std::string data, std::string name) {
+    return std::make_unique<string_byte_source>(std::move(data), std::move(name));
+}
+
+std::unique_ptr<byte_source> open_input(const std::string& path) {
+    if (path == "-") return fd_source(0, "<stdin>", false);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    if (ends_with(path, ".gz")) return std::make_unique<gzip_byte_source>(fd, path);
+    return std::make_unique<fd_byte_source>(fd, path, true);
+}
+
+// ---- line_reader ------------------------------------------------------------------------
+
+line_reader::line_reader(std::unique_ptr<byte_source> src) : src_(std::move(src)) {
+    cap_ = 1 << 20;
+    buf_.reset(new char[cap_ + simdjson::SIMDJSON_PADDING]);
+    std::memset(buf_.get() + cap_, 0, simdjson::SIMDJSON_PADDING);
+}
+
+bool line_reader::fill() {
+    if (eof_) return false;
+    if (begin_ > 0) {
+        std::memmove(buf_.get(), buf_.get() + begin_, end_ - begin_);
+        end_ -= begin_;
+        begin_ = 0;
+    }
+    if (end_ == cap_) {  // one line longer than the buffer: grow it
+        std::size_t ncap = cap_ * 2;
+        std::unique_ptr<char[]> nb(new char[ncap + simdjson::SIMDJSON_PADDING]);
+        std::memcpy(nb.get(), buf_.get(), end_);
+        std::memset(nb.get() + ncap, 0, simdjson::SIMDJSON_PADDING);
+        buf_ = std::move(nb);
+        cap_ = ncap;
+    }
+    std::size_t r = src_->read(buf_.get() + end_, cap_ - end_);
+    if (r == 0) {
+        eof_ = true;
+        return false;
+    }
+    bytes_read_ += r;
+    end_ += r;
+    return true;
+}
+
+bool line_reader::next(text_line& out) {
+    for (;;) {
+        const char* base = buf_.get();
+        const void* nl = begin_ < end_ ? std::memchr(base + begin_, '\n', end_ - begin_) : nullptr;
+        std::string_view text;
+        if (nl) {
+            std::size_t pos = static_cast<const char*>(nl) - base;
+            text = std::string_view(base + begin_, pos - begin_);
+            begin_ = pos + 1;
+        } else {
+            if (fill()) continue;
+            if (begin_ == end_) return false;
+            text = std::string_view(buf_.get() + begin_, end_ - begin_);
+            begin_ = end_;
+        }
+        ++line_no_;
+        if (line_no_ == 1 && text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+        if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+        bool blank = std::all_of(text.begin(), text.end(),
+                                 [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+        if (blank) continue;
+        out.number = line_no_;
+        out.text = text;
+        return true;
+    }
+}
+
+// ---- for_each_object --------------------------------------------------------------------
+
+jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn) {
+    jsonl_stats stats;
+    od::parser parser;
+    text_line line;
+    while (in.next(line)) {
+        std::string what;
+        try {
+            if (!simdjson::validate_utf8(line.text.data(), line.text.size())) {
+                what = "invalid UTF-8";
+            } else {
+                simdjson::padded_string_view psv(line.text.data(), line.text.size(),
+                                                 line.text.size() + simdjson::SIMDJSON_PADDING);
+                od::document doc = parser.iterate(psv);
+                od::json_type t = doc.type();
+                if (t != od::json_type::object) {
+                    what = "expected a JSON object";
+                } else {
+                    od::object obj = doc.get_object();
+                    fn(obj, line.number);
+                    if (!document_at_end(doc)) what = "unexpected content after the JSON object";
+                }
+            }
+        } catch (const field_error& e) {
+            what = e.what();
+        } catch (const simdjson::simdjson_error& e) {
+            what = fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
+        }
+        if (what.empty()) {
+            ++stats.records;
+            continue;
+        }
+        if (stats.bad_lines < max_bad_lines) {
+            ++stats.bad_lines;
+            warn(fmt::format("{}:{}: {} (skipped)", in.source_name(), line.number, what));
+            continue;
+        }
+        throw input_error(in.source_name(), line.number, what);
+    }
+    return stats;
+}
+
+// ---- field readers ----------------------------------------------------------------------
+
+std::optional<double> read_number(od::value v, std::string_view field) {
+    od::json_type t = v.type();
+    if (t == od::json_type::null) return std::nullopt;
+    if (t == od::json_type::number) {
+        double d;
+        if (v.get_double().get(d) != simdjson::SUCCESS) wrong_type(v, field, "a finite number");
+        return d;
+    }
+    if (t == od::json_type::string) {
+        std::string_view s = v.get_string();
+        if (auto w = nonfinite_word(s)) return *w;
+        if (!is_json_number(s)) {
+            throw field_error(fmt::format("field '{}': expected a number, found \"{}\"", field,
+                                          s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s)));
+        }
+        double d = 0;
+        auto r = std::from_chars(s.data(), s.data() + s.size(), d);
+        if (r.ec == std::errc::result_out_of_range) return std::numeric_limits<double>::infinity();
+        return d;
+    }
+    wrong_type(v, field, "a number");
+}
+
+std::optional<std::uint64_t> read_count(od::value v, std::string_view field) {
+    od::json_type t = v.type();
+    if (t == od::json_type::null) return std::nullopt;
+    auto from_text = [&](std::string_view s) -> std::optional<std::uint64_t> {
+        if (nonfinite_word(s)) return std::nullopt;
+        if (!s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos) {
+            std::uint64_t u = 0;
+            auto r = std::from_chars(s.data(), s.data() + s.size(), u);
+            if (r.ec == std::errc() && r.ptr == s.data() + s.size()) return u;
+            throw field_error(fmt::format("field '{}': integer {} is above 2^64-1", field, s));
+        }
+        if (is_json_number(s)) {
+            double d = 0;
+            std::from_chars(s.data(), s.data() + s.size(), d);
+            if (d >= 0 && d < 9007199254740992.0 && d == std::floor(d)) return static_cast<std::uint64_t>(d);
+        }
+        throw field_error(fmt::format("field '{}': expected a non-negative integer, found \"{}\"", field,
+                                      s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s)));
+    };
+    if (t == od::json_type::string) return from_text(v.get_string());
+    if (t == od::json_type::number) {
+        std::string_view tok = v.raw_json_token();
+        while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n'))
+            tok.remove_suffix(1);
+        if (!tok.empty() && tok[0] == '-') wrong_type(v, field, "a non-negative integer");
+        std::uint64_t u;
+        if (v.get_uint64().get(u) == simdjson::SUCCESS) return u;
+        return from_text(tok);
+    }
+    wrong_type(v, field, "a non-negative integer");
+}
+
+std::optional<std::int64_t> read_int(od::value v, std::string_view field) {
+    od::json_type t = v.type();
+    if (t == od::json_type::null) return std::nullopt;
+    if (t == od::json_type::number) {
+        std::int64_t i;
+        if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
+    }
+    if (t == od::json_type::string) {
+        std::string_view s = v.get_string();
+        std::int64_t i = 0;
+        auto r = std::from_chars(s.data(), s.data() + s.size(), i);
+        if (!s.empty() && r.ec == std::errc() && r.ptr == s.data() + s.size()) return i;
+    }
+    wrong_type(v, field, "an integer");
+}
+
+std::optional<std::string> read_string(od::value v, std::string_view field) {
+    od::json_type t = v.type();
+    if (t == od::json_type::null) return std::nullopt;
+    if (t != od::json_type::string) wrong_type(v, field, "a string");
+    std::string_view s = v.get_string();
+    return std::string(s);
+}
+
+std::optional<bool> read_bool(od::value v, std::string_view field) {
+    od::json_type t = v.type();
+    if (t == od::json_type::null) return std::nullopt;
+    if (t != od::json_type::boolean) wrong_type(v, field, "true or false");
+    return bool(v.get_bool());
+}
+
+std::string require_string(od::value v, std::string_view field) {
+    auto s = read_string(v, field);
+    if (!s) throw field_error(fmt::format("field '{}': expected a string, found null", field));
+    return *s;
+}
+
+void check_kind(od::value v, std::string_view expected) {
+    std::string k = require_string(v, "kind");
+    if (k != expected)
+        throw field_error(fmt::format("field 'kind': expected \"{}\", found \"{}\"", expected, k));
+}
+
+void missing_field(std::string_view field) {
+    throw field_error(fmt::format("field '{}': missing", field));
+}
+
+// ---- json_value -------------------------------------------------------------------------
+
+const json_value* json_value::find(std::string_view key) const {
+    auto it = std::lower_bound(obj.begin(), obj.end(), key,
+                               [](const auto& kv, std::string_view k) { return kv.first < k; });
+    if (it != obj.end() && it->first == key) return &it->second;
+    return nullptr;
+}
+
+namespace {
+void dump_into(const json_value& v, std::string& out) {
+    using T = json_value::type;
+    switch (v.t) {
+    case T::null: out += "null"; break;
+    case T::boolean: out += v.b ? "true" : "false"; break;
+    case T::integer: out += fmt::format("{}", v.i); break;
+    case T::uinteger: out += fmt::format("{}", v.u); break;
+    case T::number: out += std::isfinite(v.d) ? fmt::format("{}", v.d) : "null"; break;
+    case T::string: append_json_string(out, v.s); break;
+    case T::array:
+        out.push_back('[');
+        for (std::size_t k = 0; k < v.arr.size(); ++k) {
+            if (k) out.push_back(',');
+            dump_into(v.arr[k], out);
+        }
+        out.push_back(']');
+        break;
+    case T::object:
+        out.push_back('{');
+        for (std::size_t k = 0; k < v.obj.size(); ++k) {
+            if (k) out.push_back(',');
+            append_json_string(out, v.obj[k].first);
+            out.push_back(':');
+            dump_into(v.obj[k].second, out);
+        }
+        out.push_back('}');
+        break;
+    }
+}
+
+bool is_numeric(const json_value& v) {
+    using T = json_value::type;
+    return v.t == T::integer || v.t == T::uinteger || v.t == T::number;
+}
+}  // namespace
+
+std::string json_value::dump() const {
+    std::string out;
+    dump_into(*this, out);
+    return out;
+}
+
+bool operator==(const json_value& a, const json_value& b) {
+    using T = json_value::type;
+    if (is_numeric(a) && is_numeric(b)) {
+        if (a.t == b.t) {
+            if (a.t == T::integer) return a.i == b.i;
+            if (a.t == T::uinteger) return a.u == b.u;
+            return a.d == b.d;
+        }
+        if (a.t != T::number && b.t != T::number) return false;  // int64 vs uint64 ranges disjoint
+        auto as_d = [](const json_value& x) {
+            return x.t == T::integer ? double(x.i) : x.t == T::uinteger ? double(x.u) : x.d;
+        };
+        return as_d(a) == as_d(b);
+    }
+    if (a.t != b.t) return false;
+    switch (a.t) {
+    case T::null: return true;
+    case T::boolean: return a.b == b.b;
+    case T::string: return a.s == b.s;
+    case T::array: return a.arr == b.arr;
+    case T::object: return a.obj == b.obj;
+    default: return false;
+    }
+}
+
+json_value read_json_value(od::value v) {
+    json_value out;
+    using T = json_value::type;
+    switch (od::json_type(v.type())) {
+    case od::json_type::null:
+        if (!v.is_null()) throw field_error("malformed JSON literal");
+        out.t = T::null;
+        break;
+    case od::json_type::boolean: out.t = T::boolean; out.b = bool(v.get_bool()); break;
+    case od::json_type::string: out.t = T::string; out.s = std::string(std::string_view(v.get_string())); break;
+    case od::json_type::number: {
+        od::number_type nt = v.get_number_type();
+        if (nt == od::number_type::signed_integer) {
+            out.t = T::integer;
+            out.i = v.get_int64();
+        } else if (nt == od::number_type::unsigned_integer) {
+            out.t = T::uinteger;
+            out.u = v.get_uint64();
+        } else {
+            out.t = T::number;
+            out.d = v.get_double();
+        }
+        break;
+    }
+    case od::json_type::array:
+        out.t = T::array;
+        for (auto el : v.get_array()) out.arr.push_back(read_json_value(el.value()));
+        break;
+    case od::json_type::object: {
+        out.t = T::object;
+        for (auto f : v.get_object()) {
+            std::string key(std::string_view(f.unescaped_key()));
+            json_value val = read_json_value(f.value());
+            out.obj.emplace_back(std::move(key), std::move(val));
+        }
+        // Sort by key; of duplicates the last one wins (stable sort keeps input order).
+        std::stable_sort(out.obj.begin(), out.obj.end(),
+                         [](const auto& x, const auto& y) { return x.first < y.first; });
+        std::vector<std::pair<std::string, json_value>> uniq;
+        for (auto& kv : out.obj) {
+            if (!uniq.empty() && uniq.back().first == kv.first) uniq.back() = std::move(kv);
+            else uniq.push_back(std::move(kv));
+        }
+        out.obj = std::move(uniq);
+        break;
+    }
+    }
+    return out;
+}
+
+json_value parse_json_text(std::string_view text) {
+    if (!simdjson::validate_utf8(text.data(), text.size())) throw field_error("invalid UTF-8");
+    simdjson::padded_string padded(text);
+    od::parser parser;
+    try {
+        od::document doc = parser.iterate(padded);
+        json_value out;
+        od::json_type t = doc.type();
+        if (t == od::json_type::object || t == od::json_type::array) {
+            out = read_json_value(doc.get_value());
+        } else {
+            throw field_error("expected a JSON object or array");
+        }
+        if (!document_at_end(doc)) throw field_error("unexpected content after the JSON value");
+        return out;
+    } catch (const simdjson::simdjson_error& e) {
+        throw field_error(fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
+    }
+}
+
+}  // namespace prof

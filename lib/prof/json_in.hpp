@@ -1,0 +1,120 @@
+// JSON Lines input (SPEC §1): byte sources, the line reader, typed field readers with
+// line-numbered errors, the --max-bad-lines policy, and a generic canonical JSON value.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace prof {
+
+// Where bytes come from: a file, stdin, a gzip stream, an HTTP body. read() returns 0 at end
+// of input and throws prof::io_error (or a subclass) on failure.
+class byte_source {
+public:
+    virtual ~byte_source() = default;
+    virtual std::size_t read(char* buf, std::size_t n) = 0;
+    virtual const std::string& name() const = 0;
+};
+
+// A file descriptor source; `name` is what diagnostics print ("<stdin>" for fd 0).
+std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd);
+// Opens PATH for reading: "-" is stdin, a name ending in ".gz" is decompressed as it streams.
+// Throws no_input_error (exit 66) when the file cannot be opened.
+std::unique_ptr<byte_source> open_input(const std::string& path);
+// An in-memory source (tests, and data already read whole).
+std::unique_ptr<byte_source> string_source(std::string data, std::string name);
+
+struct text_line {
+    std::size_t number = 0;   // 1-based physical line number in the source
+    std::string_view text;    // without '\n', trailing '\r' or a leading BOM; followed in
+                              // memory by at least simdjson::SIMDJSON_PADDING readable bytes
+};
+
+// Splits a byte source into lines. Blank (all-whitespace) lines are skipped but counted in the
+// numbering; a last line without '\n' is still a line. Memory is bounded by the longest line.
+class line_reader {
+public:
+    explicit line_reader(std::unique_ptr<byte_source> src);
+    bool next(text_line& out);
+    const std::string& source_name() const { return src_->name(); }
+    std::size_t bytes_read() const { return bytes_read_; }
+
+private:
+    bool fill();
+    std::unique_ptr<byte_source> src_;
+    std::unique_ptr<char[]> buf_;
+    std::size_t cap_ = 0;     // usable bytes; the allocation adds SIMDJSON_PADDING
+    std::size_t begin_ = 0, end_ = 0;
+    std::size_t line_no_ = 0;
+    std::size_t bytes_read_ = 0;
+    bool eof_ = false;
+};
+
+// Counts from one pass over JSON Lines input.
+struct jsonl_stats {
+    std::size_t records = 0;    // lines parsed into a record
+    std::size_t bad_lines = 0;  // malformed lines skipped under --max-bad-lines
+};
+
+// Parses each non-blank line as a JSON object and calls fn(object, line_number). Malformed
+// JSON, invalid UTF-8, trailing content, or a field_error thrown by fn become
+// input_error("SOURCE:LINE: what"). While fewer than max_bad_lines have been skipped, a bad
+// line is reported on stderr as "PROG: warning: SOURCE:LINE: what (skipped)" and skipped;
+// the next one throws. Returns the counts.
+using object_fn = std::function<void(simdjson::ondemand::object&, std::size_t line)>;
+jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn);
+
+// ---- typed field readers (throw field_error naming the field and what was found) --------
+// null → nullopt. A string holding a number is accepted (warehouse exports quote 64-bit
+// integers); "NaN"/"Infinity"/"-Infinity" read as NaN/±inf: not usable (SPEC §1).
+std::optional<double> read_number(simdjson::ondemand::value v, std::string_view field);
+// Non-negative integer read exactly up to 2^64-1 (never through a double); also from a string
+// of digits, or an integral JSON float below 2^53. "NaN" strings read as nullopt.
+std::optional<std::uint64_t> read_count(simdjson::ondemand::value v, std::string_view field);
+std::optional<std::int64_t> read_int(simdjson::ondemand::value v, std::string_view field);
+std::optional<std::string> read_string(simdjson::ondemand::value v, std::string_view field);
+std::optional<bool> read_bool(simdjson::ondemand::value v, std::string_view field);
+// A non-null string field.
+std::string require_string(simdjson::ondemand::value v, std::string_view field);
+// Reads a string field "kind" and refuses anything but `expected`.
+void check_kind(simdjson::ondemand::value v, std::string_view expected);
+// The field names: "field 'x': missing" for required fields.
+[[noreturn]] void missing_field(std::string_view field);
+
+// ---- a generic JSON value in canonical form --------------------------------------------
+// Objects keep their members sorted by key (last duplicate wins), so serialisation is
+// byte-stable and equality ignores key order (SPEC: signatures match as JSON values).
+struct json_value {
+    enum class type { null, boolean, integer, uinteger, number, string, array, object };
+    type t = type::null;
+    bool b = false;
+    std::int64_t i = 0;
+    std::uint64_t u = 0;
+    double d = 0;
+    std::string s;
+    std::vector<json_value> arr;
+    std::vector<std::pair<std::string, json_value>> obj;  // sorted by key
+
+    bool is_object() const { return t == type::object; }
+    const json_value* find(std::string_view key) const;
+    std::string dump() const;  // canonical compact text
+    friend bool operator==(const json_value& a, const json_value& b);
+};
+
+// True when nothing but whitespace follows the document's root value (trailing-content check).
+bool document_at_end(simdjson::ondemand::document& doc);
+
+json_value read_json_value(simdjson::ondemand::value v);
+// Parses a whole JSON text (a file's contents). Throws field_error on malformed input.
+json_value parse_json_text(std::string_view text);
+
+}  // namespace prof

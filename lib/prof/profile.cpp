@@ -1,0 +1,518 @@
+// build_profile and the profile record (see profile.hpp; the rules are SPEC §2 "The arithmetic").
+#include "prof/profile.hpp"
+
+#include "prof/errors.hpp"
+#include "prof/json_out.hpp"
+#include "prof/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace prof {
+namespace od = simdjson::ondemand;
+
+namespace {
+
+// SPEC §2: a record contributes to an axis iff ok and the value is finite and > 0.
+bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
+bool usable(const std::optional<std::uint64_t>& v) { return v && *v > 0; }
+
+template <class T>
+void keep_max(std::optional<T>& acc, const std::optional<T>& v) {
+    if (!v) return;
+    if (!acc || *v > *acc) acc = v;
+}
+
+// Per-family raw roll-up from the models (peaks, sums, the common thread cap), then sizing.
+std::map<std::string, family_cost> roll_up_families(const std::map<std::string, model_cost>& models,
+                                                    const std::map<std::string, std::optional<double>>& family_median,
+                                                    double memory_margin, double time_margin) {
+    std::map<std::string, family_cost> out;
+    std::map<std::string, bool> threads_mixed;
+    for (const auto& [name, m] : models) {
+        family_cost& f = out[m.family];
+        bool first = f.models.empty();
+        f.family = m.family;
+        f.models.push_back(name);  // models is a sorted map, so this stays sorted
+        f.n_fits += m.n_fits;
+        f.n_ok += m.n_ok;
+        keep_max(f.max_process_rss_bytes, m.max_process_rss_bytes);
+        keep_max(f.max_peak_rss_bytes, m.max_peak_rss_bytes);
+        keep_max(f.max_peak_gpu_bytes, m.max_peak_gpu_bytes);
+        keep_max(f.max_effective_cores, m.max_effective_cores);
+        if (m.median_wall_s) f.total_wall_s_per_series = f.total_wall_s_per_series.value_or(0.0) + *m.median_wall_s;
+        if (first) {
+            f.intraop_threads = m.intraop_threads;
+            threads_mixed[m.family] = !m.intraop_threads;
+        } else if (!m.intraop_threads || m.intraop_threads != f.intraop_threads) {
+            threads_mixed[m.family] = true;
+        }
+    }
+    for (auto& [name, f] : out) {
+        if (threads_mixed[name]) f.intraop_threads.reset();
+        auto it = family_median.find(name);
+        f.median_wall_s = it == family_median.end() ? std::nullopt : it->second;
+        size_family(f, memory_margin, time_margin);
+    }
+    return out;
+}
+
+}  // namespace
+
+void check_margins(double memory_margin, double time_margin) {
+    if (!std::isfinite(memory_margin) || memory_margin < 1.0)
+        throw usage_error(fmt::format("--memory-margin must be a number >= 1.0, got {}", memory_margin));
+    if (!std::isfinite(time_margin) || time_margin < 1.0)
+        throw usage_error(fmt::format("--time-margin must be a number >= 1.0, got {}", time_margin));
+}
+
+std::optional<double> median(std::vector<double>& v) {
+    if (v.empty()) return std::nullopt;
+    std::size_t n = v.size(), mid = n / 2;
+    std::nth_element(v.begin(), v.begin() + mid, v.end());
+    double hi = v[mid];
+    if (n % 2 == 1) return hi;
+    double lo = *std::max_element(v.begin(), v.begin() + mid);
+    return lo + (hi - lo) / 2;
+}
+
+std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin) {
+    long double x = static_cast<long double>(bytes) * static_cast<long double>(margin);
+    long double r = std::nearbyint(x);
+    if (std::fabs(x - r) <= 1e-12L * x) return static_cast<std::uint64_t>(r);
+    return static_cast<std::uint64_t>(std::ceil(x));
+}
+
+std::uint64_t snap_cores(double max_effective_cores) {
+    double c = std::ceil(max_effective_cores - 0.05);
+    return c < 1 ? 1 : static_cast<std::uint64_t>(c);
+}
+
+void size_family(family_cost& f, double memory_margin, double time_margin) {
+    f.memory_margin = memory_margin;
+    f.time_margin = time_margin;
+    f.slot_cores = f.max_effective_cores ? std::optional(snap_cores(*f.max_effective_cores)) : std::nullopt;
+    f.slot_rss_bytes = f.max_process_rss_bytes ? std::optional(scale_bytes_up(*f.max_process_rss_bytes, memory_margin))
+                                               : std::nullopt;
+    f.slot_gpu_bytes = f.max_peak_gpu_bytes ? std::optional(scale_bytes_up(*f.max_peak_gpu_bytes, memory_margin))
+                                            : std::nullopt;
+    f.planning_wall_s_per_cell = f.median_wall_s ? std::optional(*f.median_wall_s * time_margin) : std::nullopt;
+    f.planning_wall_s_per_series =
+        f.total_wall_s_per_series ? std::optional(*f.total_wall_s_per_series * time_margin) : std::nullopt;
+}
+
+// ---- profile_builder --------------------------------------------------------------------
+
+profile_builder::profile_builder(double memory_margin, double time_margin)
+    : memory_margin_(memory_margin), time_margin_(time_margin) {
+    check_margins(memory_margin, time_margin);
+}
+
+void profile_builder::add(const measured_fit& f) {
+    ++n_measurements_;
+    if (f.ok) ++n_ok_;
+    ts_ids_.insert(f.ts_id);
+    if (f.measured_at) {
+        if (auto t = parse_rfc3339(*f.measured_at); t && (!latest_ns_ || *t > *latest_ns_)) latest_ns_ = t;
+    }
+    model_acc& m = models_[f.model_type];
+    ++m.n_fits;
+    auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
+    if (fam == m.families.end() || *fam != f.family) m.families.insert(fam, f.family);
+    keep_max(m.max_n_obs, f.n_obs);
+    if (!m.threads_seen) {
+        m.threads_seen = true;
+        m.threads = f.intraop_threads;
+    } else if (m.threads != f.intraop_threads) {
+        m.threads_mixed = true;
+    }
+    if (!f.ok) {
+        std::pair<std::string, std::string> e{f.ts_id, f.error.value_or("")};
+        if (!m.first_error || e < *m.first_error) m.first_error = std::move(e);
+        return;
+    }
+    ++m.n_ok;
+    if (usable(f.process_rss_bytes)) keep_max(m.max_process_rss, f.process_rss_bytes);
+    if (usable(f.peak_rss_bytes)) keep_max(m.max_peak_rss, f.peak_rss_bytes);
+    if (usable(f.peak_gpu_bytes)) keep_max(m.max_peak_gpu, f.peak_gpu_bytes);
+    if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
+    if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
+    if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
+}
+
+compute_profile profile_builder::finish(profile_provenance provenance) const {
+    compute_profile p;
+    p.provenance = std::move(provenance);
+    p.memory_margin = memory_margin_;
+    p.time_margin = time_margin_;
+    p.n_measurements = n_measurements_;
+    p.n_ok = n_ok_;
+    p.n_failed = n_measurements_ - n_ok_;
+    p.n_sample_series = ts_ids_.size();
+    std::vector<std::string> ids(ts_ids_.begin(), ts_ids_.end());
+    std::sort(ids.begin(), ids.end());
+    if (ids.size() > 100) ids.resize(100);
+    p.sample_ts_ids = std::move(ids);
+    if (latest_ns_) p.provenance.measured_at = format_rfc3339(*latest_ns_);
+
+    std::map<std::string, std::vector<double>> family_walls;
+    for (const auto& [name, acc] : models_) {
+        if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
+        bool any_axis = acc.max_process_rss || acc.max_peak_rss || acc.max_peak_gpu || !acc.wall.empty() ||
+                        !acc.cpu.empty();
+        if (!any_axis) {
+            p.dropped_models.push_back(name);
+            continue;
+        }
+        const std::string& family = acc.families.front();
+        if (acc.families.size() > 1) {
+            std::string all;
+            for (const auto& f : acc.families) all += (all.empty() ? "" : ", ") + f;
+            p.provenance.warnings.push_back(fmt::format(
+                "model '{}' appears under families {}; counted under '{}': give each model one family", name,
+                all, family));
+        }
+        model_cost m;
+        m.model_type = name;
+        m.family = family;
+        m.n_fits = acc.n_fits;
+        m.n_ok = acc.n_ok;
+        m.max_n_obs = acc.max_n_obs;
+        m.max_process_rss_bytes = acc.max_process_rss;
+        m.max_peak_rss_bytes = acc.max_peak_rss;
+        m.max_peak_gpu_bytes = acc.max_peak_gpu;
+        std::vector<double> wall = acc.wall, cpu = acc.cpu;
+        m.median_wall_s = median(wall);
+        m.median_cpu_s = median(cpu);
+        m.max_effective_cores = acc.max_eff;
+        m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
+        auto& fw = family_walls[family];
+        fw.insert(fw.end(), acc.wall.begin(), acc.wall.end());
+        p.models.emplace(name, std::move(m));
+    }
+    std::map<std::string, std::optional<double>> family_median;
+    for (auto& [fam, walls] : family_walls) family_median[fam] = median(walls);
+    p.families = roll_up_families(p.models, family_median, memory_margin_, time_margin_);
+    return p;
+}
+
+compute_profile build_profile(const std::vector<measured_fit>& fits, double memory_margin, double time_margin,
+                              profile_provenance provenance) {
+    profile_builder b(memory_margin, time_margin);
+    for (const auto& f : fits) b.add(f);
+    return b.finish(std::move(provenance));
+}
+
+void recompute_derived(compute_profile& p) {
+    check_margins(p.memory_margin, p.time_margin);
+    p.n_failed = p.n_measurements >= p.n_ok ? p.n_measurements - p.n_ok : 0;
+    std::map<std::string, std::optional<double>> family_median;
+    for (const auto& [name, f] : p.families) family_median[name] = f.median_wall_s;
+    for (const auto& [name, m] : p.models) {
+        if (!p.families.count(m.family))
+            throw field_error(fmt::format("model '{}' names family '{}', which has no entry in 'families'", name,
+                                          m.family));
+    }
+    p.families = roll_up_families(p.models, family_median, p.memory_margin, p.time_margin);
+}
+
+// ---- writing ----------------------------------------------------------------------------
+
+namespace {
+void write_provenance(json_writer& w, const profile_provenance& pv) {
+    w.begin_object();
+    w.field("basis", pv.basis);
+    w.field("source", pv.source);
+    w.field("run_id", pv.run_id);
+    w.field("baseline_version", pv.baseline_version);
+    w.field("measured_at", pv.measured_at);
+    w.key("signature");
+    if (pv.signature) w.raw(pv.signature->dump());
+    else w.null();
+    w.key("warnings");
+    w.begin_array();
+    for (const auto& s : pv.warnings) w.value(s);
+    w.end_array();
+    w.end_object();
+}
+
+void write_strings(json_writer& w, std::string_view key, const std::vector<std::string>& v) {
+    w.key(key);
+    w.begin_array();
+    for (const auto& s : v) w.value(s);
+    w.end_array();
+}
+}  // namespace
+
+std::string write_profile(const compute_profile& p) {
+    json_writer w;
+    w.begin_object();
+    w.field("kind", "profile");
+    w.field("schema_version", p.schema_version);
+    w.key("provenance");
+    write_provenance(w, p.provenance);
+    w.field("memory_margin", p.memory_margin);
+    w.field("time_margin", p.time_margin);
+    w.field("n_measurements", p.n_measurements);
+    w.field("n_ok", p.n_ok);
+    w.field("n_failed", p.n_failed);
+    w.field("n_sample_series", p.n_sample_series);
+    write_strings(w, "sample_ts_ids", p.sample_ts_ids);
+    write_strings(w, "dropped_models", p.dropped_models);
+    w.key("first_error_by_model");
+    w.begin_object();
+    for (const auto& [k, v] : p.first_error_by_model) w.field(k, v);
+    w.end_object();
+    w.key("models");
+    w.begin_object();
+    for (const auto& [name, m] : p.models) {
+        w.key(name);
+        w.begin_object();
+        w.field("model_type", m.model_type);
+        w.field("family", m.family);
+        w.field("n_fits", m.n_fits);
+        w.field("n_ok", m.n_ok);
+        w.field("max_n_obs", m.max_n_obs);
+        w.field("max_process_rss_bytes", m.max_process_rss_bytes);
+        w.field("max_peak_rss_bytes", m.max_peak_rss_bytes);
+        w.field("max_peak_gpu_bytes", m.max_peak_gpu_bytes);
+        w.field("median_wall_s", m.median_wall_s);
+        w.field("median_cpu_s", m.median_cpu_s);
+        w.field("max_effective_cores", m.max_effective_cores);
+        w.field("intraop_threads", m.intraop_threads);
+        w.end_object();
+    }
+    w.end_object();
+    w.key("families");
+    w.begin_object();
+    for (const auto& [name, f] : p.families) {
+        w.key(name);
+        w.begin_object();
+        w.field("family", f.family);
+        write_strings(w, "models", f.models);
+        w.field("n_fits", f.n_fits);
+        w.field("n_ok", f.n_ok);
+        w.field("max_process_rss_bytes", f.max_process_rss_bytes);
+        w.field("max_peak_rss_bytes", f.max_peak_rss_bytes);
+        w.field("max_peak_gpu_bytes", f.max_peak_gpu_bytes);
+        w.field("max_effective_cores", f.max_effective_cores);
+        w.field("median_wall_s", f.median_wall_s);
+        w.field("total_wall_s_per_series", f.total_wall_s_per_series);
+        w.field("intraop_threads", f.intraop_threads);
+        w.field("memory_margin", f.memory_margin);
+        w.field("time_margin", f.time_margin);
+        w.field("slot_cores", f.slot_cores);
+        w.field("slot_rss_bytes", f.slot_rss_bytes);
+        w.field("slot_gpu_bytes", f.slot_gpu_bytes);
+        w.field("planning_wall_s_per_cell", f.planning_wall_s_per_cell);
+        w.field("planning_wall_s_per_series", f.planning_wall_s_per_series);
+        w.end_object();
+    }
+    w.end_object();
+    if (p.harvest) {
+        w.key("harvest");
+        w.raw(p.harvest->dump());
+    }
+    w.end_object();
+    return w.take();
+}
+
+// ---- reading ----------------------------------------------------------------------------
+
+namespace {
+
+std::vector<std::string> read_string_array(od::value v, std::string_view field) {
+    std::vector<std::string> out;
+    if (od::json_type(v.type()) == od::json_type::null) return out;
+    if (od::json_type(v.type()) != od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected an array of strings", field));
+    for (auto el : v.get_array()) out.push_back(require_string(el.value(), field));
+    return out;
+}
+
+od::object require_object(od::value v, std::string_view field) {
+    if (od::json_type(v.type()) != od::json_type::object)
+        throw field_error(fmt::format("field '{}': expected an object", field));
+    return v.get_object();
+}
+
+profile_provenance read_provenance(od::value v) {
+    profile_provenance pv;
+    pv.basis.clear();
+    pv.source.clear();
+    for (auto field : require_object(v, "provenance")) {
+        std::string_view k = field.unescaped_key();
+        od::value x = field.value();
+        if (k == "basis") pv.basis = require_string(x, "provenance.basis");
+        else if (k == "source") pv.source = require_string(x, "provenance.source");
+        else if (k == "run_id") pv.run_id = read_string(x, "provenance.run_id");
+        else if (k == "baseline_version") pv.baseline_version = read_string(x, "provenance.baseline_version");
+        else if (k == "measured_at") {
+            pv.measured_at = read_string(x, "provenance.measured_at");
+            if (pv.measured_at) {
+                auto t = parse_rfc3339(*pv.measured_at);
+                if (!t) throw field_error(fmt::format("field 'provenance.measured_at': expected an RFC 3339 time stamp, found \"{}\"", *pv.measured_at));
+                pv.measured_at = format_rfc3339(*t);
+            }
+        } else if (k == "signature") {
+            json_value s = read_json_value(x);
+            if (s.t != json_value::type::null) pv.signature = std::move(s);
+        } else if (k == "warnings") pv.warnings = read_string_array(x, "provenance.warnings");
+    }
+    if (pv.basis != "measured" && pv.basis != "reference" && pv.basis != "assumed")
+        throw field_error(fmt::format("field 'provenance.basis': expected measured, reference or assumed, found \"{}\"", pv.basis));
+    return pv;
+}
+
+model_cost read_model_cost(std::string name, od::value v) {
+    model_cost m;
+    m.model_type = name;
+    std::string where = "models." + name;
+    bool have_family = false;
+    for (auto field : require_object(v, where)) {
+        std::string_view k = field.unescaped_key();
+        od::value x = field.value();
+        std::string f = where + "." + std::string(k);
+        if (k == "family") { m.family = require_string(x, f); have_family = true; }
+        else if (k == "n_fits") m.n_fits = read_count(x, f).value_or(0);
+        else if (k == "n_ok") m.n_ok = read_count(x, f).value_or(0);
+        else if (k == "max_n_obs") m.max_n_obs = read_count(x, f);
+        else if (k == "max_process_rss_bytes") m.max_process_rss_bytes = read_count(x, f);
+        else if (k == "max_peak_rss_bytes") m.max_peak_rss_bytes = read_count(x, f);
+        else if (k == "max_peak_gpu_bytes") m.max_peak_gpu_bytes = read_count(x, f);
+        else if (k == "median_wall_s") m.median_wall_s = read_number(x, f);
+        else if (k == "median_cpu_s") m.median_cpu_s = read_number(x, f);
+        else if (k == "max_effective_cores") m.max_effective_cores = read_number(x, f);
+        else if (k == "intraop_threads") m.intraop_threads = read_count(x, f);
+    }
+    if (!have_family) missing_field(where + ".family");
+    // A non-finite or non-positive value is not usable: absent.
+    for (auto* d : {&m.median_wall_s, &m.median_cpu_s, &m.max_effective_cores})
+        if (*d && !(std::isfinite(**d) && **d > 0)) d->reset();
+    for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes, &m.max_peak_gpu_bytes})
+        if (*b && **b == 0) b->reset();
+    return m;
+}
+
+}  // namespace
+
+compute_profile read_profile(od::object& obj) {
+    compute_profile p;
+    bool have_kind = false;
+    for (auto field : obj) {
+        std::string_view k = field.unescaped_key();
+        od::value v = field.value();
+        if (k == "kind") { check_kind(v, "profile"); have_kind = true; }
+        else if (k == "schema_version") {
+            auto s = read_int(v, k);
+            if (!s || *s != 1)
+                throw field_error(fmt::format("field 'schema_version': this prof reads schema 1, found {}",
+                                              s ? std::to_string(*s) : "null"));
+        }
+        else if (k == "provenance") p.provenance = read_provenance(v);
+        else if (k == "memory_margin") p.memory_margin = read_number(v, k).value_or(default_memory_margin);
+        else if (k == "time_margin") p.time_margin = read_number(v, k).value_or(default_time_margin);
+        else if (k == "n_measurements") p.n_measurements = read_count(v, k).value_or(0);
+        else if (k == "n_ok") p.n_ok = read_count(v, k).value_or(0);
+        else if (k == "n_sample_series") p.n_sample_series = read_count(v, k).value_or(0);
+        else if (k == "sample_ts_ids") p.sample_ts_ids = read_string_array(v, k);
+        else if (k == "dropped_models") p.dropped_models = read_string_array(v, k);
+        else if (k == "first_error_by_model") {
+            for (auto e : require_object(v, k)) {
+                std::string name(std::string_view(e.unescaped_key()));
+                p.first_error_by_model[name] = require_string(e.value(), "first_error_by_model." + name);
+            }
+        } else if (k == "models") {
+            for (auto e : require_object(v, k)) {
+                std::string name(std::string_view(e.unescaped_key()));
+                p.models[name] = read_model_cost(name, e.value());
+            }
+        } else if (k == "families") {
+            for (auto e : require_object(v, k)) {
+                std::string name(std::string_view(e.unescaped_key()));
+                family_cost f;
+                f.family = name;
+                for (auto ff : require_object(e.value(), "families." + name)) {
+                    std::string_view fk = ff.unescaped_key();
+                    if (fk == "median_wall_s") f.median_wall_s = read_number(ff.value(), "families." + name + ".median_wall_s");
+                }
+                if (f.median_wall_s && !(std::isfinite(*f.median_wall_s) && *f.median_wall_s > 0)) f.median_wall_s.reset();
+                p.families[name] = std::move(f);
+            }
+        } else if (k == "harvest") {
+            p.harvest = read_json_value(v);
+        }
+    }
+    if (!have_kind) missing_field("kind");
+    if (!std::isfinite(p.memory_margin) || p.memory_margin < 1.0)
+        throw field_error(fmt::format("field 'memory_margin': must be >= 1.0, found {}", p.memory_margin));
+    if (!std::isfinite(p.time_margin) || p.time_margin < 1.0)
+        throw field_error(fmt::format("field 'time_margin': must be >= 1.0, found {}", p.time_margin));
+    std::sort(p.sample_ts_ids.begin(), p.sample_ts_ids.end());
+    p.sample_ts_ids.erase(std::unique(p.sample_ts_ids.begin(), p.sample_ts_ids.end()), p.sample_ts_ids.end());
+    std::sort(p.dropped_models.begin(), p.dropped_models.end());
+    recompute_derived(p);
+    return p;
+}
+
+compute_profile parse_profile_text(std::string_view text, const std::string& source) {
+    // A profile file is one JSON object, possibly pretty-printed over several lines: parse the
+    // whole text as one document.
+    std::string padded(text);
+    if (!simdjson::validate_utf8(padded.data(), padded.size())) throw input_error(source, 1, "invalid UTF-8");
+    simdjson::padded_string ps(padded);
+    od::parser parser;
+    try {
+        od::document doc = parser.iterate(ps);
+        if (od::json_type(doc.type()) != od::json_type::object) throw input_error(source, 1, "expected a JSON object");
+        od::object obj = doc.get_object();
+        compute_profile p = read_profile(obj);
+        if (!document_at_end(doc)) throw input_error(source, 1, "unexpected content after the profile object");
+        return p;
+    } catch (const field_error& e) {
+        throw input_error(source, 1, e.what());
+    } catch (const simdjson::simdjson_error& e) {
+        throw input_error(source, 1, fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
+    }
+}
+
+// ---- table ------------------------------------------------------------------------------
+
+std::string format_profile_table(const compute_profile& p) {
+    auto opt_bytes = [](const std::optional<std::uint64_t>& b) { return b ? human_bytes(double(*b)) : std::string("-"); };
+    auto opt_secs = [](const std::optional<double>& s) { return s ? human_seconds(*s) : std::string("-"); };
+    auto opt_int = [](const std::optional<std::uint64_t>& u) { return u ? std::to_string(*u) : std::string("-"); };
+    auto opt_cores = [](const std::optional<double>& c) { return c ? fmt::format("{:.2f}", *c) : std::string("-"); };
+    std::string out;
+    out += fmt::format("profile: basis {}, source {}{}, {} fits ({} ok, {} failed) on {} series, margins memory x{} time x{}\n",
+                       p.provenance.basis, p.provenance.source,
+                       p.provenance.run_id ? " " + *p.provenance.run_id : std::string(), p.n_measurements, p.n_ok,
+                       p.n_failed, p.n_sample_series, format_double(p.memory_margin), format_double(p.time_margin));
+    out += fmt::format("{:<24} {:>6} {:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7}\n", "FAMILY / model", "fits",
+                       "ok", "cores", "slot_rss", "slot_gpu", "wall/cell", "wall/series", "peak_rss", "threads");
+    for (const auto& [name, f] : p.families) {
+        out += fmt::format("{:<24} {:>6} {:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7}\n", name, f.n_fits,
+                           f.n_ok, opt_int(f.slot_cores), opt_bytes(f.slot_rss_bytes), opt_bytes(f.slot_gpu_bytes),
+                           opt_secs(f.planning_wall_s_per_cell), opt_secs(f.planning_wall_s_per_series),
+                           opt_bytes(f.max_peak_rss_bytes), opt_int(f.intraop_threads));
+        for (const auto& mname : f.models) {
+            const model_cost& m = p.models.at(mname);
+            out += fmt::format("  {:<22} {:>6} {:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7}\n", mname, m.n_fits,
+                               m.n_ok, opt_cores(m.max_effective_cores), opt_bytes(m.max_process_rss_bytes),
+                               opt_bytes(m.max_peak_gpu_bytes), opt_secs(m.median_wall_s), "", opt_bytes(m.max_peak_rss_bytes),
+                               opt_int(m.intraop_threads));
+        }
+    }
+    out += "(family rows: sized slot values with margins; model rows: raw max cores, max process RSS, median wall)\n";
+    if (!p.dropped_models.empty()) {
+        std::string d;
+        for (const auto& m : p.dropped_models) d += (d.empty() ? "" : ", ") + m;
+        out += "dropped models (no usable measurement): " + d + "\n";
+    }
+    for (const auto& [m, e] : p.first_error_by_model) out += fmt::format("first error of {}: {}\n", m, e);
+    for (const auto& w : p.provenance.warnings) out += "warning: " + w + "\n";
+    return out;
+}
+
+}  // namespace prof

@@ -1,0 +1,133 @@
+// The cost model of one run (SPEC §2 "profile", the seed's ComputeProfile): ModelCost,
+// FamilyCost, ProfileProvenance, build_profile (the arithmetic), and reading/writing.
+#pragma once
+
+#include "prof/json_in.hpp"
+#include "prof/records.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace prof {
+
+inline constexpr double default_memory_margin = 1.25;
+inline constexpr double default_time_margin = 1.10;
+
+// Raw per-model costs, no margin applied. Bytes are integers, seconds doubles; null = no
+// usable value for that axis.
+struct model_cost {
+    std::string model_type, family;
+    std::uint64_t n_fits = 0, n_ok = 0;
+    std::optional<std::uint64_t> max_n_obs;
+    std::optional<std::uint64_t> max_process_rss_bytes, max_peak_rss_bytes, max_peak_gpu_bytes;
+    std::optional<double> median_wall_s, median_cpu_s, max_effective_cores;
+    std::optional<std::uint64_t> intraop_threads;  // common cap; null if unknown or mixed
+};
+
+// The raw roll-up of a family's models, then the sized values (margins applied).
+struct family_cost {
+    std::string family;
+    std::vector<std::string> models;  // sorted
+    std::uint64_t n_fits = 0, n_ok = 0;
+    std::optional<std::uint64_t> max_process_rss_bytes, max_peak_rss_bytes, max_peak_gpu_bytes;
+    std::optional<double> max_effective_cores;
+    std::optional<double> median_wall_s;            // the median cell of the family (raw)
+    std::optional<double> total_wall_s_per_series;  // sum of its models' median_wall_s
+    std::optional<std::uint64_t> intraop_threads;
+    double memory_margin = default_memory_margin, time_margin = default_time_margin;
+    // sized (derived) values
+    std::optional<std::uint64_t> slot_cores, slot_rss_bytes, slot_gpu_bytes;
+    std::optional<double> planning_wall_s_per_cell, planning_wall_s_per_series;
+};
+
+// Where the numbers came from. basis: "measured" | "reference" | "assumed".
+struct profile_provenance {
+    std::string basis = "measured";
+    std::string source = "prepass";  // prepass | harvest | run:<id> | auto:<id> | baseline | none
+    std::optional<std::string> run_id;
+    std::optional<std::string> baseline_version;
+    std::optional<std::string> measured_at;  // RFC 3339 UTC: latest input measured_at
+    std::optional<json_value> signature;     // the data signature, any JSON object
+    std::vector<std::string> warnings;
+};
+
+struct compute_profile {
+    int schema_version = 1;
+    profile_provenance provenance;
+    double memory_margin = default_memory_margin, time_margin = default_time_margin;
+    std::uint64_t n_measurements = 0, n_ok = 0, n_failed = 0, n_sample_series = 0;
+    std::vector<std::string> sample_ts_ids;  // sorted, unique, first 100
+    std::vector<std::string> dropped_models; // sorted
+    std::map<std::string, std::string> first_error_by_model;
+    std::map<std::string, model_cost> models;
+    std::map<std::string, family_cost> families;
+    std::optional<json_value> harvest;  // prof-harvest's counts, written after families
+};
+
+// Margins must be finite and >= 1.0; throws usage_error (exit 64) naming the flag otherwise.
+void check_margins(double memory_margin, double time_margin);
+
+// The median of the values (even count: mean of the two middle ones); nullopt when empty.
+// Reorders `v`.
+std::optional<double> median(std::vector<double>& v);
+// ceil(bytes × margin) with a relative tolerance of 1e-12 (SPEC §2: 100 × 1.1 = 110, not 111).
+std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin);
+// max(1, ceil(max_effective_cores − 0.05)): a single-threaded fit reading 1.0000005 is 1 core.
+std::uint64_t snap_cores(double max_effective_cores);
+
+// Streaming form of build_profile: add() each record (any order), then finish(). Memory per
+// usable record is the two clock values (16 bytes) plus the set of distinct ts_ids.
+class profile_builder {
+public:
+    profile_builder(double memory_margin, double time_margin);
+    void add(const measured_fit& f);
+    // Builds the profile; `provenance` is copied in, with measured_at set to the latest input
+    // measured_at and warnings appended (e.g. a model seen under two families).
+    compute_profile finish(profile_provenance provenance) const;
+
+private:
+    struct model_acc {
+        std::uint64_t n_fits = 0, n_ok = 0;
+        std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
+        std::vector<double> wall, cpu;
+        std::optional<double> max_eff;
+        bool threads_seen = false, threads_mixed = false;
+        std::optional<std::uint64_t> threads;
+        std::vector<std::string> families;  // sorted unique
+        std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
+    };
+    double memory_margin_, time_margin_;
+    std::uint64_t n_measurements_ = 0, n_ok_ = 0;
+    std::map<std::string, model_acc> models_;
+    std::unordered_set<std::string> ts_ids_;
+    std::optional<std::int64_t> latest_ns_;
+};
+
+// SPEC §2 build_profile: pure and order-independent. Throws usage_error on a margin < 1.
+compute_profile build_profile(const std::vector<measured_fit>& fits, double memory_margin,
+                              double time_margin, profile_provenance provenance = {});
+
+// Recomputes every derived value of a profile from its raw fields: the families' roll-ups
+// from `models`, their sized values from the margins, n_failed. Family median_wall_s (which
+// needs the records) is kept. Throws field_error when a model's family has no entry.
+void recompute_derived(compute_profile& p);
+
+// The sized values of one family from its raw roll-up (SPEC §2 "Sized values").
+void size_family(family_cost& f, double memory_margin, double time_margin);
+
+// One line (no '\n'), keys in SPEC order.
+std::string write_profile(const compute_profile& p);
+// Reads raw fields only and recomputes every derived one (SPEC: from_dict).
+compute_profile read_profile(simdjson::ondemand::object& obj);
+// A whole-file profile (one JSON object) from text; errors name `source`.
+compute_profile parse_profile_text(std::string_view text, const std::string& source);
+
+// The operator's table (prof-aggregate --format table): one row per family and model.
+std::string format_profile_table(const compute_profile& p);
+
+}  // namespace prof
