@@ -219,7 +219,6 @@ void recompute_derived(compute_profile& p) {
 
 // ---- writing ----------------------------------------------------------------------------
 
-namespace {
 void write_provenance(json_writer& w, const profile_provenance& pv) {
     w.begin_object();
     w.field("basis", pv.basis);
@@ -237,6 +236,7 @@ void write_provenance(json_writer& w, const profile_provenance& pv) {
     w.end_object();
 }
 
+namespace {
 void write_strings(json_writer& w, std::string_view key, const std::vector<std::string>& v) {
     w.key(key);
     w.begin_array();

@@ -15,6 +15,8 @@
 
 namespace prof {
 
+class json_writer;
+
 inline constexpr double default_memory_margin = 1.25;
 inline constexpr double default_time_margin = 1.10;
 
@@ -122,6 +124,8 @@ void size_family(family_cost& f, double memory_margin, double time_margin);
 
 // One line (no '\n'), keys in SPEC order.
 std::string write_profile(const compute_profile& p);
+// The provenance object alone, as write_profile writes it (a plan carries its profile's).
+void write_provenance(json_writer& w, const profile_provenance& pv);
 // Reads raw fields only and recomputes every derived one (SPEC: from_dict).
 compute_profile read_profile(simdjson::ondemand::object& obj);
 // A whole-file profile (one JSON object) from text; errors name `source`.

@@ -1,0 +1,109 @@
+// prof-plan: one profile + the size of the run → the fleet shape (plan record, Spark, Ray, k8s).
+#include "prof/cli.hpp"
+#include "prof/diag.hpp"
+#include "prof/errors.hpp"
+#include "prof/json_in.hpp"
+#include "prof/plan.hpp"
+#include "prof/units.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <optional>
+
+namespace {
+
+struct config {
+    std::string file = "-";
+    std::string node_memory, node_gpu_memory, deadline;
+    std::string default_memory = "4GiB", default_wall = "60s", default_gpu_memory;
+    std::string target = "json";
+    std::optional<std::uint64_t> nodes;
+    prof::plan_request rq;
+};
+
+// The profile on the input, or nothing (a skipped gate, an empty pre-pass): the static-config
+// case. More than one record is refused: a plan sizes one profile.
+std::optional<prof::compute_profile> read_one_profile(const std::string& path) {
+    std::optional<prof::compute_profile> profile;
+    prof::line_reader in(prof::open_input(path));
+    prof::for_each_object(in, 0, [&](simdjson::ondemand::object& obj, std::size_t) {
+        if (profile)
+            throw prof::field_error("a second record: prof-plan sizes one profile (pick one with prof-resolve)");
+        profile = prof::read_profile(obj);
+    });
+    return profile;
+}
+
+int run(int argc, char** argv) {
+    config c;
+    CLI::App app{"Turn one cost profile and the size of a run into resource requests: per family the slot\n"
+                 "(cores, memory, GPU share), slots per node, and the node count that meets a deadline or the\n"
+                 "makespan on a given number of nodes; rendered as a plan record, Spark properties, Ray task\n"
+                 "options, Kubernetes container resources or a table. No profile on stdin: planned from the\n"
+                 "defaults, every axis assumed.",
+                 "prof-plan"};
+    prof::cli::configure(app,
+                         "prof-aggregate fits.jsonl | prof-plan --series 5000 --node-cores 16 --node-memory 64GiB "
+                         "--deadline 1h --target spark",
+                         "reads one profile record (or nothing); writes one plan record, or a rendering");
+    app.add_option("file", c.file, "Profile file ('-' = stdin; default stdin)");
+    app.add_option("--series", c.rq.series, "Series in the run (every model runs on every series)")->required();
+    app.add_option("--models", c.rq.models, "The run's models, comma-separated (default: the profile's)")
+        ->delimiter(',');
+    app.add_option("--node-cores", c.rq.node.cores, "Cores one node offers")->required();
+    app.add_option("--node-memory", c.node_memory, "Memory one node offers (e.g. 64GiB)")->required();
+    app.add_option("--node-gpus", c.rq.node.gpus, "GPUs per node")->capture_default_str();
+    app.add_option("--node-gpu-memory", c.node_gpu_memory, "Memory of one GPU device (e.g. 80GiB)");
+    auto* deadline = app.add_option("--deadline", c.deadline, "Finish within this duration: plan the node count");
+    auto* nodes = app.add_option("--nodes", c.nodes, "Run on this many nodes: plan the makespan (a lower bound)");
+    deadline->excludes(nodes);
+    app.add_option("--target", c.target, "json (plan record), spark, ray, k8s or table")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"json", "spark", "ray", "k8s", "table"}));
+    app.add_option("--default-cores", c.rq.defaults.cores, "Cores of a slot the profile does not size")
+        ->capture_default_str();
+    app.add_option("--default-memory", c.default_memory, "Memory of a slot the profile does not size")
+        ->capture_default_str();
+    app.add_option("--default-wall", c.default_wall, "Wall time per cell of a model the profile does not time")
+        ->capture_default_str();
+    app.add_option("--default-gpu-memory", c.default_gpu_memory,
+                   "GPU memory of a slot the profile does not size (default: no GPU)");
+    app.add_option("--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence")
+        ->capture_default_str();
+    prof::cli::parse(app, argc, argv);
+
+    c.rq.node.memory_bytes = prof::parse_size(c.node_memory, "--node-memory");
+    if (!c.node_gpu_memory.empty()) c.rq.node.gpu_memory_bytes = prof::parse_size(c.node_gpu_memory, "--node-gpu-memory");
+    if (!c.deadline.empty()) c.rq.deadline_s = prof::parse_duration(c.deadline, "--deadline");
+    c.rq.nodes = c.nodes;
+    c.rq.defaults.memory_bytes = prof::parse_size(c.default_memory, "--default-memory");
+    c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");
+    if (!c.default_gpu_memory.empty())
+        c.rq.defaults.gpu_memory_bytes = prof::parse_size(c.default_gpu_memory, "--default-gpu-memory");
+    if (!c.rq.deadline_s && !c.rq.nodes)
+        throw prof::usage_error("give --deadline (to get a node count) or --nodes (to get a makespan)");
+
+    auto profile = read_one_profile(c.file);
+    for (const auto& w : profile ? profile->provenance.warnings : std::vector<std::string>{})
+        prof::warn("profile: " + w);
+    prof::plan_record plan = prof::make_plan(profile ? &*profile : nullptr, c.rq);
+
+    std::string out;
+    if (c.target == "json") out = prof::write_plan(plan);
+    else if (c.target == "ray") out = prof::render_ray(plan);
+    else if (c.target == "spark") out = prof::render_spark(plan);
+    else if (c.target == "k8s") out = prof::render_k8s(plan);
+    else out = prof::render_plan_table(plan);
+
+    // Warnings go to stderr whatever the target; the static-config case is one plain note.
+    for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));
+    for (const auto& [name, f] : plan.families)
+        for (const auto& w : f.warnings) prof::warn(fmt::format("family '{}': {}", name, w));
+    if (!out.empty() && out.back() == '\n') out.pop_back();
+    prof::cli::emit_line(out);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return prof::cli::run_tool("prof-plan", argc, argv, run); }
