@@ -1,0 +1,90 @@
+// prof-resolve: which evidence this run sizes from (a pinned run, the newest matching harvest,
+// the baseline, or nothing), printed as one profile stamped with where it came from.
+#include "prof/cli.hpp"
+#include "prof/diag.hpp"
+#include "prof/errors.hpp"
+#include "prof/http.hpp"
+#include "prof/resolve.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+
+namespace {
+
+struct config {
+    std::string source = "auto";
+    std::string mode = "auto";
+    std::string registry;
+    std::string signature;
+    std::string baseline;
+    bool force = false;
+    bool check = false;
+};
+
+std::string self_path(const char* argv0) {
+    std::error_code ec;
+    auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string(argv0) : p.string();
+}
+
+prof::evidence_loaders make_loaders(const config& c, const char* argv0) {
+    prof::evidence_loaders io;
+    if (!c.registry.empty()) {
+        if (prof::is_http_url(c.registry))
+            io = prof::registry_loaders(prof::http_fetch(c.registry), prof::redact_url(c.registry));
+        else io = prof::registry_loaders(prof::directory_fetch(c.registry), c.registry);
+    }
+    if (c.baseline != "none") {
+        std::string path = c.baseline.empty() ? prof::installed_baseline_path(self_path(argv0)) : c.baseline;
+        io.baseline_name = path;
+        io.load_baseline = [path] { return prof::load_baseline_file(path); };
+    }
+    return io;
+}
+
+int run(int argc, char** argv) {
+    config c;
+    CLI::App app{"Decide which evidence this run sizes from: a pinned run's harvest, the newest harvest whose\n"
+                 "data signature matches, or the baseline shipped with prof; print it as one profile whose\n"
+                 "provenance says where it came from. Never measures; refuses a pin that has drifted (78).",
+                 "prof-resolve"};
+    prof::cli::configure(app, "prof-resolve --registry runs/ --signature sig.json | prof-plan --deadline 2h",
+                         "reads a registry (index.jsonl, runs/*.json), a baseline profile and a signature; "
+                         "writes one profile record");
+    app.add_option("--source", c.source, "auto, none, baseline, or a RUN_ID to pin")->capture_default_str();
+    app.add_option("--mode", c.mode, "off (no evidence), always or auto (walk the chain)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"off", "always", "auto"}));
+    app.add_option("--registry", c.registry, "Registry directory or http(s) URL (prof-harvest's layout)");
+    app.add_option("--signature", c.signature, "This run's data signature: a file holding one JSON object");
+    app.add_option("--baseline", c.baseline, "Baseline profile FILE, or none (default: the installed one)");
+    app.add_flag("--force", c.force, "Use a pinned run even when its signature differs (drift as warnings)");
+    app.add_flag("--check", c.check, "Only check the pinned source: no output, exit 0 or 78");
+    prof::cli::parse(app, argc, argv);
+    if (c.source.empty()) throw prof::usage_error("--source: expected auto, none, baseline or a run id, found ''");
+
+    prof::resolve_request req;
+    req.source = c.source;
+    req.mode = c.mode;
+    req.force = c.force;
+    if (!c.signature.empty()) req.signature = prof::read_signature_file(c.signature);
+    prof::evidence_loaders io = make_loaders(c, argv[0]);
+
+    if (c.check) {
+        prof::pin_check pc = prof::check_pinned_source(req, io);
+        for (const auto& w : pc.warnings) prof::warn(w);
+        if (pc.status == prof::pin_check::state::drifted) {
+            if (!c.force) throw prof::drift_error(pc.drift_message);
+            for (const auto& w : prof::forced_drift_warnings(pc)) prof::warn(w);
+        }
+        return 0;
+    }
+    prof::compute_profile p = prof::resolve_profile_source(req, io);
+    for (const auto& w : p.provenance.warnings) prof::warn(w);
+    prof::cli::emit_line(prof::write_profile(p));
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return prof::cli::run_tool("prof-resolve", argc, argv, run); }

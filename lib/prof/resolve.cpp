@@ -1,0 +1,346 @@
+// prof-resolve's decision and loaders (see resolve.hpp; the rules are issue 4's precedence).
+#include "prof/resolve.hpp"
+
+#include "prof/fsutil.hpp"
+#include "prof/http.hpp"
+#include "prof/keys.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace prof {
+
+namespace {
+
+std::string show(const std::optional<json_value>& v) { return v ? v->dump() : std::string("absent"); }
+
+std::string show_signature(const std::optional<json_value>& v) { return v ? v->dump() : std::string("null"); }
+
+std::string describe(const signature_difference& d, const std::string& run_id) {
+    std::string key = d.key.empty() ? std::string("the signature") : fmt::format("key '{}'", d.key);
+    return fmt::format("{}: run {} has {}, this run has {}", key, run_id, show(d.pinned), show(d.current));
+}
+
+// A loader's failure as text: what() already names the file or URL.
+template <class F>
+auto attempt(F&& f, std::string& why) -> std::optional<decltype(f())> {
+    try {
+        return f();
+    } catch (const std::exception& e) {
+        why = e.what();
+    }
+    return std::nullopt;
+}
+
+// The evidence stamped as reference, with this decision's warnings.
+compute_profile as_reference(compute_profile p, std::string source, std::vector<std::string> warnings) {
+    p.provenance.basis = "reference";
+    p.provenance.source = std::move(source);
+    p.provenance.warnings = std::move(warnings);
+    return p;
+}
+
+bool is_keyword(const std::string& source) { return source == "auto" || source == "none" || source == "baseline"; }
+
+}  // namespace
+
+std::vector<signature_difference> signature_differences(const json_value& pinned, const json_value& current) {
+    std::vector<signature_difference> out;
+    if (!pinned.is_object() || !current.is_object()) {
+        if (!(pinned == current)) out.push_back({"", pinned, current});
+        return out;
+    }
+    // Both member lists are sorted by key: a merge walk visits every key once, in order.
+    auto a = pinned.obj.begin(), b = current.obj.begin();
+    while (a != pinned.obj.end() || b != current.obj.end()) {
+        if (b == current.obj.end() || (a != pinned.obj.end() && a->first < b->first)) {
+            out.push_back({a->first, a->second, std::nullopt});
+            ++a;
+        } else if (a == pinned.obj.end() || b->first < a->first) {
+            out.push_back({b->first, std::nullopt, b->second});
+            ++b;
+        } else {
+            if (!(a->second == b->second)) out.push_back({a->first, a->second, b->second});
+            ++a;
+            ++b;
+        }
+    }
+    return out;
+}
+
+pin_check check_pinned_source(const resolve_request& req, const evidence_loaders& io) {
+    pin_check c;
+    if (req.mode == "off" || is_keyword(req.source)) return c;
+    c.run_id = req.source;
+    std::string why = "no --registry given";
+    std::optional<compute_profile> p;
+    if (io.load_run) p = attempt([&] { return io.load_run(c.run_id); }, why);
+    if (!p) {
+        c.status = pin_check::state::unloadable;
+        c.warnings.push_back(fmt::format("pinned run '{}' could not be loaded ({}); that is not evidence of drift: "
+                                         "falling back to the baseline",
+                                         c.run_id, why));
+        return c;
+    }
+    c.profile = std::move(p);
+    const auto& theirs = c.profile->provenance.signature;
+    if (!req.signature) {
+        c.status = pin_check::state::unchecked;
+        c.warnings.push_back(fmt::format("pinned run '{}' is used unchecked: no --signature was given, so drift "
+                                         "cannot be detected; pass --signature FILE to check the pin",
+                                         c.run_id));
+        return c;
+    }
+    if (!theirs) {
+        c.status = pin_check::state::unchecked;
+        c.warnings.push_back(fmt::format("pinned run '{}' records no data signature, so the pin cannot be checked "
+                                         "for drift; re-harvest it with a signature to check it",
+                                         c.run_id));
+        return c;
+    }
+    c.differences = signature_differences(*theirs, *req.signature);
+    if (c.differences.empty()) {
+        c.status = pin_check::state::matches;
+        return c;
+    }
+    c.status = pin_check::state::drifted;
+    std::vector<std::string> keys;
+    for (const auto& d : c.differences) keys.push_back(describe(d, c.run_id));
+    c.drift_message = fmt::format(
+        "pinned run '{}' was measured on different data: its signature {} differs from this run's {} ({}); "
+        "pin a run measured on this data, use --source auto, or pass --force to use it anyway",
+        c.run_id, show_signature(theirs), show_signature(req.signature), fmt::join(keys, "; "));
+    return c;
+}
+
+std::vector<std::string> forced_drift_warnings(const pin_check& c) {
+    std::vector<std::string> out;
+    for (const auto& d : c.differences)
+        out.push_back(fmt::format("pinned run '{}' was measured on different data (used because of --force): {}",
+                                  c.run_id, describe(d, c.run_id)));
+    return out;
+}
+
+compute_profile assumed_profile(std::vector<std::string> warnings) {
+    compute_profile p;
+    p.provenance.basis = "assumed";
+    p.provenance.source = "none";
+    p.provenance.warnings = std::move(warnings);
+    return p;
+}
+
+compute_profile resolve_profile_source(const resolve_request& req, const evidence_loaders& io) {
+    // 1. No evidence wanted.
+    if (req.mode == "off" || req.source == "none") return assumed_profile({});
+    std::vector<std::string> warnings;
+
+    // 2. A pinned run: honoured unless its signature shows it was measured on other data.
+    if (!is_keyword(req.source)) {
+        pin_check c = check_pinned_source(req, io);
+        warnings.insert(warnings.end(), c.warnings.begin(), c.warnings.end());
+        if (c.status == pin_check::state::drifted) {
+            if (!req.force) throw drift_error(c.drift_message);
+            auto forced = forced_drift_warnings(c);
+            warnings.insert(warnings.end(), forced.begin(), forced.end());
+        }
+        if (c.profile) return as_reference(std::move(*c.profile), "run:" + c.run_id, std::move(warnings));
+    }
+
+    // 3. The newest harvest of the same data.
+    if (req.source == "auto") {
+        if (!io.load_index) {
+            warnings.push_back("no --registry given, so no earlier run's harvest can be reused; pass --registry "
+                               "DIR|URL to search one");
+        } else if (!req.signature) {
+            warnings.push_back(fmt::format("no --signature given, so no harvest in registry {} can match this run's "
+                                           "data; pass --signature FILE to reuse one",
+                                           io.registry_name));
+        } else {
+            std::string why;
+            auto index = attempt([&] { return io.load_index(); }, why);
+            if (!index) {
+                warnings.push_back(fmt::format("registry {} could not be searched ({}); no earlier run is reused",
+                                               io.registry_name, why));
+            } else {
+                warnings.insert(warnings.end(), index->warnings.begin(), index->warnings.end());
+                std::vector<const registry_entry*> matches;
+                for (const auto& e : index->entries)
+                    if (e.signature.is_object() && e.signature == *req.signature) matches.push_back(&e);
+                // Newest first: measured_at as instants (null oldest), ties broken by the greater run_id.
+                std::sort(matches.begin(), matches.end(), [](const registry_entry* x, const registry_entry* y) {
+                    if (x->measured_at != y->measured_at) return x->measured_at > y->measured_at;
+                    return x->run_id > y->run_id;
+                });
+                std::vector<std::string> tried;
+                for (const registry_entry* e : matches) {
+                    if (std::find(tried.begin(), tried.end(), e->run_id) != tried.end()) continue;
+                    tried.push_back(e->run_id);
+                    std::string failure;
+                    auto p = attempt([&] { return io.load_run(e->run_id); }, failure);
+                    if (!p) {
+                        warnings.push_back(fmt::format("run '{}' matches this run's signature but could not be "
+                                                       "loaded ({}); trying older runs",
+                                                       e->run_id, failure));
+                        continue;
+                    }
+                    const auto& theirs = p->provenance.signature;
+                    if (theirs && !(*theirs == *req.signature)) {
+                        warnings.push_back(fmt::format("run '{}' is indexed with this run's signature but its harvest "
+                                                       "records {}; skipped (the registry is inconsistent)",
+                                                       e->run_id, theirs->dump()));
+                        continue;
+                    }
+                    return as_reference(std::move(*p), "auto:" + e->run_id, std::move(warnings));
+                }
+                if (matches.empty())
+                    warnings.push_back(fmt::format("no harvest in registry {} matches this run's signature ({} "
+                                                   "run(s) indexed)",
+                                                   io.registry_name, index->entries.size()));
+            }
+        }
+    }
+
+    // 4. The baseline shipped with prof.
+    if (io.load_baseline) {
+        std::string why;
+        auto b = attempt([&] { return io.load_baseline(); }, why);
+        if (b) return as_reference(std::move(*b), "baseline", std::move(warnings));
+        warnings.push_back(fmt::format("baseline could not be loaded ({})", why));
+    }
+
+    // 5. Nothing: the consumer sizes from its static defaults.
+    warnings.push_back("no evidence found: the profile is assumed and its consumer sizes from static defaults");
+    return assumed_profile(std::move(warnings));
+}
+
+// ---- loaders --------------------------------------------------------------------------------
+
+registry_fetch directory_fetch(const std::string& dir) {
+    return [dir](const std::vector<std::string>& components) {
+        std::string rel;
+        for (const auto& c : components) rel += (rel.empty() ? "" : "/") + c;
+        return read_file(path_under(dir, rel));
+    };
+}
+
+registry_fetch http_fetch(const std::string& base_url) {
+    std::string base = base_url;
+    while (!base.empty() && base.back() == '/') base.pop_back();
+    return [base](const std::vector<std::string>& components) {
+        std::string url = base;
+        for (const auto& c : components) url += "/" + url_escape_name(c);
+        http_options o;
+        o.connect_timeout_s = 5;
+        o.timeout_s = 30;
+        o.stall_timeout_s = 10;
+        o.retries = 1;
+        o.backoff_s = 0.5;
+        return http_get(url, o);
+    };
+}
+
+std::string run_file_name(const std::string& run_id) { return key_file_name({run_id}) + ".json"; }
+
+registry_index parse_registry_index(std::string_view text, const std::string& source) {
+    registry_index out;
+    line_reader in(string_source(std::string(text), source));
+    text_line line;
+    simdjson::ondemand::parser parser;
+    while (in.next(line)) {
+        try {
+            registry_entry e;
+            bool have_id = false;
+            simdjson::ondemand::document doc = parser.iterate(line.text.data(), line.text.size(), line.text.size() + simdjson::SIMDJSON_PADDING);
+            if (simdjson::ondemand::json_type(doc.type()) != simdjson::ondemand::json_type::object)
+                throw field_error("expected a JSON object");
+            simdjson::ondemand::object obj = doc.get_object();
+            for (auto field : obj) {
+                std::string_view k = field.unescaped_key();
+                if (k == "run_id") {
+                    e.run_id = require_string(field.value(), "run_id");
+                    have_id = true;
+                } else if (k == "signature") {
+                    e.signature = read_json_value(field.value());
+                } else if (k == "measured_at") {
+                    auto s = read_string(field.value(), "measured_at");
+                    if (s) {
+                        e.measured_at = parse_rfc3339(*s);
+                        if (!e.measured_at)
+                            throw field_error(fmt::format("field 'measured_at': expected an RFC 3339 time stamp, found \"{}\"", *s));
+                    }
+                }
+            }
+            if (!document_at_end(doc)) throw field_error("unexpected content after the JSON object");
+            if (!have_id) missing_field("run_id");
+            if (e.run_id.empty()) throw field_error("field 'run_id': empty");
+            out.entries.push_back(std::move(e));
+        } catch (const field_error& err) {
+            out.warnings.push_back(fmt::format("{}:{}: {} (line skipped)", source, line.number, err.what()));
+        } catch (const simdjson::simdjson_error& err) {
+            out.warnings.push_back(fmt::format("{}:{}: malformed JSON ({}) (line skipped)", source, line.number,
+                                               simdjson::error_message(err.error())));
+        }
+    }
+    return out;
+}
+
+evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_name) {
+    evidence_loaders io;
+    io.registry_name = registry_name;
+    io.load_run = [fetch, registry_name](const std::string& run_id) {
+        std::string name = run_file_name(run_id);
+        compute_profile p = parse_profile_text(fetch({"runs", name}), registry_name + "/runs/" + name);
+        if (p.provenance.run_id && *p.provenance.run_id != run_id)
+            throw input_error(registry_name + "/runs/" + name, 1,
+                              fmt::format("the file is the harvest of run '{}', not '{}'", *p.provenance.run_id, run_id));
+        p.provenance.run_id = run_id;
+        return p;
+    };
+    io.load_index = [fetch, registry_name]() {
+        return parse_registry_index(fetch({"index.jsonl"}), registry_name + "/index.jsonl");
+    };
+    return io;
+}
+
+compute_profile load_baseline_file(const std::string& path) {
+    compute_profile p = parse_profile_text(read_file(path), path);
+    if (!p.provenance.baseline_version || p.provenance.baseline_version->empty())
+        throw input_error(path, 1, "field 'provenance.baseline_version': missing; a baseline must carry its version");
+    return p;
+}
+
+std::string installed_baseline_path(const std::string& exe_path) {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::path(exe_path).parent_path();
+    std::vector<fs::path> candidates = {dir / ".." / "share" / "prof" / "baseline.json",
+                                        dir / ".." / ".." / "share" / "prof" / "baseline.json"};
+    for (const auto& c : candidates) {
+        std::error_code ec;
+        if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
+    }
+    return candidates.front().lexically_normal().string();
+}
+
+json_value read_signature_file(const std::string& path) {
+    std::string text;
+    std::string name = path == "-" ? std::string("<stdin>") : path;
+    if (path == "-") {
+        auto src = open_input("-");
+        char buf[65536];
+        for (std::size_t n; (n = src->read(buf, sizeof buf)) > 0;) text.append(buf, n);
+    } else {
+        text = read_file(path);
+    }
+    json_value v;
+    try {
+        v = parse_json_text(text);
+    } catch (const field_error& e) {
+        throw input_error(name, 1, fmt::format("--signature: {}", e.what()));
+    }
+    if (!v.is_object()) throw input_error(name, 1, "--signature: expected a JSON object, found an array");
+    return v;
+}
+
+}  // namespace prof

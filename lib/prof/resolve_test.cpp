@@ -1,0 +1,415 @@
+// Unit tests of prof-resolve's precedence (every branch, loaders injected), the pin check, the
+// registry index reader, the directory registry over real files, and the shipped baseline.
+#include "prof/resolve.hpp"
+
+#include "prof/fsutil.hpp"
+#include "prof/keys.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <unistd.h>
+
+namespace {
+
+using prof::compute_profile;
+using prof::json_value;
+
+json_value sig(const std::string& text) { return prof::parse_json_text(text); }
+
+// A small real-shaped harvest: one model in one family, stamped with run id and signature.
+compute_profile harvest(const std::string& run_id, const std::optional<std::string>& signature,
+                        const std::string& measured_at) {
+    prof::measured_fit f;
+    f.ts_id = "co2";
+    f.model_type = "theta";
+    f.family = "statistical";
+    f.ok = true;
+    f.wall_s = 0.5;
+    f.cpu_s = 0.5;
+    f.process_rss_bytes = 100;
+    f.measured_at = measured_at;
+    prof::profile_provenance pv;
+    pv.basis = "measured";
+    pv.source = "harvest";
+    pv.run_id = run_id;
+    if (signature) pv.signature = sig(*signature);
+    return prof::build_profile({f}, 1.25, 1.1, pv);
+}
+
+compute_profile baseline_profile() {
+    compute_profile p = harvest("demo", std::nullopt, "2026-11-29T12:00:00Z");
+    p.provenance.run_id.reset();
+    p.provenance.baseline_version = "2026.11.29";
+    return p;
+}
+
+// Loaders over in-memory maps; counts every call so a test can prove a loader was not asked.
+struct fake_registry {
+    std::map<std::string, compute_profile> runs;
+    std::map<std::string, std::string> run_failures;  // run_id → what the loader throws
+    std::vector<prof::registry_entry> index;
+    std::optional<std::string> index_failure;
+    bool have_registry = true;
+    bool have_baseline = true;
+    std::optional<std::string> baseline_failure;
+    mutable int run_calls = 0, index_calls = 0, baseline_calls = 0;
+
+    prof::evidence_loaders loaders() const {
+        prof::evidence_loaders io;
+        io.registry_name = "reg";
+        if (have_registry) {
+            io.load_run = [this](const std::string& id) {
+                ++run_calls;
+                if (run_failures.count(id)) throw std::runtime_error(run_failures.at(id));
+                auto it = runs.find(id);
+                if (it == runs.end()) throw prof::no_input_error("cannot open 'reg/runs/" + id + ".json'");
+                return it->second;
+            };
+            io.load_index = [this] {
+                ++index_calls;
+                if (index_failure) throw std::runtime_error(*index_failure);
+                return prof::registry_index{index, {}};
+            };
+        }
+        if (have_baseline) {
+            io.load_baseline = [this] {
+                ++baseline_calls;
+                if (baseline_failure) throw std::runtime_error(*baseline_failure);
+                return baseline_profile();
+            };
+        }
+        return io;
+    }
+};
+
+prof::registry_entry entry(const std::string& id, const std::string& signature, const std::string& at) {
+    return {id, sig(signature), prof::parse_rfc3339(at)};
+}
+
+prof::resolve_request request(std::string source, std::optional<std::string> signature, std::string mode = "auto",
+                              bool force = false) {
+    prof::resolve_request r;
+    r.source = std::move(source);
+    r.mode = std::move(mode);
+    if (signature) r.signature = sig(*signature);
+    r.force = force;
+    return r;
+}
+
+bool any_contains(const std::vector<std::string>& v, const std::string& needle) {
+    for (const auto& s : v)
+        if (s.find(needle) != std::string::npos) return true;
+    return false;
+}
+
+const std::string A = R"({"panel":"co2","n_series":85})";
+const std::string A_reordered = R"({"n_series":85,"panel":"co2"})";
+const std::string B = R"({"panel":"co2","n_series":90})";
+
+}  // namespace
+
+TEST_CASE("signatures that differ only in key order are equal") {
+    CHECK(prof::signature_differences(sig(A), sig(A_reordered)).empty());
+}
+
+TEST_CASE("signature differences name each differing or missing key with both values, sorted") {
+    auto d = prof::signature_differences(sig(R"({"a":1,"b":2,"c":[1]})"), sig(R"({"b":3,"c":[1],"d":"x"})"));
+    REQUIRE(d.size() == 3);
+    CHECK(d[0].key == "a");
+    CHECK(d[0].pinned->dump() == "1");
+    CHECK(!d[0].current);
+    CHECK(d[1].key == "b");
+    CHECK(d[1].pinned->dump() == "2");
+    CHECK(d[1].current->dump() == "3");
+    CHECK(d[2].key == "d");
+    CHECK(!d[2].pinned);
+    CHECK(d[2].current->dump() == "\"x\"");
+}
+
+TEST_CASE("a nested difference is reported under its top-level key") {
+    auto d = prof::signature_differences(sig(R"({"p":{"x":1,"y":2}})"), sig(R"({"p":{"y":2,"x":5}})"));
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].key == "p");
+    CHECK(d[0].pinned->dump() == R"({"x":1,"y":2})");
+    CHECK(d[0].current->dump() == R"({"x":5,"y":2})");
+}
+
+// The precedence, one row per branch of issue 4. `setup` shapes the registry; the expected
+// source is what provenance.source must say; `warning` a text one warning must contain.
+TEST_CASE("the precedence picks the evidence each branch of issue 4 names") {
+    struct row {
+        const char* name;
+        prof::resolve_request req;
+        std::function<void(fake_registry&)> setup;
+        std::string basis, source;
+        std::vector<std::string> warnings;  // each must appear in some warning; empty = none at all
+    };
+    auto base = [](fake_registry& r) {
+        r.runs["r1"] = harvest("r1", A, "2026-11-29T10:00:00Z");
+        r.runs["r2"] = harvest("r2", A_reordered, "2026-11-29T11:00:00Z");
+        r.runs["r3"] = harvest("r3", B, "2026-11-29T12:00:00Z");
+        r.index = {entry("r1", A, "2026-11-29T10:00:00Z"), entry("r2", A_reordered, "2026-11-29T11:00:00Z"),
+                   entry("r3", B, "2026-11-29T12:00:00Z")};
+    };
+    std::vector<row> rows = {
+        {"mode off ignores even a drifted pin", request("r3", A, "off"), base, "assumed", "none", {}},
+        {"source none", request("none", A), base, "assumed", "none", {}},
+        {"a pin whose signature matches", request("r1", A_reordered, "always"), base, "reference", "run:r1", {}},
+        {"a drifted pin under --force", request("r3", A, "auto", true), base, "reference", "run:r3",
+         {"pinned run 'r3' was measured on different data (used because of --force): key 'n_series': run r3 has 90, "
+          "this run has 85"}},
+        {"a pin without --signature is honoured unchecked", request("r3", std::nullopt), base, "reference", "run:r3",
+         {"no --signature was given"}},
+        {"a pin whose harvest records no signature is honoured unchecked", request("r0", A),
+         [&](fake_registry& r) { base(r); r.runs["r0"] = harvest("r0", std::nullopt, "2026-11-29T09:00:00Z"); },
+         "reference", "run:r0", {"records no data signature"}},
+        {"a pin that cannot be loaded falls through to the baseline, not to auto", request("r9", A), base,
+         "reference", "baseline", {"pinned run 'r9' could not be loaded (cannot open 'reg/runs/r9.json')"}},
+        {"a pin with no registry falls through to the baseline", request("r1", A),
+         [](fake_registry& r) { r.have_registry = false; }, "reference", "baseline", {"(no --registry given)"}},
+        {"a corrupt pin and no baseline give no evidence", request("r1", A),
+         [&](fake_registry& r) { base(r); r.run_failures["r1"] = "reg/runs/r1.json:1: malformed JSON"; r.have_baseline = false; },
+         "assumed", "none", {"malformed JSON", "no evidence found"}},
+        {"auto takes the newest matching harvest", request("auto", A), base, "reference", "auto:r2", {}},
+        {"auto breaks a measured_at tie by the greater run_id", request("auto", A),
+         [&](fake_registry& r) {
+             base(r);
+             r.runs["r10"] = harvest("r10", A, "2026-11-29T11:00:00Z");
+             r.index.push_back(entry("r10", A, "2026-11-29T13:00:00+02:00"));  // the same instant as r2's
+         },
+         "reference", "auto:r2", {}},
+        {"auto compares measured_at as instants, not strings", request("auto", A),
+         [&](fake_registry& r) {
+             base(r);
+             r.runs["r4"] = harvest("r4", A, "2026-11-29T11:30:00Z");
+             r.index.push_back(entry("r4", A, "2026-11-29T10:30:00-01:00"));  // 11:30Z, newer than r2
+         },
+         "reference", "auto:r4", {}},
+        {"auto skips a newest match that cannot be loaded", request("auto", A),
+         [&](fake_registry& r) { base(r); r.run_failures["r2"] = "HTTP 500"; }, "reference", "auto:r1",
+         {"run 'r2' matches this run's signature but could not be loaded (HTTP 500)"}},
+        {"auto skips a run whose file records another signature", request("auto", A),
+         [&](fake_registry& r) { base(r); r.runs["r2"] = harvest("r2", B, "2026-11-29T11:00:00Z"); }, "reference",
+         "auto:r1", {"registry is inconsistent"}},
+        {"auto without --signature uses the baseline", request("auto", std::nullopt), base, "reference", "baseline",
+         {"no --signature given"}},
+        {"auto without a registry uses the baseline", request("auto", A),
+         [](fake_registry& r) { r.have_registry = false; }, "reference", "baseline", {"no --registry given"}},
+        {"auto over a registry that fails uses the baseline", request("auto", A),
+         [](fake_registry& r) { r.index_failure = "cannot open 'reg/index.jsonl': Permission denied"; }, "reference",
+         "baseline", {"registry reg could not be searched (cannot open 'reg/index.jsonl': Permission denied)"}},
+        {"auto with no match uses the baseline", request("auto", R"({"panel":"other"})"), base, "reference",
+         "baseline", {"no harvest in registry reg matches this run's signature (3 run(s) indexed)"}},
+        {"source baseline skips the registry", request("baseline", A), base, "reference", "baseline", {}},
+        {"a baseline that fails to load gives no evidence", request("baseline", A),
+         [](fake_registry& r) { r.baseline_failure = "base.json:1: malformed JSON"; }, "assumed", "none",
+         {"baseline could not be loaded (base.json:1: malformed JSON)", "no evidence found"}},
+        {"--baseline none and nothing else gives no evidence", request("auto", std::nullopt),
+         [](fake_registry& r) { r.have_registry = false; r.have_baseline = false; }, "assumed", "none",
+         {"no --registry given", "no evidence found"}},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.name);
+        fake_registry reg;
+        if (r.setup) r.setup(reg);
+        compute_profile p = prof::resolve_profile_source(r.req, reg.loaders());
+        CHECK(p.provenance.basis == r.basis);
+        CHECK(p.provenance.source == r.source);
+        if (r.warnings.empty()) CHECK(p.provenance.warnings.empty());
+        for (const auto& w : r.warnings) {
+            CAPTURE(w);
+            CHECK(any_contains(p.provenance.warnings, w));
+        }
+        if (r.basis == "assumed") {
+            CHECK(p.models.empty());
+            CHECK(p.families.empty());
+            CHECK(!p.provenance.measured_at);
+        } else {
+            CHECK(p.models.size() == 1);
+            CHECK(p.families.at("statistical").slot_rss_bytes == 125u);  // ceil(100 × 1.25)
+        }
+    }
+}
+
+TEST_CASE("mode off and source none call no loader at all") {
+    fake_registry reg;
+    prof::resolve_profile_source(request("r1", A, "off"), reg.loaders());
+    prof::resolve_profile_source(request("none", A), reg.loaders());
+    CHECK(reg.run_calls + reg.index_calls + reg.baseline_calls == 0);
+}
+
+TEST_CASE("source baseline never reads the registry") {
+    fake_registry reg;
+    prof::resolve_profile_source(request("baseline", A), reg.loaders());
+    CHECK(reg.run_calls + reg.index_calls == 0);
+    CHECK(reg.baseline_calls == 1);
+}
+
+TEST_CASE("a drifted pin is refused with exit 78 naming the run, both signatures and each differing key") {
+    fake_registry reg;
+    reg.runs["r3"] = harvest("r3", B, "2026-11-29T12:00:00Z");
+    try {
+        prof::resolve_profile_source(request("r3", R"({"n_series":85,"panel":"co2","x":true})"), reg.loaders());
+        FAIL("expected drift_error");
+    } catch (const prof::drift_error& e) {
+        CHECK(e.code() == prof::exit_code::config);
+        CHECK(std::string(e.what()) ==
+              "pinned run 'r3' was measured on different data: its signature {\"n_series\":90,\"panel\":\"co2\"} "
+              "differs from this run's {\"n_series\":85,\"panel\":\"co2\",\"x\":true} (key 'n_series': run r3 has 90, "
+              "this run has 85; key 'x': run r3 has absent, this run has true); pin a run measured on this data, use "
+              "--source auto, or pass --force to use it anyway");
+    }
+    CHECK(reg.baseline_calls == 0);
+}
+
+TEST_CASE("reference evidence keeps its own measured_at, run id and signature, and drops its old warnings") {
+    fake_registry reg;
+    reg.runs["r1"] = harvest("r1", A, "2026-11-29T10:00:00Z");
+    reg.runs["r1"].provenance.warnings = {"an old harvest warning"};
+    compute_profile p = prof::resolve_profile_source(request("r1", A), reg.loaders());
+    CHECK(p.provenance.measured_at == "2026-11-29T10:00:00Z");
+    CHECK(p.provenance.run_id == "r1");
+    CHECK(p.provenance.signature->dump() == R"({"n_series":85,"panel":"co2"})");
+    CHECK(p.provenance.warnings.empty());
+    compute_profile b = prof::resolve_profile_source(request("baseline", A), reg.loaders());
+    CHECK(b.provenance.baseline_version == "2026.11.29");
+    CHECK(!b.provenance.run_id);
+}
+
+TEST_CASE("check_pinned_source reports each state without throwing") {
+    fake_registry reg;
+    reg.runs["r1"] = harvest("r1", A, "2026-11-29T10:00:00Z");
+    using st = prof::pin_check::state;
+    struct row {
+        prof::resolve_request req;
+        st expected;
+    };
+    std::vector<row> rows = {
+        {request("auto", A), st::not_pinned},     {request("baseline", A), st::not_pinned},
+        {request("none", A), st::not_pinned},     {request("r1", B, "off"), st::not_pinned},
+        {request("r1", A), st::matches},          {request("r1", B), st::drifted},
+        {request("r1", std::nullopt), st::unchecked}, {request("missing", B), st::unloadable},
+    };
+    for (const auto& r : rows) {
+        CAPTURE(r.req.source);
+        auto c = prof::check_pinned_source(r.req, reg.loaders());
+        CHECK(c.status == r.expected);
+        CHECK((c.status == st::drifted) == !c.drift_message.empty());
+        CHECK((c.status == st::unloadable || c.status == st::unchecked) == !c.warnings.empty());
+    }
+    CHECK(reg.baseline_calls == 0);
+}
+
+TEST_CASE("the registry index reader skips malformed lines with line-numbered warnings") {
+    auto idx = prof::parse_registry_index(
+        "{\"run_id\":\"r1\",\"signature\":{\"a\":1},\"measured_at\":\"2026-11-29T10:00:00+01:00\"}\n"
+        "\n"
+        "{\"run_id\":\"r2\",\"signature\":{\"a\":1},\"measured_at\":\"yesterday\"}\n"
+        "not json\n"
+        "{\"signature\":{\"a\":1}}\n"
+        "{\"run_id\":\"r3\",\"signature\":null,\"measured_at\":null}\n",
+        "reg/index.jsonl");
+    REQUIRE(idx.entries.size() == 2);
+    CHECK(idx.entries[0].run_id == "r1");
+    CHECK(idx.entries[0].measured_at == prof::parse_rfc3339("2026-11-29T09:00:00Z"));
+    CHECK(idx.entries[1].run_id == "r3");
+    CHECK(!idx.entries[1].measured_at);
+    REQUIRE(idx.warnings.size() == 3);
+    CHECK(idx.warnings[0] ==
+          "reg/index.jsonl:3: field 'measured_at': expected an RFC 3339 time stamp, found \"yesterday\" (line skipped)");
+    CHECK(idx.warnings[1] == "reg/index.jsonl:4: expected a JSON object (line skipped)");
+    CHECK(idx.warnings[2] == "reg/index.jsonl:5: field 'run_id': missing (line skipped)");
+}
+
+TEST_CASE("a run's file name is its percent-encoded id, so no id can name a path") {
+    CHECK(prof::run_file_name("2026-11-29/nightly") == "2026-11-29%2Fnightly.json");
+    CHECK(prof::run_file_name("..") == "%2E%2E.json");
+}
+
+namespace {
+struct temp_dir {
+    std::string path;
+    temp_dir() {
+        char tmpl[] = "/tmp/prof-resolve-test-XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+};
+}  // namespace
+
+TEST_CASE("a registry directory on disk resolves a pin and the newest match through real files") {
+    temp_dir d;
+    prof::make_dirs(d.path + "/runs");
+    prof::write_file_atomic(d.path + "/runs/" + prof::run_file_name("night/1"),
+                            prof::write_profile(harvest("night/1", A, "2026-11-29T10:00:00Z")));
+    prof::write_file_atomic(d.path + "/runs/" + prof::run_file_name("night/2"),
+                            prof::write_profile(harvest("night/2", A, "2026-11-29T11:00:00Z")));
+    prof::write_file_atomic(d.path + "/index.jsonl",
+                            "{\"run_id\":\"night/1\",\"signature\":" + sig(A).dump() +
+                                ",\"measured_at\":\"2026-11-29T10:00:00Z\"}\n"
+                                "{\"run_id\":\"night/2\",\"signature\":" +
+                                sig(A).dump() + ",\"measured_at\":\"2026-11-29T11:00:00Z\"}\n");
+    auto io = prof::registry_loaders(prof::directory_fetch(d.path), d.path);
+    CHECK(prof::resolve_profile_source(request("auto", A), io).provenance.source == "auto:night/2");
+    CHECK(prof::resolve_profile_source(request("night/1", A), io).provenance.source == "run:night/1");
+
+    // The file of night/2 now claims to be another run's harvest: refused, the older one wins.
+    prof::write_file_atomic(d.path + "/runs/" + prof::run_file_name("night/2"),
+                            prof::write_profile(harvest("other", A, "2026-11-29T11:00:00Z")));
+    auto p = prof::resolve_profile_source(request("auto", A), io);
+    CHECK(p.provenance.source == "auto:night/1");
+    CHECK(any_contains(p.provenance.warnings, "the file is the harvest of run 'other', not 'night/2'"));
+}
+
+TEST_CASE("an unreadable registry directory is a warning, not an error") {
+    temp_dir d;
+    prof::make_dirs(d.path + "/index.jsonl");  // a directory where the index should be: read fails
+    auto io = prof::registry_loaders(prof::directory_fetch(d.path), d.path);
+    auto p = prof::resolve_profile_source(request("auto", A), io);
+    CHECK(p.provenance.basis == "assumed");
+    CHECK(any_contains(p.provenance.warnings, "Is a directory"));
+}
+
+TEST_CASE("--signature must be one readable JSON object") {
+    temp_dir d;
+    CHECK_THROWS_AS(prof::read_signature_file(d.path + "/absent.json"), prof::no_input_error);
+    prof::write_file_atomic(d.path + "/array.json", "[1,2]");
+    prof::write_file_atomic(d.path + "/bad.json", "{\"a\":");
+    prof::write_file_atomic(d.path + "/ok.json", "{\n  \"b\": 2,\n  \"a\": 1\n}\n");
+    try {
+        prof::read_signature_file(d.path + "/array.json");
+        FAIL("expected input_error");
+    } catch (const prof::input_error& e) {
+        CHECK(e.code() == prof::exit_code::data_err);
+        CHECK(std::string(e.what()) == d.path + "/array.json:1: --signature: expected a JSON object, found an array");
+    }
+    CHECK_THROWS_AS(prof::read_signature_file(d.path + "/bad.json"), prof::input_error);
+    CHECK(prof::read_signature_file(d.path + "/ok.json").dump() == R"({"a":1,"b":2})");
+}
+
+TEST_CASE("a baseline file without a baseline_version is refused") {
+    temp_dir d;
+    compute_profile p = baseline_profile();
+    prof::write_file_atomic(d.path + "/b.json", prof::write_profile(p));
+    CHECK(prof::load_baseline_file(d.path + "/b.json").provenance.baseline_version == "2026.11.29");
+    p.provenance.baseline_version.reset();
+    prof::write_file_atomic(d.path + "/nov.json", prof::write_profile(p));
+    CHECK_THROWS_WITH_AS(prof::load_baseline_file(d.path + "/nov.json"),
+                         doctest::Contains("a baseline must carry its version"), prof::input_error);
+}
+
+TEST_CASE("the installed baseline is looked for beside the binary, then in the source tree") {
+    temp_dir d;
+    prof::make_dirs(d.path + "/build/bin");
+    CHECK(prof::installed_baseline_path(d.path + "/build/bin/prof-resolve") == d.path + "/build/share/prof/baseline.json");
+    prof::make_dirs(d.path + "/share/prof");
+    prof::write_file_atomic(d.path + "/share/prof/baseline.json", "{}");
+    CHECK(prof::installed_baseline_path(d.path + "/build/bin/prof-resolve") == d.path + "/share/prof/baseline.json");
+}
