@@ -1,0 +1,173 @@
+// prof-measure: run each cell as a real process (or through a warm worker) and measure it.
+#include "prof/cli.hpp"
+#include "prof/diag.hpp"
+#include "prof/errors.hpp"
+#include "prof/fsutil.hpp"
+#include "prof/host.hpp"
+#include "prof/json_in.hpp"
+#include "prof/measure.hpp"
+#include "prof/trace.hpp"
+#include "prof/units.hpp"
+
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace {
+
+struct config {
+    std::vector<std::string> files;
+    std::string run_template, worker_cmd;
+    std::vector<std::string> command;  // after "--"
+    std::string ts_id, model_type, family;
+    std::optional<std::uint64_t> n_obs;
+    unsigned threads = 1;
+    std::string timeout, child_output, trace;
+    std::optional<std::string> host;
+    bool quiet = false, ready = false;
+    std::string ready_timeout = "5m";
+    std::size_t max_bad_lines = 0;
+};
+
+struct trace_guard {  // writes the trace whatever way the run ends
+    std::string path;
+    prof::chrome_trace trace;
+    ~trace_guard() {
+        if (path.empty()) return;
+        try {
+            prof::write_file_atomic(path, trace.render());
+        } catch (const std::exception& e) {
+            prof::warn(e.what());
+        }
+    }
+};
+
+int run(int argc, char** argv) {
+    config c;
+    // "--" ends prof-measure's options; what follows is the one command to measure (time(1) style).
+    int split = argc;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--") == 0) {
+            split = i;
+            break;
+        }
+    for (int i = split + 1; i < argc; ++i) c.command.emplace_back(argv[i]);
+
+    CLI::App app{"Measure real fits: wall, CPU, effective cores, process and marginal RSS, GPU peak.\n"
+                 "  prof-measure [--ts-id ID ...] -- CMD ARGS...   one process, one fit record; exits as CMD did\n"
+                 "  prof-measure --run 'TEMPLATE' [FILE...]        one process per input cell\n"
+                 "  prof-measure --worker 'CMD' [FILE...]          a warm worker serves every cell",
+                 "prof-measure"};
+    prof::cli::configure(app, "prof-sample --panel panel.jsonl --model theta --mode always | prof-measure --worker "
+                              "'python3 my_worker.py' --ready --trace prepass.json | prof-aggregate",
+                         "reads cell records; writes fit records");
+    app.add_option("files", c.files, "Cell record files ('-' = stdin; default stdin)");
+    app.add_option("--run", c.run_template,
+                   "Command template run once per cell; {ts_id} {model_type} {family} {n_obs} are substituted "
+                   "in each word, never through a shell");
+    app.add_option("--worker", c.worker_cmd, "Warm worker command: cells on its stdin, replies on descriptor 3");
+    app.add_option("--ts-id", c.ts_id, "With -- CMD: the ts_id to record");
+    app.add_option("--model-type", c.model_type, "With -- CMD: the model_type to record (default: CMD's name)");
+    app.add_option("--family", c.family, "With -- CMD: the family to record (default: the model type)");
+    app.add_option("--n-obs", c.n_obs, "With -- CMD: the n_obs to record");
+    app.add_option("--threads", c.threads, "Thread cap: pool variables set to N and the fit bound to N CPUs; 0 = no cap")
+        ->capture_default_str();
+    app.add_option("--timeout", c.timeout, "Kill a fit's process group after DURATION (e.g. 30s, 5m)");
+    app.add_option("--child-output", c.child_output, "Append the fits' stdout to FILE (default: stderr)");
+    app.add_option("--trace", c.trace, "Write the run as a Chrome trace (Perfetto) to FILE");
+    app.add_option("--host", c.host, "Host identity for the records (default: $PROF_HOST, else the hostname)");
+    app.add_flag("--ready", c.ready, "Wait for the worker's {\"ready\":true} line on descriptor 3 before the first cell");
+    app.add_option("--ready-timeout", c.ready_timeout, "How long --ready waits")->capture_default_str();
+    app.add_flag("--quiet", c.quiet, "No progress on stderr");
+    app.add_option("--max-bad-lines", c.max_bad_lines, "Skip up to N malformed cell lines (counted on stderr)")
+        ->capture_default_str();
+    prof::cli::parse(app, split, argv);
+
+    int modes = !c.command.empty() + !c.run_template.empty() + !c.worker_cmd.empty();
+    if (split < argc && c.command.empty()) throw prof::usage_error("nothing to run after '--'");
+    if (modes != 1) throw prof::usage_error("give exactly one of: -- CMD ARGS..., --run 'TEMPLATE', --worker 'CMD'");
+    if (!c.command.empty() && !c.files.empty()) throw prof::usage_error("-- CMD measures one command and reads no cells");
+
+    prof::measure_options o;
+    o.threads = c.threads;
+    o.host = prof::host_identity(c.host);
+    if (!c.timeout.empty()) {
+        o.timeout_s = prof::parse_duration(c.timeout, "--timeout");
+        if (o.timeout_s <= 0) throw prof::usage_error("--timeout must be positive");
+    }
+    double ready_timeout = prof::parse_duration(c.ready_timeout, "--ready-timeout");
+    if (!c.child_output.empty()) {
+        o.child_output_fd = ::open(c.child_output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (o.child_output_fd < 0)
+            throw prof::cant_create_error(fmt::format("cannot open '{}': {}", c.child_output, std::strerror(errno)));
+    }
+    std::string nvml_why;
+    auto nvml = prof::nvml_reader::open(&nvml_why);
+    o.nvml = nvml.get();
+    prof::install_supervisor_signals();
+    trace_guard tg;
+    tg.path = c.trace;
+    double run_start = prof::monotonic_seconds();
+
+    if (!c.command.empty()) {
+        prof::cell one{c.ts_id, c.model_type.empty() ? c.command[0].substr(c.command[0].rfind('/') + 1) : c.model_type, "", c.n_obs};
+        one.family = c.family.empty() ? one.model_type : c.family;
+        o.inherit_stdin = true;
+        double t = prof::monotonic_seconds();
+        auto fit = prof::measure_process(c.command, one, o);
+        tg.trace.add(fit, (t - run_start) * 1e6, fit.wall_s.value_or(0) * 1e6);
+        prof::cli::emit_line(prof::write_fit(fit));
+        if (fit.signal) {
+            int sig = 0;
+            for (int s = 1; s < 65; ++s)
+                if (prof::signal_name(s) == *fit.signal) sig = s;
+            return 128 + sig;
+        }
+        if (fit.exit_code) return static_cast<int>(*fit.exit_code);
+        return fit.ok ? 0 : 1;
+    }
+
+    std::vector<prof::cell> cells;
+    std::size_t bad = 0;
+    for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {
+        prof::line_reader in(prof::open_input(path));
+        bad += prof::for_each_object(in, c.max_bad_lines - bad, [&](simdjson::ondemand::object& obj, std::size_t) {
+                   cells.push_back(prof::read_cell(obj));
+               }).bad_lines;
+    }
+    if (bad) prof::warn(fmt::format("skipped {} malformed cell line(s)", bad));
+    bool progress = !c.quiet && isatty(2);
+    std::vector<std::string> run_words = c.run_template.empty() ? std::vector<std::string>{} : prof::split_words(c.run_template);
+    if (!c.run_template.empty() && run_words.empty()) throw prof::usage_error("--run: empty command template");
+    std::unique_ptr<prof::warm_worker> worker;
+    if (!c.worker_cmd.empty()) {
+        auto words = prof::split_words(c.worker_cmd);
+        if (words.empty()) throw prof::usage_error("--worker: empty command");
+        worker = std::make_unique<prof::warm_worker>(words, o, c.ready, ready_timeout);
+    }
+    std::size_t n_failed = 0;
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        const auto& cell = cells[i];
+        if (progress) fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, cells.size(), cell.model_type, cell.ts_id);
+        double t = prof::monotonic_seconds();
+        prof::measured_fit fit;
+        if (worker) {
+            fit = worker->measure(cell);
+        } else {
+            std::vector<std::string> argvv;
+            for (const auto& w : run_words) argvv.push_back(prof::substitute_cell(w, cell));
+            fit = prof::measure_process(argvv, cell, o);
+        }
+        if (!fit.ok) ++n_failed;
+        tg.trace.add(fit, (t - run_start) * 1e6, fit.wall_s.value_or(0) * 1e6);
+        prof::cli::emit_line(prof::write_fit(fit));
+    }
+    if (progress) fmt::print(stderr, "\rprof-measure: {} cells measured, {} failed\x1b[K\n", cells.size(), n_failed);
+    if (worker) worker->stop();
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return prof::cli::run_tool("prof-measure", argc, argv, run); }

@@ -1,0 +1,80 @@
+// Starting and watching child processes for measurement: shell-like word splitting without a
+// shell, the thread cap (pool variables + CPU affinity), fork/exec with a process group of its
+// own, pidfd waiting, /proc readings, and forwarding of SIGINT/SIGTERM/SIGHUP.
+#pragma once
+
+#include "prof/records.hpp"
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prof {
+
+// Splits a command template into words as a POSIX shell would for quoting only: blanks
+// separate words; '...' is literal; "..." allows \" \\ \$ \` escapes; a backslash outside
+// quotes escapes the next character. No expansion of any kind. Throws usage_error on an
+// unterminated quote.
+std::vector<std::string> split_words(const std::string& text);
+// Replaces {ts_id}, {model_type}, {family}, {n_obs} inside one word (other braces are kept).
+std::string substitute_cell(const std::string& word, const cell& c);
+
+// The environment variables that cap a thread pool: OMP, OpenBLAS, MKL, Accelerate (vecLib),
+// numexpr, BLIS, GotoBLAS, Polars, Rayon, TBB-less runtimes. All are set to N.
+const std::vector<std::string>& thread_pool_variables();
+// The first `n` CPUs of this process's allowed set (sched_getaffinity); fewer if fewer exist.
+std::vector<int> pick_cpus(unsigned n);
+// CPUs this process may run on.
+unsigned allowed_cpu_count();
+
+struct child_options {
+    std::vector<std::string> argv;
+    unsigned threads = 1;                 // 0 = no cap
+    int stdin_fd = -1;                    // -1 → /dev/null
+    int stdout_fd = 2;                    // where the child's stdout goes (never our stdout)
+    int stderr_fd = 2;                    // where the child's stderr goes
+    std::vector<std::pair<int, int>> extra_fds;  // (our fd, child fd number), e.g. reply → 3
+    std::vector<std::pair<std::string, std::string>> extra_env;
+};
+
+struct spawned_child {
+    pid_t pid = -1;   // also the process group id
+    int pidfd = -1;   // readable when the child has exited
+};
+
+// fork + exec in a new process group, SIGPIPE and the signal mask restored to defaults, the
+// thread cap applied. Throws unavailable_error("cannot run 'X': reason") when exec fails (the
+// child is reaped).
+spawned_child spawn_child(const child_options& opts);
+
+// Process ids whose process group is `pgid` (a scan of /proc/*/stat).
+std::vector<pid_t> group_members(pid_t pgid);
+// Kills every process left in the group with SIGKILL and reaps nothing (they are not our
+// children); returns how many there were.
+std::size_t kill_group_leftovers(pid_t pgid);
+
+// /proc/PID/status fields in bytes ("VmRSS", "VmHWM"); nullopt when unreadable.
+std::optional<std::uint64_t> proc_status_bytes(pid_t pid, const char* field);
+// Writes "5" to /proc/PID/clear_refs: resets the peak RSS (VmHWM) to the current RSS (kernel
+// Documentation/filesystems/proc.rst, "clear_refs"). False when refused.
+bool reset_peak_rss(pid_t pid);
+// CPU time of all threads of `pid` in seconds, nanosecond resolution (clock_getcpuclockid).
+std::optional<double> process_cpu_seconds(pid_t pid);
+
+double monotonic_seconds();
+
+// "SIGKILL" etc.
+std::string signal_name(int sig);
+
+// SIGINT/SIGTERM/SIGHUP are caught and written to a self-pipe; SIGPIPE is ignored (a
+// supervisor must not die with a dead worker). Call once.
+void install_supervisor_signals();
+int signal_pipe_fd();          // readable when a signal arrived
+int take_pending_signal();     // the signal number, 0 if none (drains the pipe)
+int pending_signal();          // without draining
+
+}  // namespace prof

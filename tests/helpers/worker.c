@@ -1,0 +1,51 @@
+/* Ground truth worker for prof-measure --worker: reads cell lines on stdin, replies on the
+   descriptor named by PROF_REPLY_FD. The cell's model_type says what to do:
+   alloc300 (allocate, touch and free 300 MiB), noop, fail (ok:false), die (exit 3 mid-cell),
+   kill (SIGKILL itself), hang (never reply), chatty (print to stdout, then reply).
+   With PROF_TEST_READY=1 it sends {"ready":true} first. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void reply(int fd, const char *s) {
+    size_t n = strlen(s);
+    if (write(fd, s, n) != (ssize_t)n) exit(2);
+}
+
+int main(void) {
+    const char *rfd = getenv("PROF_REPLY_FD");
+    if (!rfd) { fprintf(stderr, "worker: PROF_REPLY_FD is not set\n"); return 64; }
+    int fd = atoi(rfd);
+    if (getenv("PROF_TEST_READY")) reply(fd, "{\"ready\":true}\n");
+    char line[65536];
+    while (fgets(line, sizeof line, stdin)) {
+        if (strstr(line, "\"model_type\":\"alloc300\"")) {
+            size_t bytes = (size_t)300 << 20;
+            char *p = malloc(bytes);
+            memset(p, 1, bytes);
+    __asm__ volatile("" : : "r"(p) : "memory"); /* keep the writes: no malloc/free elision */
+            volatile char sink = p[bytes - 1];
+            (void)sink;
+            free(p);
+            reply(fd, "{\"ok\":true}\n");
+        } else if (strstr(line, "\"model_type\":\"fail\"")) {
+            reply(fd, "{\"ok\":false,\"error\":\"ValueError: series too short\"}\n");
+        } else if (strstr(line, "\"model_type\":\"die\"")) {
+            fprintf(stderr, "worker: dying on purpose\n");
+            exit(3);
+        } else if (strstr(line, "\"model_type\":\"kill\"")) {
+            raise(SIGKILL);
+        } else if (strstr(line, "\"model_type\":\"hang\"")) {
+            for (;;) pause();
+        } else if (strstr(line, "\"model_type\":\"chatty\"")) {
+            printf("{\"ok\":false,\"error\":\"this is stdout, not a reply\"}\n");
+            fflush(stdout);
+            reply(fd, "{\"ok\":true,\"extra\":1}\n");
+        } else {
+            reply(fd, "{\"ok\":true}\n");
+        }
+    }
+    return 0;
+}
