@@ -1,0 +1,890 @@
+// QueryProfile from spans and DuckDB profiles (see spans.hpp).
+#include "prof/spans.hpp"
+
+#include "prof/errors.hpp"
+#include "prof/json_in.hpp"
+#include "prof/json_out.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+namespace prof {
+
+namespace od = simdjson::ondemand;
+
+const char* const single_run_warning =
+    "built from a single run: fixed cost the engine does not name (start-up, result handling) is "
+    "attributed to the rows, so this profile over-prices much larger row counts; profile the query "
+    "at two or more row counts and combine them with 'prof-spans fit'";
+
+// ---- arithmetic -----------------------------------------------------------------------------
+
+std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv) {
+    if (!std::is_sorted(iv.begin(), iv.end())) std::sort(iv.begin(), iv.end());
+    std::int64_t total = 0;
+    bool open = false;
+    std::int64_t cur_s = 0, cur_e = 0;
+    for (const auto& [s, e] : iv) {
+        if (e <= s) continue;
+        if (open && s <= cur_e) {
+            cur_e = std::max(cur_e, e);
+            continue;
+        }
+        if (open) total += cur_e - cur_s;
+        cur_s = s;
+        cur_e = e;
+        open = true;
+    }
+    if (open) total += cur_e - cur_s;
+    return total;
+}
+
+span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixed) {
+    span_summary out;
+    out.node_us.assign(s.names.size(), 0);
+    if (s.spans.empty()) return out;
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+    // Bucket by node (counting sort, O(n)), then each bucket's union: O(n log n) overall, on
+    // integers only.
+    std::vector<std::size_t> offset(s.names.size() + 1, 0);
+    for (const auto& sp : s.spans) {
+        lo = std::min(lo, sp.start_us);
+        hi = std::max(hi, sp.end_us);
+        ++offset[sp.node + 1];
+    }
+    for (std::size_t k = 1; k < offset.size(); ++k) offset[k] += offset[k - 1];
+    std::vector<std::pair<std::int64_t, std::int64_t>> iv(s.spans.size());
+    {
+        std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
+        for (const auto& sp : s.spans) iv[fill[sp.node]++] = {sp.start_us, sp.end_us};
+    }
+    std::vector<std::pair<std::int64_t, std::int64_t>> fixed_iv;
+    for (std::size_t n = 0; n < s.names.size(); ++n) {
+        std::vector<std::pair<std::int64_t, std::int64_t>> bucket(iv.begin() + offset[n], iv.begin() + offset[n + 1]);
+        out.node_us[n] = union_length(bucket);
+        if (n < is_fixed.size() && is_fixed[n]) fixed_iv.insert(fixed_iv.end(), bucket.begin(), bucket.end());
+    }
+    out.fixed_us = union_length(fixed_iv);
+    out.elapsed_us = hi - lo;
+    return out;
+}
+
+// ---- format detection ---------------------------------------------------------------------
+
+namespace {
+
+std::string_view skip_bom_ws(std::string_view t) {
+    if (t.size() >= 3 && t.substr(0, 3) == "\xEF\xBB\xBF") t.remove_prefix(3);
+    while (!t.empty() && (t[0] == ' ' || t[0] == '\t' || t[0] == '\r' || t[0] == '\n')) t.remove_prefix(1);
+    return t;
+}
+
+std::string_view first_line(std::string_view t) {
+    auto nl = t.find('\n');
+    std::string_view l = nl == std::string_view::npos ? t : t.substr(0, nl);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    return l;
+}
+
+std::size_t line_of(std::string_view text, const char* loc) {
+    if (!loc || loc < text.data() || loc > text.data() + text.size()) return 1;
+    return 1 + static_cast<std::size_t>(std::count(text.data(), loc, '\n'));
+}
+
+// RFC 4180 fields of one line; throws field_error on an unterminated quote.
+std::vector<std::string> csv_fields(std::string_view line) {
+    std::vector<std::string> out;
+    std::string cur;
+    std::size_t i = 0;
+    for (;;) {
+        cur.clear();
+        if (i < line.size() && line[i] == '"') {
+            ++i;
+            for (;;) {
+                if (i >= line.size()) throw field_error("unterminated quoted field");
+                if (line[i] == '"') {
+                    if (i + 1 < line.size() && line[i + 1] == '"') {
+                        cur.push_back('"');
+                        i += 2;
+                        continue;
+                    }
+                    ++i;
+                    break;
+                }
+                cur.push_back(line[i++]);
+            }
+            if (i < line.size() && line[i] != ',') throw field_error("unexpected text after a quoted field");
+        } else {
+            while (i < line.size() && line[i] != ',') cur.push_back(line[i++]);
+        }
+        out.push_back(cur);
+        if (i >= line.size()) break;
+        ++i;  // the comma
+    }
+    return out;
+}
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+    std::size_t k = 0;
+    while (k < s.size() && (s[k] == ' ' || s[k] == '\t')) ++k;
+    return s.substr(k);
+}
+
+bool csv_header_has_columns(std::string_view line) {
+    try {
+        auto f = csv_fields(line);
+        bool n = false, s = false, e = false;
+        for (auto& x : f) {
+            x = trim(x);
+            n |= x == "node";
+            s |= x == "start";
+            e |= x == "end";
+        }
+        return n && s && e;
+    } catch (const field_error&) {
+        return false;
+    }
+}
+
+bool first_line_is_polars_object(std::string_view line) {
+    simdjson::padded_string p(line);
+    od::parser parser;
+    od::document doc;
+    if (parser.iterate(p).get(doc) != simdjson::SUCCESS) return false;
+    od::object obj;
+    if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
+    bool has_node = false;
+    for (auto f : obj) {
+        std::string_view k;
+        if (f.unescaped_key().get(k) != simdjson::SUCCESS) return false;
+        if (k == "node") has_node = true;
+    }
+    return has_node;
+}
+
+}  // namespace
+
+span_format detect_span_format(std::string_view text, const std::string& source) {
+    std::string_view t = skip_bom_ws(text);
+    if (!t.empty() && t[0] == '[') return span_format::chrome;
+    if (!t.empty() && t[0] == '{') {
+        if (first_line_is_polars_object(first_line(t))) return span_format::polars_jsonl;
+        if (t.find("\"traceEvents\"") != std::string_view::npos) return span_format::chrome;
+        if (t.find("\"latency\"") != std::string_view::npos) return span_format::duckdb;
+    } else if (csv_header_has_columns(first_line(t))) {
+        return span_format::polars_csv;
+    }
+    throw input_error(source, 1,
+                      "cannot tell the input format (expected Polars node/start/end rows, a Chrome trace or a "
+                      "DuckDB JSON profile); name it with --input-format");
+}
+
+std::string_view format_name(span_format f) {
+    switch (f) {
+    case span_format::polars_jsonl: return "polars-jsonl";
+    case span_format::polars_csv: return "polars-csv";
+    case span_format::chrome: return "chrome";
+    case span_format::duckdb: return "duckdb";
+    }
+    return "?";
+}
+
+// ---- readers ------------------------------------------------------------------------------
+
+namespace {
+
+struct name_table {
+    std::unordered_map<std::string, std::uint32_t> ids;
+    std::vector<std::string>* names;
+    std::uint32_t intern(std::string_view n) {
+        auto it = ids.find(std::string(n));
+        if (it != ids.end()) return it->second;
+        auto id = static_cast<std::uint32_t>(names->size());
+        names->emplace_back(n);
+        ids.emplace(std::string(n), id);
+        return id;
+    }
+};
+
+void add_polars_row(span_set& out, name_table& names, std::string_view node, std::int64_t start, std::int64_t end) {
+    if (end < start) throw field_error(fmt::format("span '{}' ends before it starts (start {}, end {})", node, start, end));
+    out.spans.push_back({start, end, names.intern(node)});
+}
+
+}  // namespace
+
+span_set read_polars_jsonl(std::string_view text, const std::string& source) {
+    span_set out;
+    name_table names{{}, &out.names};
+    line_reader in(string_source(std::string(text), source));
+    for_each_object(in, 0, [&](od::object& obj, std::size_t) {
+        std::optional<std::string> node;
+        std::optional<std::int64_t> start, end;
+        bool has_start = false, has_end = false;
+        for (auto f : obj) {
+            std::string_view k = f.unescaped_key();
+            if (k == "node") node = read_string(f.value(), "node");
+            else if (k == "start") start = read_int(f.value(), "start"), has_start = true;
+            else if (k == "end") end = read_int(f.value(), "end"), has_end = true;
+        }
+        if (!node) missing_field("node");
+        if (!has_start || !start) missing_field("start");
+        if (!has_end || !end) missing_field("end");
+        add_polars_row(out, names, *node, *start, *end);
+    });
+    return out;
+}
+
+span_set read_polars_csv(std::string_view text, const std::string& source) {
+    span_set out;
+    name_table names{{}, &out.names};
+    line_reader in(string_source(std::string(text), source));
+    text_line line;
+    int ci_node = -1, ci_start = -1, ci_end = -1;
+    std::size_t ncols = 0;
+    bool header = true;
+    while (in.next(line)) {
+        try {
+            auto f = csv_fields(line.text);
+            if (header) {
+                for (std::size_t k = 0; k < f.size(); ++k) {
+                    std::string c = trim(f[k]);
+                    if (c == "node") ci_node = static_cast<int>(k);
+                    else if (c == "start") ci_start = static_cast<int>(k);
+                    else if (c == "end") ci_end = static_cast<int>(k);
+                }
+                if (ci_node < 0 || ci_start < 0 || ci_end < 0)
+                    throw field_error("the CSV header must name the columns node, start and end");
+                ncols = f.size();
+                header = false;
+                continue;
+            }
+            if (f.size() != ncols)
+                throw field_error(fmt::format("expected {} CSV fields as in the header, found {}", ncols, f.size()));
+            auto integer = [&](int col, const char* what) {
+                std::string s = trim(f[static_cast<std::size_t>(col)]);
+                std::int64_t v = 0;
+                auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+                if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size())
+                    throw field_error(fmt::format("field '{}': expected an integer (microseconds), found \"{}\"", what, s));
+                return v;
+            };
+            add_polars_row(out, names, f[static_cast<std::size_t>(ci_node)], integer(ci_start, "start"),
+                           integer(ci_end, "end"));
+        } catch (const field_error& e) {
+            throw input_error(source, line.number, e.what());
+        }
+    }
+    return out;
+}
+
+namespace {
+
+// Reads an integer microsecond value: an exact integer, or a number rounded to the nearest
+// microsecond (Chrome's ts/dur may carry fractions).
+std::int64_t micros(od::value v, const char* field) {
+    std::int64_t i;
+    if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
+    double d;
+    if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9.0e15)
+        return static_cast<std::int64_t>(std::llround(d));
+    throw field_error(fmt::format("field '{}': expected a number of microseconds", field));
+}
+
+std::string_view token(od::value v) {
+    std::string_view t = v.raw_json_token();
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
+    return t;
+}
+
+struct be_event {
+    std::string_view pid, tid;  // raw JSON tokens: numbers or strings, compared as text
+    std::int64_t ts;
+    std::uint32_t seq;
+    std::uint32_t node;
+    bool begin;
+};
+
+}  // namespace
+
+span_set read_chrome_trace(std::string_view text, const std::string& source) {
+    span_set out;
+    std::unordered_map<std::string_view, std::uint32_t> ids;
+    auto intern = [&](std::string_view n) {
+        auto it = ids.find(n);
+        if (it != ids.end()) return it->second;
+        auto id = static_cast<std::uint32_t>(out.names.size());
+        out.names.emplace_back(n);
+        // Keyed by the parser's own view (get_string views stay valid for the whole document),
+        // never by the vector's strings, which move when it grows.
+        ids.emplace(n, id);
+        return id;
+    };
+    od::parser parser;
+    od::document doc;
+    const char* loc = text.data();
+    std::size_t index = 0;
+    std::vector<be_event> be;
+    std::unordered_map<std::string, std::int64_t> async_open;
+    try {
+        if (auto err = parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING).get(doc))
+            throw simdjson::simdjson_error(err);
+        od::array events;
+        od::json_type root_type = doc.type();
+        if (root_type == od::json_type::array) {
+            events = doc.get_array();
+        } else if (root_type == od::json_type::object) {
+            od::value ev_value;
+            if (doc.find_field_unordered("traceEvents").get(ev_value) != simdjson::SUCCESS)
+                throw field_error("a trace object must hold \"traceEvents\"");
+            if (ev_value.get_array().get(events) != simdjson::SUCCESS)
+                throw field_error("field 'traceEvents': expected an array");
+        } else {
+            throw field_error("expected a trace object or an array of events");
+        }
+        for (auto el : events) {
+            ++index;
+            od::value v = el.value();
+            if (v.current_location().get(loc) != simdjson::SUCCESS) loc = nullptr;
+            od::object ev;
+            if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
+            char ph = 0;
+            std::string_view name, cat, id, pid, tid;
+            std::int64_t ts = 0, dur = 0;
+            bool has_ts = false, has_dur = false;
+            for (auto f : ev) {
+                std::string_view k = f.unescaped_key();
+                if (k == "ph") {
+                    std::string_view p = f.value().get_string();
+                    if (p.size() != 1) throw field_error(fmt::format("field 'ph': unknown phase \"{}\"", p));
+                    ph = p[0];
+                } else if (k == "ts") {
+                    ts = micros(f.value(), "ts");
+                    has_ts = true;
+                } else if (k == "dur") {
+                    dur = micros(f.value(), "dur");
+                    has_dur = true;
+                } else if (k == "name") {
+                    name = f.value().get_string();
+                } else if (k == "pid") {
+                    pid = token(f.value());
+                } else if (k == "tid") {
+                    tid = token(f.value());
+                } else if (k == "cat") {
+                    cat = token(f.value());
+                } else if (k == "id" || k == "id2") {
+                    id = token(f.value());
+                }
+            }
+            ++out.events;
+            switch (ph) {
+            case 'X':
+                if (!has_ts) missing_field("ts");
+                if (!has_dur) missing_field("dur");
+                if (dur < 0) throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", name, dur));
+                out.spans.push_back({ts, ts + dur, intern(name)});
+                break;
+            case 'B':
+            case 'E':
+                if (!has_ts) missing_field("ts");
+                be.push_back({pid, tid, ts, static_cast<std::uint32_t>(be.size()), ph == 'B' ? intern(name) : 0u,
+                              ph == 'B'});
+                break;
+            case 'b':
+            case 'S':
+            case 'e':
+            case 'F': {
+                std::string key = fmt::format("{}\x1f{}\x1f{}", cat, id, name);
+                async_open[key] += (ph == 'b' || ph == 'S') ? 1 : -1;
+                break;
+            }
+            case 0: missing_field("ph");
+            default: break;  // instants, metadata, counters, flow, samples, objects
+            }
+        }
+    } catch (const field_error& e) {
+        throw input_error(source, line_of(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
+    } catch (const simdjson::simdjson_error& e) {
+        const char* at = nullptr;
+        if (doc.current_location().get(at) != simdjson::SUCCESS) at = loc;
+        throw input_error(source, line_of(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
+    }
+    for (const auto& [k, n] : async_open)
+        if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
+    // B/E pairs: per thread, in time order (ties keep file order), an E closes the innermost B.
+    std::sort(be.begin(), be.end(), [](const be_event& a, const be_event& b) {
+        if (a.pid != b.pid) return a.pid < b.pid;
+        if (a.tid != b.tid) return a.tid < b.tid;
+        if (a.ts != b.ts) return a.ts < b.ts;
+        return a.seq < b.seq;
+    });
+    std::vector<const be_event*> stack;
+    for (std::size_t k = 0; k < be.size(); ++k) {
+        const be_event& e = be[k];
+        if (k > 0 && (be[k - 1].pid != e.pid || be[k - 1].tid != e.tid)) {
+            out.unmatched_begins += stack.size();
+            stack.clear();
+        }
+        if (e.begin) {
+            stack.push_back(&e);
+        } else if (stack.empty()) {
+            ++out.unmatched_ends;
+        } else {
+            out.spans.push_back({stack.back()->ts, e.ts, stack.back()->node});
+            stack.pop_back();
+        }
+    }
+    out.unmatched_begins += stack.size();
+    return out;
+}
+
+namespace {
+
+std::optional<double> number_at(const json_value& root, std::string_view key) {
+    const json_value* v = root.find(key);
+    if (!v) return std::nullopt;
+    switch (v->t) {
+    case json_value::type::integer: return static_cast<double>(v->i);
+    case json_value::type::uinteger: return static_cast<double>(v->u);
+    case json_value::type::number: return v->d;
+    default: throw field_error(fmt::format("field '{}': expected a number", key));
+    }
+}
+
+void collect_operators(const json_value& node, std::map<std::string, double>& ops, int depth) {
+    if (depth > 10000) throw field_error("operator tree nested too deeply");
+    const json_value* children = node.find("children");
+    if (!children) return;
+    if (children->t != json_value::type::array) throw field_error("field 'children': expected an array");
+    for (const auto& c : children->arr) {
+        if (!c.is_object()) throw field_error("field 'children': expected operator objects");
+        std::string name;
+        if (const json_value* n = c.find("operator_name"); n && n->t == json_value::type::string) name = n->s;
+        else if (const json_value* t = c.find("operator_type"); t && t->t == json_value::type::string) name = t->s;
+        else throw field_error("an operator has neither 'operator_name' nor 'operator_type'");
+        auto secs = number_at(c, "operator_timing");
+        if (!secs || !std::isfinite(*secs) || *secs < 0)
+            throw field_error(fmt::format("operator '{}': field 'operator_timing': expected seconds >= 0", name));
+        ops[name] += *secs;
+        collect_operators(c, ops, depth + 1);
+    }
+}
+
+}  // namespace
+
+duckdb_profile read_duckdb_profile(std::string_view text, const std::string& source) {
+    try {
+        json_value root = parse_json_text(text);
+        if (!root.is_object()) throw field_error("a DuckDB profile is one JSON object");
+        duckdb_profile d;
+        auto latency = number_at(root, "latency");
+        if (!latency) missing_field("latency");
+        if (!std::isfinite(*latency) || *latency < 0) throw field_error("field 'latency': expected seconds >= 0");
+        d.latency_s = *latency;
+        auto planner = number_at(root, "planner");
+        auto optim = number_at(root, "all_optimizers");
+        auto phys = number_at(root, "physical_planner");
+        if (planner && optim && phys) {
+            for (double x : {*planner, *optim, *phys})
+                if (!std::isfinite(x) || x < 0) throw field_error("planner timings must be seconds >= 0");
+            d.fixed_s = *planner + *optim + *phys;
+            d.operators = {{"all_optimizers", *optim}, {"physical_planner", *phys}, {"planner", *planner}};
+        }
+        std::map<std::string, double> ops;
+        collect_operators(root, ops, 0);
+        for (auto& kv : ops) d.operators.push_back(kv);
+        std::sort(d.operators.begin(), d.operators.end());
+        if (const json_value* r = root.find("cumulative_rows_scanned")) {
+            if (r->t == json_value::type::uinteger) d.rows_scanned = r->u;
+            else if (r->t == json_value::type::integer && r->i >= 0) d.rows_scanned = static_cast<std::uint64_t>(r->i);
+            else throw field_error("field 'cumulative_rows_scanned': expected a non-negative integer");
+        }
+        return d;
+    } catch (const field_error& e) {
+        // The profile is one document; errors name it at line 1 (parse errors carry no offset).
+        throw input_error(source, 1, e.what());
+    }
+}
+
+// ---- building -------------------------------------------------------------------------------
+
+namespace {
+
+std::uint64_t require_rows(const std::optional<std::uint64_t>& rows) {
+    if (!rows) throw usage_error("--rows N is required: how many rows this run processed");
+    if (*rows == 0) throw usage_error("--rows must be a positive integer");
+    return *rows;
+}
+
+void sort_nodes(std::vector<query_node>& nodes) {
+    std::sort(nodes.begin(), nodes.end(), [](const query_node& a, const query_node& b) { return a.node < b.node; });
+}
+
+query_profile base_profile(const query_options& opts, std::string source) {
+    query_profile p;
+    p.plan_key = opts.plan_key;
+    p.host = opts.host;
+    p.selectivity = opts.selectivity;
+    p.engine_version = opts.engine_version;
+    p.source = std::move(source);
+    p.runs = 1;
+    return p;
+}
+
+}  // namespace
+
+query_profile build_from_spans(const span_set& s, const query_options& opts, const std::vector<std::string>& default_fixed,
+                               std::string source) {
+    query_profile p = base_profile(opts, std::move(source));
+    p.rows = require_rows(opts.rows);
+    const auto& fixed_names = opts.fixed_nodes.empty() ? default_fixed : opts.fixed_nodes;
+    std::vector<bool> is_fixed(s.names.size(), false);
+    for (const auto& f : fixed_names) {
+        auto it = std::find(s.names.begin(), s.names.end(), f);
+        if (it == s.names.end()) {
+            p.warnings.push_back(fmt::format("fixed node '{}' does not appear in the spans: check the name", f));
+            continue;
+        }
+        is_fixed[static_cast<std::size_t>(it - s.names.begin())] = true;
+    }
+    span_summary sum = summarize_spans(s, is_fixed);
+    std::int64_t fixed_us = sum.fixed_us;
+    double fixed_s = static_cast<double>(fixed_us) / 1e6;
+    double elapsed_s = static_cast<double>(sum.elapsed_us) / 1e6;
+    if (opts.fixed_seconds) {
+        if (*opts.fixed_seconds > elapsed_s)
+            throw usage_error(fmt::format("--fixed-seconds {} is more than the run's elapsed {} s",
+                                          format_double(*opts.fixed_seconds), format_double(elapsed_s)));
+        fixed_s = *opts.fixed_seconds;
+        p.fixed_seconds = fixed_s;
+        p.per_row_seconds = (elapsed_s - fixed_s) / static_cast<double>(p.rows);
+    } else {
+        if (fixed_names.empty())
+            p.warnings.push_back("no fixed node named (--fixed NAME): all cost is treated as scaling with rows");
+        // SPEC: integer microseconds throughout, converted to seconds once, here.
+        p.fixed_seconds = fixed_s;
+        p.per_row_seconds = static_cast<double>(sum.elapsed_us - fixed_us) / 1e6 / static_cast<double>(p.rows);
+    }
+    for (std::size_t n = 0; n < s.names.size(); ++n)
+        p.nodes.push_back({s.names[n], static_cast<double>(sum.node_us[n]) / 1e6, !is_fixed[n]});
+    sort_nodes(p.nodes);
+    p.warnings.push_back(single_run_warning);
+    return p;
+}
+
+query_profile build_from_duckdb(const duckdb_profile& d, const query_options& opts, const std::string& source_name) {
+    if (!opts.fixed_nodes.empty())
+        throw usage_error("--fixed names span nodes; a DuckDB profile's fixed part is planner + all_optimizers + "
+                          "physical_planner (override it with --fixed-seconds)");
+    query_profile p = base_profile(opts, "duckdb");
+    if (opts.rows) {
+        p.rows = require_rows(opts.rows);
+    } else {
+        if (!d.rows_scanned || *d.rows_scanned == 0)
+            throw error(exit_code::data_err, fmt::format("{}: the profile has no positive 'cumulative_rows_scanned': give --rows N",
+                                                         source_name));
+        p.rows = *d.rows_scanned;
+    }
+    double fixed = 0;
+    if (opts.fixed_seconds) {
+        fixed = *opts.fixed_seconds;
+    } else if (d.fixed_s) {
+        fixed = *d.fixed_s;
+    } else {
+        throw error(exit_code::data_err,
+                    fmt::format("{}: a standard-mode DuckDB profile has no planner, all_optimizers or physical_planner "
+                                "timings, so its fixed cost is unknown: profile with PRAGMA profiling_mode='detailed' "
+                                "(or give --fixed-seconds)",
+                                source_name));
+    }
+    if (fixed > d.latency_s)
+        throw error(exit_code::data_err, fmt::format("{}: fixed cost {} s is more than the query's latency {} s", source_name,
+                                                     format_double(fixed), format_double(d.latency_s)));
+    p.fixed_seconds = fixed;
+    p.per_row_seconds = (d.latency_s - fixed) / static_cast<double>(p.rows);
+    for (const auto& [name, secs] : d.operators) {
+        bool plan_time = name == "planner" || name == "all_optimizers" || name == "physical_planner";
+        p.nodes.push_back({name, secs, !plan_time});
+    }
+    sort_nodes(p.nodes);
+    p.warnings.push_back(single_run_warning);
+    return p;
+}
+
+// ---- fit --------------------------------------------------------------------------------------
+
+line_fit nnls_line(const std::vector<double>& x, const std::vector<double>& y) {
+    const std::size_t n = x.size();
+    auto sse = [&](double a, double b) {
+        double s = 0;
+        for (std::size_t i = 0; i < n; ++i) s += (a + b * x[i] - y[i]) * (a + b * x[i] - y[i]);
+        return s;
+    };
+    double xm = 0, ym = 0;
+    for (std::size_t i = 0; i < n; ++i) xm += x[i], ym += y[i];
+    xm /= static_cast<double>(n);
+    ym /= static_cast<double>(n);
+    double sxx = 0, sxy = 0, xx = 0, xy = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        sxx += (x[i] - xm) * (x[i] - xm);
+        sxy += (x[i] - xm) * (y[i] - ym);
+        xx += x[i] * x[i];
+        xy += x[i] * y[i];
+    }
+    if (sxx > 0) {
+        double b = sxy / sxx, a = ym - b * xm;
+        if (a >= 0 && b >= 0) return {a, b};
+    }
+    // The objective is convex, so when the interior optimum is infeasible the constrained one
+    // lies on an edge: through the origin (a = 0) or flat (b = 0).
+    line_fit through0{0, xx > 0 ? std::max(0.0, xy / xx) : 0.0};
+    line_fit flat{std::max(0.0, ym), 0};
+    return sse(through0.intercept, through0.slope) <= sse(flat.intercept, flat.slope) ? through0 : flat;
+}
+
+query_profile fit_query_profiles(const std::vector<query_profile>& runs) {
+    if (runs.empty()) throw field_error("fit needs query_profile records on input");
+    const query_profile& first = runs.front();
+    std::vector<double> x, y;
+    const query_profile* largest = &first;
+    std::uint64_t total_runs = 0;
+    bool same_selectivity = true;
+    for (const auto& r : runs) {
+        if (r.plan_key != first.plan_key || r.host != first.host)
+            throw field_error(fmt::format("fit combines one plan on one host; found ('{}', '{}') and ('{}', '{}')",
+                                          first.plan_key, first.host, r.plan_key, r.host));
+        if (r.engine_version != first.engine_version)
+            throw field_error(fmt::format("fit combines one engine version; found '{}' and '{}'", first.engine_version,
+                                          r.engine_version));
+        if (r.selectivity != first.selectivity) same_selectivity = false;
+        x.push_back(static_cast<double>(r.rows));
+        y.push_back(r.estimate(static_cast<double>(r.rows)));
+        total_runs += r.runs;
+        if (r.rows > largest->rows) largest = &r;
+    }
+    std::vector<double> distinct = x;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    if (distinct.size() < 2)
+        throw field_error("fit needs runs at two or more different row counts (one row count cannot separate fixed from "
+                          "per-row cost)");
+    line_fit f = nnls_line(x, y);
+    query_profile p;
+    p.plan_key = first.plan_key;
+    p.host = first.host;
+    p.rows = largest->rows;
+    p.fixed_seconds = f.intercept;
+    p.per_row_seconds = f.slope;
+    p.nodes = largest->nodes;
+    p.selectivity = same_selectivity ? first.selectivity : std::nullopt;
+    p.engine_version = first.engine_version;
+    p.source = "fit";
+    p.runs = total_runs;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        double pred = f.intercept + f.slope * x[i];
+        p.residuals.push_back({runs[i].rows, y[i], pred, y[i] - pred});
+    }
+    std::sort(p.residuals.begin(), p.residuals.end(), [](const query_fit_point& a, const query_fit_point& b) {
+        return a.rows != b.rows ? a.rows < b.rows : a.measured_s < b.measured_s;
+    });
+    if (distinct.size() == 2)
+        p.warnings.push_back("fitted over two row counts: the line passes through both, so the residuals cannot show "
+                             "misfit; a third row count would");
+    if (f.slope == 0)
+        p.warnings.push_back("per-row cost clamped to 0: the runs do not get slower with more rows");
+    if (f.intercept == 0 && distinct.size() > 2)
+        p.warnings.push_back("fixed cost clamped to 0: the runs' line would cross zero rows below 0 s");
+    return p;
+}
+
+// ---- staleness --------------------------------------------------------------------------------
+
+std::optional<std::string> stale_reason(const query_profile& p, std::uint64_t rows, const std::string& engine_version,
+                                        double factor) {
+    std::vector<std::string> why;
+    double ratio = static_cast<double>(rows) / static_cast<double>(p.rows);
+    if (ratio > factor)
+        why.push_back(fmt::format("{} rows is {}x the profile's {} rows (more than the factor {})", rows,
+                                  format_double(ratio), p.rows, format_double(factor)));
+    else if (ratio < 1.0 / factor)
+        why.push_back(fmt::format("{} rows is 1/{} of the profile's {} rows (below 1/{})", rows,
+                                  format_double(1.0 / ratio), p.rows, format_double(factor)));
+    if (p.engine_version.empty())
+        why.push_back("the profile's engine version is unknown");
+    else if (p.engine_version != engine_version)
+        why.push_back(fmt::format("the profile was taken on engine version '{}', the engine is now '{}'", p.engine_version,
+                                  engine_version));
+    if (why.empty()) return std::nullopt;
+    std::string out = why[0];
+    for (std::size_t k = 1; k < why.size(); ++k) out += "; " + why[k];
+    return out;
+}
+
+// ---- the record -------------------------------------------------------------------------------
+
+std::string write_query_profile(const query_profile& p) {
+    json_writer w;
+    w.begin_object();
+    w.field("kind", "query_profile");
+    w.field("plan_key", p.plan_key);
+    w.field("host", p.host);
+    w.field("rows", p.rows);
+    w.field("fixed_seconds", p.fixed_seconds);
+    w.field("per_row_seconds", p.per_row_seconds);
+    w.key("nodes");
+    w.begin_array();
+    for (const auto& n : p.nodes) {
+        w.begin_object();
+        w.field("node", n.node);
+        w.field("seconds", n.seconds);
+        w.field("scales_with_rows", n.scales_with_rows);
+        w.end_object();
+    }
+    w.end_array();
+    w.field("selectivity", p.selectivity);
+    w.field("engine_version", p.engine_version);
+    w.field("source", p.source);
+    w.field("runs", p.runs);
+    w.key("residuals");
+    if (p.residuals.empty()) {
+        w.null();
+    } else {
+        w.begin_array();
+        for (const auto& r : p.residuals) {
+            w.begin_object();
+            w.field("rows", r.rows);
+            w.field("measured_s", r.measured_s);
+            w.field("predicted_s", r.predicted_s);
+            w.field("residual_s", r.residual_s);
+            w.end_object();
+        }
+        w.end_array();
+    }
+    w.key("warnings");
+    w.begin_array();
+    for (const auto& s : p.warnings) w.value(s);
+    w.end_array();
+    w.end_object();
+    return w.take();
+}
+
+namespace {
+
+double finite_number(od::value v, std::string_view field) {
+    auto d = read_number(v, field);
+    if (!d || !std::isfinite(*d)) throw field_error(fmt::format("field '{}': expected a finite number", field));
+    return *d;
+}
+
+double seconds_field(od::value v, std::string_view field) {
+    double d = finite_number(v, field);
+    if (d < 0) throw field_error(fmt::format("field '{}': expected seconds >= 0, found {}", field, format_double(d)));
+    return d;
+}
+
+}  // namespace
+
+query_profile read_query_profile(od::object& obj) {
+    query_profile p;
+    p.source = "";
+    bool kind = false, plan = false, host = false, rows = false, fixed = false, per_row = false;
+    for (auto f : obj) {
+        std::string_view k = f.unescaped_key();
+        od::value v = f.value();
+        if (k == "kind") {
+            check_kind(v, "query_profile");
+            kind = true;
+        } else if (k == "plan_key") {
+            p.plan_key = require_string(v, "plan_key");
+            plan = true;
+        } else if (k == "host") {
+            p.host = require_string(v, "host");
+            host = true;
+        } else if (k == "rows") {
+            auto r = read_count(v, "rows");
+            if (!r || *r == 0) throw field_error("field 'rows': expected a positive integer");
+            p.rows = *r;
+            rows = true;
+        } else if (k == "fixed_seconds") {
+            p.fixed_seconds = seconds_field(v, "fixed_seconds");
+            fixed = true;
+        } else if (k == "per_row_seconds") {
+            p.per_row_seconds = seconds_field(v, "per_row_seconds");
+            per_row = true;
+        } else if (k == "nodes") {
+            od::array arr;
+            if (v.get_array().get(arr) != simdjson::SUCCESS) throw field_error("field 'nodes': expected an array");
+            for (auto el : arr) {
+                od::object no;
+                if (el.get_object().get(no) != simdjson::SUCCESS) throw field_error("field 'nodes': expected objects");
+                query_node n;
+                bool has_name = false;
+                for (auto nf : no) {
+                    std::string_view nk = nf.unescaped_key();
+                    if (nk == "node") n.node = require_string(nf.value(), "nodes.node"), has_name = true;
+                    else if (nk == "seconds") n.seconds = seconds_field(nf.value(), "nodes.seconds");
+                    else if (nk == "scales_with_rows") {
+                        auto b = read_bool(nf.value(), "nodes.scales_with_rows");
+                        n.scales_with_rows = b.value_or(true);
+                    }
+                }
+                if (!has_name) missing_field("nodes.node");
+                p.nodes.push_back(std::move(n));
+            }
+        } else if (k == "selectivity") {
+            auto s = read_number(v, "selectivity");
+            if (s && !std::isfinite(*s)) s.reset();
+            p.selectivity = s;
+        } else if (k == "engine_version") {
+            p.engine_version = read_string(v, "engine_version").value_or("");
+        } else if (k == "source") {
+            p.source = read_string(v, "source").value_or("");
+        } else if (k == "runs") {
+            auto r = read_count(v, "runs");
+            p.runs = r && *r > 0 ? *r : 1;
+        } else if (k == "residuals") {
+            if (v.is_null()) continue;
+            od::array arr;
+            if (v.get_array().get(arr) != simdjson::SUCCESS) throw field_error("field 'residuals': expected an array");
+            for (auto el : arr) {
+                od::object ro;
+                if (el.get_object().get(ro) != simdjson::SUCCESS) throw field_error("field 'residuals': expected objects");
+                query_fit_point r;
+                for (auto rf : ro) {
+                    std::string_view rk = rf.unescaped_key();
+                    if (rk == "rows") r.rows = read_count(rf.value(), "residuals.rows").value_or(0);
+                    else if (rk == "measured_s") r.measured_s = finite_number(rf.value(), "residuals.measured_s");
+                    else if (rk == "predicted_s") r.predicted_s = finite_number(rf.value(), "residuals.predicted_s");
+                    else if (rk == "residual_s") r.residual_s = finite_number(rf.value(), "residuals.residual_s");
+                }
+                p.residuals.push_back(r);
+            }
+        } else if (k == "warnings") {
+            if (v.is_null()) continue;
+            od::array arr;
+            if (v.get_array().get(arr) != simdjson::SUCCESS) throw field_error("field 'warnings': expected an array");
+            for (auto el : arr) p.warnings.push_back(require_string(el.value(), "warnings"));
+        }
+    }
+    if (!kind) missing_field("kind");
+    if (!plan) missing_field("plan_key");
+    if (!host) missing_field("host");
+    if (!rows) missing_field("rows");
+    if (!fixed) missing_field("fixed_seconds");
+    if (!per_row) missing_field("per_row_seconds");
+    sort_nodes(p.nodes);
+    return p;
+}
+
+std::vector<std::string> query_profile_key(const std::string& plan_key, const std::string& host) {
+    return {plan_key, host};
+}
+
+}  // namespace prof
