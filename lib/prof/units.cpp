@@ -170,7 +170,7 @@ std::string human_bytes(double b) {
 }
 
 std::string human_seconds(double s) {
-    if (s < 1) return fmt::format("{:.3f} s", s);
+    if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
     if (s < 120) return fmt::format("{:.2f} s", s);
     if (s < 7200) return fmt::format("{:.1f} min", s / 60);
     return fmt::format("{:.1f} h", s / 3600);

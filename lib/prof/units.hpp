@@ -28,7 +28,7 @@ time_point_ns now_ns();
 
 // "1.50 GiB", "512 MiB", "300 B": for tables and messages, never for records.
 std::string human_bytes(double bytes);
-// "0.012 s", "1.5 s", "2.0 min".
+// "12.30 ms", "1.50 s", "2.0 min", "1.5 h".
 std::string human_seconds(double s);
 
 }  // namespace prof
