@@ -1,0 +1,315 @@
+// Unit tests of the span arithmetic, the span/DuckDB readers, fit, staleness and the
+// query_profile record (spans.hpp).
+#include "prof/errors.hpp"
+#include "prof/fsutil.hpp"
+#include "prof/json_in.hpp"
+#include "prof/spans.hpp"
+
+#include <cstdlib>
+#include <doctest/doctest.h>
+
+using namespace prof;
+
+namespace {
+
+std::string input_path(const std::string& name) {
+    const char* root = std::getenv("PROF_ROOT");
+    return std::string(root ? root : ".") + "/testdata/inputs/" + name;
+}
+
+span_set spans_of(std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> rows) {
+    std::string text = "node,start,end\n";
+    for (auto& [n, s, e] : rows) text += n + "," + std::to_string(s) + "," + std::to_string(e) + "\n";
+    return read_polars_csv(text, "t.csv");
+}
+
+query_options opts(std::uint64_t rows) {
+    query_options o;
+    o.plan_key = "q";
+    o.host = "h";
+    o.rows = rows;
+    return o;
+}
+
+query_profile parse_profile(const std::string& line) {
+    query_profile out;
+    line_reader in(string_source(line + "\n", "p"));
+    for_each_object(in, 0, [&](simdjson::ondemand::object& o, std::size_t) { out = read_query_profile(o); });
+    return out;
+}
+
+std::string chrome(const std::string& events) {
+    return std::string("{\"traceEvents\":[\n") + events + "\n]}";
+}
+
+span_set read_chrome(const std::string& text) {
+    simdjson::padded_string p(text);
+    return read_chrome_trace(std::string_view(p.data(), p.size()), "trace.json");
+}
+
+}  // namespace
+
+TEST_CASE("spans: the SPEC example gives 0.015 s elapsed, 0.001 s fixed, not the 0.021 s a sum gives") {
+    // optimization 0-1000, scan 1000-11000, filter 5000-15000 (microseconds).
+    auto s = spans_of({{"optimization", 0, 1000}, {"scan", 1000, 11000}, {"filter", 5000, 15000}});
+    auto p = build_from_spans(s, opts(10), {"optimization"}, "polars");
+    CHECK(p.fixed_seconds == 0.001);
+    // (15000 - 1000) µs = 0.014 s over 10 rows.
+    CHECK(p.per_row_seconds == doctest::Approx(0.0014).epsilon(1e-15));
+    CHECK(p.estimate(10) == doctest::Approx(0.015));
+    REQUIRE(p.nodes.size() == 3);
+    CHECK(p.nodes[0].node == "filter");
+    CHECK(p.nodes[1].node == "optimization");
+    CHECK_FALSE(p.nodes[1].scales_with_rows);
+    CHECK(p.warnings.back() == std::string(single_run_warning));
+}
+
+TEST_CASE("spans: overlapping, nested, unsorted and tied intervals are unioned once") {
+    // [0,10) ∪ [5,20) ∪ [2,3) nested ∪ [20,25) touching ∪ [20,25) tied ∪ [30,31) = 25 + 1 = 26.
+    std::vector<std::pair<std::int64_t, std::int64_t>> iv{{20, 25}, {2, 3}, {0, 10}, {30, 31}, {5, 20}, {20, 25}};
+    CHECK(union_length(iv) == 26);
+    std::vector<std::pair<std::int64_t, std::int64_t>> none;
+    CHECK(union_length(none) == 0);
+    std::vector<std::pair<std::int64_t, std::int64_t>> empty_spans{{5, 5}, {7, 7}};
+    CHECK(union_length(empty_spans) == 0);
+}
+
+TEST_CASE("spans: gaps between spans are scaling cost, and two fixed nodes overlap once") {
+    // plan 0-100 and opt 50-150 (fixed union 150); scan 400-1000; gap 150-400 scales.
+    auto s = spans_of({{"scan", 400, 1000}, {"opt", 50, 150}, {"plan", 0, 100}});
+    query_options o = opts(100);
+    o.fixed_nodes = {"plan", "opt"};
+    auto p = build_from_spans(s, o, {}, "polars");
+    CHECK(p.fixed_seconds == 0.00015);
+    // elapsed 1000 µs − fixed 150 µs = 850 µs over 100 rows = 8.5e-6 s per row.
+    CHECK(p.per_row_seconds == doctest::Approx(8.5e-6).epsilon(1e-15));
+}
+
+TEST_CASE("spans: end before start is bad input naming the line, in CSV and in JSON Lines") {
+    try {
+        read_polars_csv("node,start,end\nscan,0,10\nfilter,20,5\n", "p.csv");
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(e.line_number == 3);
+        CHECK(std::string(e.what()) == "p.csv:3: span 'filter' ends before it starts (start 20, end 5)");
+    }
+    try {
+        read_polars_jsonl("{\"node\":\"a\",\"start\":0,\"end\":1}\n\n{\"node\":\"b\",\"start\":9,\"end\":2}\n", "p.jsonl");
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(e.line_number == 3);
+    }
+}
+
+TEST_CASE("spans: a CSV node name may hold quoted commas, and quoted integers in JSON Lines are read") {
+    auto s = read_polars_csv("start,node,end\n0,\"group_by(a, b)\",7\n", "p.csv");
+    REQUIRE(s.spans.size() == 1);
+    CHECK(s.names[0] == "group_by(a, b)");
+    CHECK(s.spans[0].end_us == 7);
+    auto j = read_polars_jsonl("{\"node\":\"x\",\"start\":\"3\",\"end\":\"9\"}", "p");
+    CHECK(j.spans[0].start_us == 3);
+    CHECK_THROWS_AS(read_polars_csv("node,begin,end\n", "p.csv"), input_error);
+}
+
+TEST_CASE("spans: rows must be given and positive") {
+    auto s = spans_of({{"scan", 0, 10}});
+    query_options o = opts(1);
+    o.rows.reset();
+    CHECK_THROWS_AS(build_from_spans(s, o, {}, "polars"), usage_error);
+    o.rows = 0;
+    CHECK_THROWS_AS(build_from_spans(s, o, {}, "polars"), usage_error);
+}
+
+TEST_CASE("chrome: X events and B/E pairs matched per thread with nesting, in any order") {
+    // Thread 1: B outer 100, B inner 110, E 120 (inner), E 200 (outer), listed out of order.
+    // Thread 2: X scan 150+100. Instants, metadata and counters do not count.
+    auto s = read_chrome(chrome(R"({"ph":"E","pid":1,"tid":1,"ts":200},
+{"ph":"B","pid":1,"tid":1,"ts":110,"name":"inner"},
+{"ph":"M","pid":1,"tid":1,"ts":0,"name":"thread_name","args":{"name":"x"}},
+{"ph":"M","pid":1,"tid":1,"ts":0,"name":"thread_name","args":{"name":"x"}},
+{"ph":"B","pid":1,"tid":1,"ts":100,"name":"outer"},
+{"ph":"I","pid":1,"tid":1,"ts":5,"name":"early"},
+{"ph":"C","pid":1,"tid":1,"ts":900,"name":"ctr","args":{"v":1}},
+{"ph":"E","pid":1,"tid":1,"ts":120},
+{"ph":"X","pid":1,"tid":2,"ts":150,"dur":100,"name":"scan"})"));
+    CHECK(s.spans.size() == 3);
+    CHECK(s.events == 9);
+    query_options o = opts(1);
+    o.fixed_nodes = {"inner"};
+    auto p = build_from_spans(s, o, {}, "chrome");
+    // elapsed = 250 − 100 = 150 µs (the instant at 5 and the counter at 900 do not count).
+    CHECK(p.fixed_seconds == 1e-05);
+    CHECK(p.per_row_seconds == doctest::Approx(140e-6).epsilon(1e-15));
+    REQUIRE(p.nodes.size() == 3);
+    CHECK(p.nodes[0].node == "inner");
+    CHECK(p.nodes[1].node == "outer");
+    CHECK(p.nodes[1].seconds == 0.0001);
+}
+
+TEST_CASE("chrome: async begins without an end are ignored and counted; fractional microseconds round") {
+    auto s = read_chrome(R"([{"ph":"b","cat":"c","id":"0x1","name":"a","ts":1,"pid":1,"tid":1},
+{"ph":"e","cat":"c","id":"0x1","name":"a","ts":2,"pid":1,"tid":1},
+{"ph":"b","cat":"c","id":"0x2","name":"a","ts":3,"pid":1,"tid":1},
+{"ph":"X","name":"w","ts":10.4,"dur":5.6,"pid":1,"tid":1}])");
+    CHECK(s.async_unmatched == 1);
+    REQUIRE(s.spans.size() == 1);
+    CHECK(s.spans[0].start_us == 10);
+    CHECK(s.spans[0].end_us == 16);
+}
+
+TEST_CASE("chrome: with no fixed node named, fixed is 0 and a warning says all cost scales") {
+    auto s = read_chrome(R"([{"ph":"X","name":"w","ts":0,"dur":50,"pid":1,"tid":1}])");
+    auto p = build_from_spans(s, opts(5), {}, "chrome");
+    CHECK(p.fixed_seconds == 0);
+    REQUIRE(p.warnings.size() == 2);
+    CHECK(p.warnings[0] == "no fixed node named (--fixed NAME): all cost is treated as scaling with rows");
+}
+
+TEST_CASE("chrome: a negative dur names the line and the event") {
+    try {
+        read_chrome(chrome("{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":1},\n{\"ph\":\"X\",\"name\":\"b\",\"ts\":5,\"dur\":-3}"));
+        FAIL("expected an error");
+    } catch (const input_error& e) {
+        CHECK(std::string(e.what()) == "trace.json:3: event 2: 'X' event 'b' has a negative dur (-3)");
+    }
+    CHECK_THROWS_AS(read_chrome("[{\"ph\":\"X\",\"ts\":0,"), input_error);
+    CHECK_THROWS_AS(read_chrome("{\"other\":[]}"), input_error);
+}
+
+TEST_CASE("chrome: the real Node.js trace gives 95 spans over 315962 µs and 42 unended async begins") {
+    // Checked independently in Python: 63 X events + 32 matched B/E pairs; min ts 629071427,
+    // max end 629387389.
+    std::string text = read_file(input_path("node_trace.json"));
+    CHECK(detect_span_format(text, "t") == span_format::chrome);
+    auto s = read_chrome(text);
+    CHECK(s.events == 429);
+    CHECK(s.spans.size() == 95);
+    CHECK(s.async_unmatched == 42);
+    CHECK(s.unmatched_begins == 0);
+    CHECK(s.unmatched_ends == 0);
+    auto sum = summarize_spans(s, std::vector<bool>(s.names.size(), false));
+    CHECK(sum.elapsed_us == 315962);
+}
+
+TEST_CASE("duckdb: the detailed 1e3-row profile splits latency into planner fixed cost and per-row cost") {
+    std::string text = read_file(input_path("duckdb_profile_1000.json"));
+    CHECK(detect_span_format(text, "d") == span_format::duckdb);
+    auto d = read_duckdb_profile(text, "d.json");
+    CHECK(d.latency_s == 0.001875303);
+    REQUIRE(d.fixed_s);
+    // planner 0.000206173 + all_optimizers 0.000293573 + physical_planner 0.000040403.
+    CHECK(*d.fixed_s == doctest::Approx(0.000540149).epsilon(1e-12));
+    CHECK(d.rows_scanned == std::optional<std::uint64_t>(1000));
+    query_options o = opts(1);
+    o.rows.reset();
+    auto p = build_from_duckdb(d, o, "d.json");
+    CHECK(p.rows == 1000);
+    // (0.001875303 − 0.000540149) / 1000 rows.
+    CHECK(p.per_row_seconds == doctest::Approx(1.335154e-06).epsilon(1e-12));
+}
+
+TEST_CASE("duckdb: a standard-mode profile is refused with the way out, unless --fixed-seconds is given") {
+    std::string text = read_file(input_path("duckdb_profile_1000_standard.json"));
+    auto d = read_duckdb_profile(text, "s.json");
+    CHECK_FALSE(d.fixed_s);
+    query_options o = opts(1000);
+    try {
+        build_from_duckdb(d, o, "s.json");
+        FAIL("expected a refusal");
+    } catch (const error& e) {
+        CHECK(e.code() == exit_code::data_err);
+        CHECK(std::string(e.what()).find("profiling_mode='detailed'") != std::string::npos);
+        CHECK(std::string(e.what()).find("--fixed-seconds") != std::string::npos);
+    }
+    o.fixed_seconds = 0.0005;
+    auto p = build_from_duckdb(d, o, "s.json");
+    CHECK(p.fixed_seconds == 0.0005);
+}
+
+TEST_CASE("fit: the 1e3 and 1e5 DuckDB runs together price 1e5 rows as measured; the 1e3 run alone ~45x over") {
+    query_options o = opts(1);
+    o.rows.reset();
+    auto small = build_from_duckdb(read_duckdb_profile(read_file(input_path("duckdb_profile_1000.json")), "a"), o, "a");
+    auto large = build_from_duckdb(read_duckdb_profile(read_file(input_path("duckdb_profile_100000.json")), "b"), o, "b");
+    double measured = 0.002970368;  // the 1e5 profile's latency
+    double alone = small.estimate(100000);
+    CHECK(alone / measured == doctest::Approx(45.13).epsilon(0.01));
+    auto f = fit_query_profiles({large, small});
+    CHECK(f.source == "fit");
+    CHECK(f.runs == 2);
+    CHECK(f.rows == 100000);
+    CHECK(f.estimate(100000) == doctest::Approx(measured).epsilon(1e-9));
+    // Slope (0.002970368 − 0.001875303) / 99000; intercept 0.001875303 − 1000 × slope.
+    CHECK(f.per_row_seconds == doctest::Approx(1.1061262626e-08).epsilon(1e-9));
+    CHECK(f.fixed_seconds == doctest::Approx(0.00186424174).epsilon(1e-9));
+    REQUIRE(f.residuals.size() == 2);
+    CHECK(f.residuals[0].rows == 1000);
+}
+
+TEST_CASE("fit: non-negative least squares clamps a negative slope or intercept to the edge") {
+    // y = 1 + 2x exactly: interior solution.
+    auto a = nnls_line({1, 2, 3}, {3, 5, 7});
+    CHECK(a.intercept == doctest::Approx(1));
+    CHECK(a.slope == doctest::Approx(2));
+    // Decreasing times: slope clamps to 0, intercept = mean 2.
+    auto b = nnls_line({1, 2, 3}, {3, 2, 1});
+    CHECK(b.slope == 0);
+    CHECK(b.intercept == doctest::Approx(2));
+    // Line through (1,1),(2,3): intercept −1 clamps to 0; slope = Σxy/Σx² = 7/5.
+    auto c = nnls_line({1, 2}, {1, 3});
+    CHECK(c.intercept == 0);
+    CHECK(c.slope == doctest::Approx(1.4));
+}
+
+TEST_CASE("fit: refuses mixed plans, mixed engines and a single row count") {
+    query_profile a = parse_profile(R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":0.1,"per_row_seconds":0.01})");
+    query_profile b = a;
+    CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
+    b.rows = 100;
+    b.plan_key = "other";
+    CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
+    b.plan_key = "q";
+    b.engine_version = "1.5.6";
+    CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
+}
+
+TEST_CASE("stale: 10x rows is the edge, 11x and 1/11 are stale, as are another and an unknown engine") {
+    query_profile p;
+    p.rows = 1000;
+    p.engine_version = "1.5.6";
+    CHECK_FALSE(stale_reason(p, 10000, "1.5.6"));
+    CHECK_FALSE(stale_reason(p, 100, "1.5.6"));
+    auto r = stale_reason(p, 11000, "1.5.6");
+    REQUIRE(r);
+    CHECK(*r == "11000 rows is 11x the profile's 1000 rows (more than the factor 10)");
+    CHECK(stale_reason(p, 90, "1.5.6"));
+    CHECK(*stale_reason(p, 1000, "1.6.0") ==
+          "the profile was taken on engine version '1.5.6', the engine is now '1.6.0'");
+    CHECK_FALSE(stale_reason(p, 1500, "1.5.6", 1.5));
+    CHECK(stale_reason(p, 1600, "1.5.6", 1.5));
+    p.engine_version = "";
+    CHECK(*stale_reason(p, 1000, "1.5.6") == "the profile's engine version is unknown");
+    CHECK(*stale_reason(p, 100000, "") ==
+          "100000 rows is 100x the profile's 1000 rows (more than the factor 10); the profile's engine version is unknown");
+}
+
+TEST_CASE("query_profile: the record round-trips byte for byte") {
+    auto s = spans_of({{"optimization", 0, 1000}, {"scan", 1000, 11000}});
+    query_options o = opts(7);
+    o.selectivity = 0.25;
+    o.engine_version = "1.2.0";
+    auto p = build_from_spans(s, o, {"optimization"}, "polars");
+    std::string line = write_query_profile(p);
+    CHECK(line.rfind("{\"kind\":\"query_profile\",\"plan_key\":\"q\",\"host\":\"h\",\"rows\":7,\"fixed_seconds\":0.001,", 0) == 0);
+    CHECK(write_query_profile(parse_profile(line)) == line);
+    CHECK_THROWS_AS(parse_profile(R"({"kind":"query_profile","plan_key":"q","host":"h","rows":0,"fixed_seconds":0,"per_row_seconds":0})"),
+                    input_error);
+    CHECK_THROWS_AS(parse_profile(R"({"kind":"profile","plan_key":"q"})"), input_error);
+}
+
+TEST_CASE("detect: Polars JSON Lines and CSV, and an unknown text asks for --input-format") {
+    CHECK(detect_span_format("{\"node\":\"a\",\"start\":0,\"end\":1}\n", "x") == span_format::polars_jsonl);
+    CHECK(detect_span_format("\xEF\xBB\xBFnode,start,end\r\na,0,1\r\n", "x") == span_format::polars_csv);
+    CHECK(detect_span_format("[]", "x") == span_format::chrome);
+    CHECK_THROWS_AS(detect_span_format("hello\n", "x"), input_error);
+}
