@@ -1,0 +1,388 @@
+// Unit tests of make_plan and the renderings: hand-computed plans (issue 7 "Arithmetic").
+#include "prof/errors.hpp"
+#include "prof/json_in.hpp"
+#include "prof/plan.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace {
+
+constexpr std::uint64_t MiB = 1ULL << 20, GiB = 1ULL << 30;
+
+prof::model_cost model(std::string name, std::string family, std::uint64_t n_ok, std::optional<double> eff,
+                       std::optional<std::uint64_t> rss, std::optional<std::uint64_t> gpu, std::optional<double> wall,
+                       std::optional<std::uint64_t> threads = 1) {
+    prof::model_cost m;
+    m.model_type = std::move(name);
+    m.family = std::move(family);
+    m.n_fits = n_ok;
+    m.n_ok = n_ok;
+    m.max_effective_cores = eff;
+    m.max_process_rss_bytes = rss;
+    m.max_peak_gpu_bytes = gpu;
+    m.median_wall_s = wall;
+    m.intraop_threads = threads;
+    return m;
+}
+
+// Margins 1.25 (memory and time) are exact in binary, so the expected values below are exact.
+prof::compute_profile profile_of(std::vector<prof::model_cost> models) {
+    prof::compute_profile p;
+    p.memory_margin = 1.25;
+    p.time_margin = 1.25;
+    for (auto& m : models) p.models[m.model_type] = m;
+    return p;
+}
+
+prof::plan_request cpu_request() {
+    prof::plan_request rq;
+    rq.series = 1000;
+    rq.node.cores = 16;
+    rq.node.memory_bytes = 64 * GiB;
+    rq.deadline_s = 60;
+    return rq;
+}
+
+// Two statistical models: theta 1 core (1.0000005 snaps to 1), 100 MiB, 0.25 s; arima 1.9 → 2
+// cores, 200 MiB, 0.5 s.
+prof::compute_profile statistical() {
+    return profile_of({model("theta", "statistical", 5, 1.0000005, 100 * MiB, std::nullopt, 0.25),
+                       model("arima", "statistical", 5, 1.9, 200 * MiB, std::nullopt, 0.5)});
+}
+
+std::string error_text(const std::function<void()>& fn, int* code = nullptr) {
+    try {
+        fn();
+    } catch (const prof::error& e) {
+        if (code) *code = static_cast<int>(e.code());
+        return e.what();
+    }
+    return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("a CPU-only family with a deadline gets the hand-computed slot, slots per node and node count") {
+    auto p = statistical();
+    auto plan = prof::make_plan(&p, cpu_request());
+    REQUIRE(plan.families.size() == 1);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.models == std::vector<std::string>{"arima", "theta"});
+    CHECK(f.slot_cores == 2);                     // max(1, 2)
+    CHECK(f.slot_rss_bytes == 250 * MiB);         // 200 MiB × 1.25
+    CHECK(!f.slot_gpu_bytes);
+    CHECK(!f.gpu_fraction);
+    CHECK(f.intraop_threads == 1u);
+    CHECK(f.slots_per_node == 8);                 // min(16/2, 64 GiB / 250 MiB = 262)
+    CHECK(f.cells == 2000);                       // 1000 series × 2 models
+    CHECK(f.work_s == 937.5);                     // 1000 × (0.25 + 0.5) × 1.25
+    CHECK(f.nodes == 2);                          // ceil(937.5 / (8 × 60)) = ceil(1.95)
+    CHECK(f.makespan_s == 58.59375);              // 937.5 / (8 × 2)
+    CHECK(f.basis.cores == "measured");
+    CHECK(f.basis.memory == "measured");
+    CHECK(f.basis.gpu == "assumed");              // no GPU reading: no GPU asked
+    CHECK(f.basis.wall == "measured");
+    CHECK(f.n_ok == 10);
+    CHECK(!f.low_confidence);
+    CHECK(f.warnings.empty());
+    CHECK(plan.totals.cells == 2000);
+    CHECK(plan.totals.node_seconds == 117.1875);  // 937.5 / 8
+    CHECK(plan.totals.nodes == 2);                // ceil(117.1875 / 60)
+    CHECK(plan.totals.makespan_s == 58.59375);
+    CHECK(plan.warnings.empty());
+}
+
+TEST_CASE("a deadline met exactly does not buy an extra node through rounding noise") {
+    // 0.1 s × 1.25 × 3 series = 0.375 s of work on 1 slot with a 0.125 s deadline: exactly 3.
+    auto p = profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 0.1)});
+    auto rq = cpu_request();
+    rq.series = 3;
+    rq.node.cores = 1;
+    rq.deadline_s = 0.125;
+    CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 3);
+    CHECK(prof::nodes_for_deadline(3.0000000000000004, 1, 1.0) == 3);
+    CHECK(prof::nodes_for_deadline(3.001, 1, 1.0) == 4);
+}
+
+TEST_CASE("a GPU family with a node count gets a device fraction and a makespan lower bound") {
+    // nbeats: 3.45 effective cores → 4; 2 GiB RSS → 2.5 GiB; 3 GiB GPU → 3.75 GiB; 2 s per cell.
+    auto p = profile_of({model("nbeats", "neural", 4, 3.45, 2 * GiB, 3 * GiB, 2.0, 2)});
+    prof::plan_request rq;
+    rq.series = 100;
+    rq.node = {24, 256 * GiB, 2, 16 * GiB};
+    rq.nodes = 3;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("neural");
+    CHECK(f.slot_cores == 4);
+    CHECK(f.slot_rss_bytes == 2560 * MiB);
+    CHECK(f.slot_gpu_bytes == 3840 * MiB);
+    CHECK(f.gpu_fraction == 0.25);                // 1 / floor(16 GiB / 3.75 GiB = 4.27)
+    CHECK(f.slots_per_node == 6);                 // min(24/4 = 6, 256/2.5 = 102, 2 × 4 = 8)
+    CHECK(f.basis.gpu == "measured");
+    CHECK(f.intraop_threads == 2u);
+    CHECK(f.work_s == 250);                       // 100 × 2 × 1.25
+    CHECK(f.nodes == 3);
+    CHECK(f.makespan_s == doctest::Approx(250.0 / 18));
+    CHECK(plan.totals.nodes == 3);
+    CHECK(plan.totals.makespan_s == doctest::Approx(250.0 / 18));
+    CHECK(plan.run.deadline_s == std::nullopt);
+    CHECK(plan.run.nodes == 3u);
+}
+
+TEST_CASE("GPUs can be the tightest axis of slots per node") {
+    auto p = profile_of({model("nbeats", "neural", 4, 1.0, 1 * GiB, 7 * GiB, 2.0)});  // 8.75 GiB on the device
+    prof::plan_request rq;
+    rq.series = 10;
+    rq.node = {64, 512 * GiB, 4, 16 * GiB};
+    rq.nodes = 1;
+    const auto& f = prof::make_plan(&p, rq).families.at("neural");
+    CHECK(f.gpu_fraction == 1.0);                 // floor(16 / 8.75) = 1 slot per device
+    CHECK(f.slots_per_node == 4);                 // min(64, 409, 4 × 1)
+}
+
+TEST_CASE("an axis the profile leaves null takes the default and is marked assumed") {
+    // theta has no RSS reading: it takes --default-memory 4 GiB, which then sizes the family.
+    auto p = profile_of({model("theta", "statistical", 5, 1.0, std::nullopt, std::nullopt, 0.25),
+                         model("arima", "statistical", 5, 1.0, 200 * MiB, std::nullopt, std::nullopt)});
+    auto rq = cpu_request();
+    rq.defaults.wall_s = 2;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.slot_rss_bytes == 4 * GiB);
+    CHECK(f.basis.memory == "assumed");
+    CHECK(f.basis.cores == "measured");
+    CHECK(f.basis.wall == "assumed");
+    CHECK(f.slots_per_node == 16);                // min(16, 64 / 4)
+    CHECK(f.work_s == 2312.5);                    // 1000 × (0.25 × 1.25 + 2 (default, no margin))
+    REQUIRE(f.warnings.size() == 2);
+    CHECK(f.warnings[0] == "no usable memory for model(s) theta: they take --default-memory (assumed)");
+    CHECK(f.warnings[1] == "no usable wall time for model(s) arima: they take --default-wall (assumed)");
+}
+
+TEST_CASE("a null GPU axis asks a GPU only when --default-gpu-memory is given") {
+    auto p = statistical();
+    auto rq = cpu_request();
+    rq.node.gpus = 1;
+    rq.node.gpu_memory_bytes = 16 * GiB;
+    CHECK(!prof::make_plan(&p, rq).families.at("statistical").slot_gpu_bytes);
+    rq.defaults.gpu_memory_bytes = 5 * GiB;
+    const auto& f = prof::make_plan(&p, rq).families.at("statistical");
+    CHECK(f.slot_gpu_bytes == 5 * GiB);
+    CHECK(f.gpu_fraction == doctest::Approx(1.0 / 3));
+    CHECK(f.slots_per_node == 3);                 // 1 device × floor(16 / 5)
+    CHECK(f.basis.gpu == "assumed");
+}
+
+TEST_CASE("a model the profile lacks forms its own family from the defaults, with a warning") {
+    auto p = statistical();
+    auto rq = cpu_request();
+    rq.models = {"theta", "prophet"};
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    auto plan = prof::make_plan(&p, rq);
+    REQUIRE(plan.families.size() == 2);
+    const auto& s = plan.families.at("statistical");
+    CHECK(s.models == std::vector<std::string>{"theta"});  // only the run's models count
+    CHECK(s.slot_rss_bytes == 125 * MiB);
+    CHECK(s.slot_cores == 1);
+    CHECK(s.work_s == 312.5);                               // 1000 × 0.25 × 1.25
+    const auto& x = plan.families.at("prophet");
+    CHECK(x.slot_cores == 1);
+    CHECK(x.slot_rss_bytes == 4 * GiB);
+    CHECK(x.work_s == 60000);                               // 1000 × 60 s
+    CHECK(x.basis.cores == "assumed");
+    CHECK(x.basis.wall == "assumed");
+    CHECK(x.low_confidence);
+    CHECK(x.warnings.empty());
+    REQUIRE(plan.warnings.size() == 1);
+    CHECK(plan.warnings[0].find("model 'prophet' is not in the profile") == 0);
+    CHECK(plan.totals.node_seconds == 312.5 / 16 + 60000.0 / 16);
+}
+
+TEST_CASE("a family measured on fewer than --min-fits ok fits is low-confidence and says so") {
+    auto p = profile_of({model("theta", "statistical", 2, 1.0, 100 * MiB, std::nullopt, 0.25)});
+    auto plan = prof::make_plan(&p, cpu_request());
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.low_confidence);
+    CHECK(f.n_ok == 2);
+    REQUIRE(f.warnings.size() == 1);
+    CHECK(f.warnings[0] ==
+          "low confidence: 2 ok fit(s), fewer than --min-fits 3; measure more series before trusting this family");
+    auto rq = cpu_request();
+    rq.min_fits = 2;
+    CHECK(!prof::make_plan(&p, rq).families.at("statistical").low_confidence);
+}
+
+TEST_CASE("no profile is the static-config case: every axis assumed, one plan-wide line") {
+    prof::plan_request rq = cpu_request();
+    rq.series = 10;
+    rq.models = {"b", "a"};
+    rq.deadline_s.reset();
+    rq.nodes = 2;
+    auto plan = prof::make_plan(nullptr, rq);
+    CHECK(plan.provenance.basis == "assumed");
+    CHECK(plan.provenance.source == "none");
+    CHECK(plan.run.models == std::vector<std::string>{"a", "b"});
+    REQUIRE(plan.families.size() == 2);
+    const auto& f = plan.families.at("a");
+    CHECK(f.slot_cores == 1);
+    CHECK(f.slot_rss_bytes == 4 * GiB);
+    CHECK(f.slots_per_node == 16);
+    CHECK(f.work_s == 600);
+    CHECK(f.makespan_s == 18.75);                 // 600 / (16 × 2)
+    CHECK(f.basis.memory == "assumed");
+    CHECK(f.warnings.empty());
+    REQUIRE(plan.warnings.size() == 1);
+    CHECK(plan.warnings[0] == "no profile on stdin: planning from the defaults, every axis assumed");
+    CHECK(error_text([&] { rq.models.clear(); prof::make_plan(nullptr, rq); }) ==
+          "no profile on stdin: name the run's models with --models to plan from the defaults");
+}
+
+TEST_CASE("a measured slot larger than a node is bad data (65) naming both numbers") {
+    auto p = profile_of({model("big", "f", 5, 1.0, 80 * GiB, std::nullopt, 1.0)});
+    int code = 0;
+    std::string msg = error_text([&] { prof::make_plan(&p, cpu_request()); }, &code);
+    CHECK(code == 65);
+    CHECK(msg == "family 'f': one slot needs 100.00 GiB (107374182400 bytes) of memory but a node has 64.00 GiB "
+                 "(68719476736 bytes) (--node-memory): no slot fits one node; plan on larger nodes");
+    auto q = profile_of({model("wide", "f", 5, 20.0, 1 * GiB, std::nullopt, 1.0)});
+    msg = error_text([&] { prof::make_plan(&q, cpu_request()); }, &code);
+    CHECK(code == 65);
+    CHECK(msg.find("one slot needs 20 cores but a node has 16") != std::string::npos);
+}
+
+TEST_CASE("a GPU slot larger than one device, or a GPU slot on a node without GPUs, is refused") {
+    auto p = profile_of({model("nbeats", "neural", 5, 1.0, 1 * GiB, 20 * GiB, 1.0)});
+    auto rq = cpu_request();
+    int code = 0;
+    std::string msg = error_text([&] { prof::make_plan(&p, rq); }, &code);
+    CHECK(code == 65);
+    CHECK(msg.find("the node has no GPU") != std::string::npos);
+    rq.node.gpus = 8;
+    rq.node.gpu_memory_bytes = 16 * GiB;
+    msg = error_text([&] { prof::make_plan(&p, rq); }, &code);
+    CHECK(code == 65);
+    CHECK(msg == "family 'neural': one slot needs 25.00 GiB (26843545600 bytes) of GPU memory but one device has "
+                 "16.00 GiB (17179869184 bytes) (--node-gpu-memory): no slot fits one node; plan on larger nodes");
+}
+
+TEST_CASE("a default larger than the node is a usage error (64)") {
+    auto rq = cpu_request();
+    rq.models = {"m"};
+    rq.defaults.memory_bytes = 128 * GiB;
+    int code = 0;
+    std::string msg = error_text([&] { prof::make_plan(nullptr, rq); }, &code);
+    CHECK(code == 64);
+    CHECK(msg.find("family 'm': one slot needs 128.00 GiB") == 0);
+}
+
+TEST_CASE("bad requests are usage errors") {
+    auto p = statistical();
+    auto check = [&](prof::plan_request rq, std::string want) {
+        int code = 0;
+        CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) == want);
+        CHECK(code == 64);
+    };
+    auto rq = cpu_request();
+    rq.nodes = 2;
+    check(rq, "give exactly one of --deadline (to get a node count) and --nodes (to get a makespan)");
+    rq = cpu_request();
+    rq.series = 0;
+    check(rq, "--series must be a positive integer");
+    rq = cpu_request();
+    rq.node.gpus = 2;
+    check(rq, "--node-gpus needs --node-gpu-memory (the memory of one device)");
+    rq = cpu_request();
+    rq.deadline_s = 0;
+    check(rq, "--deadline must be a positive duration");
+}
+
+TEST_CASE("a deadline shorter than one cell is warned about") {
+    auto p = profile_of({model("slow", "f", 5, 1.0, 1 * GiB, std::nullopt, 100.0)});
+    auto plan = prof::make_plan(&p, cpu_request());
+    const auto& f = plan.families.at("f");
+    REQUIRE(f.warnings.size() == 1);
+    CHECK(f.warnings[0].find("one cell of model 'slow' takes 2.1 min (planned), longer than the deadline") == 0);
+}
+
+TEST_CASE("the plan record is byte-stable JSON in the SPEC's key order") {
+    auto p = profile_of({model("theta", "statistical", 5, 1.0, 100 * MiB, std::nullopt, 0.25, std::nullopt)});
+    p.provenance.measured_at = "2026-11-29T15:00:00Z";
+    auto rq = cpu_request();
+    rq.series = 4;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(prof::write_plan(plan) ==
+          R"({"kind":"plan","provenance":{"basis":"measured","source":"prepass","run_id":null,"baseline_version":null,)"
+          R"("measured_at":"2026-11-29T15:00:00Z","signature":null,"warnings":[]},)"
+          R"("node":{"cores":16,"memory_bytes":68719476736,"gpus":0,"gpu_memory_bytes":null},)"
+          R"("run":{"series":4,"models":["theta"],"deadline_s":60,"nodes":null,"min_fits":3},)"
+          R"("families":{"statistical":{"models":["theta"],"slot_cores":1,"slot_rss_bytes":131072000,)"
+          R"("slot_gpu_bytes":null,"gpu_fraction":null,"intraop_threads":null,"slots_per_node":16,"cells":4,)"
+          R"("work_s":1.25,"nodes":1,"makespan_s":0.078125,)"
+          R"("basis":{"cores":"measured","memory":"measured","gpu":"assumed","wall":"measured"},"n_ok":5,)"
+          R"("low_confidence":false,"warnings":["the profile records no common thread cap for these fits: run )"
+          R"x(production as they were measured (the renderings set no thread-pool variables)"]}},)x"
+          R"("totals":{"cells":4,"work_s":1.25,"node_seconds":0.078125,"nodes":1,"makespan_s":0.078125,)"
+          R"("makespan_is_lower_bound":true},"warnings":[]})");
+}
+
+TEST_CASE("spark: one executor per node with every slot, the thread cap in executorEnv") {
+    auto p = statistical();
+    auto s = prof::render_spark(prof::make_plan(&p, cpu_request()));
+    CHECK(s.find("\nspark.executor.cores                             16\n") != std::string::npos);  // 8 slots × 2
+    CHECK(s.find("\nspark.task.cpus                                  2\n") != std::string::npos);
+    CHECK(s.find("\nspark.executor.memory                            1024m\n") != std::string::npos);
+    CHECK(s.find("\nspark.executor.memoryOverhead                    384m\n") != std::string::npos);
+    CHECK(s.find("\nspark.executor.pyspark.memory                    2000m\n") != std::string::npos);  // 8 × 250
+    CHECK(s.find("\nspark.dynamicAllocation.maxExecutors             2\n") != std::string::npos);
+    CHECK(s.find("\nspark.executorEnv.OMP_NUM_THREADS                1\n") != std::string::npos);
+    CHECK(s.find("resource.gpu") == std::string::npos);
+}
+
+TEST_CASE("spark: an executor whose JVM leaves too little room runs fewer slots and says so") {
+    // 512 MiB slots on a 2 GiB node: the plan fits 4, but 2048 − 1024 − 384 = 640 MiB holds 1.
+    auto p = profile_of({model("m", "f", 5, 1.0, 512 * MiB * 4 / 5, std::nullopt, 1.0)});
+    auto rq = cpu_request();
+    rq.node.memory_bytes = 2 * GiB;
+    rq.series = 480;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.families.at("f").slots_per_node == 4);
+    auto s = prof::render_spark(plan);
+    CHECK(s.find("# 1 slots per executor, not 4: the JVM heap and overhead") != std::string::npos);
+    CHECK(s.find("\nspark.executor.cores                             1\n") != std::string::npos);
+    CHECK(s.find("\nspark.executor.pyspark.memory                    512m\n") != std::string::npos);
+    // 480 × 1.25 s = 600 s of work on 1 slot within 60 s: 10 executors (the plan says 3).
+    CHECK(s.find("\nspark.dynamicAllocation.maxExecutors             10\n") != std::string::npos);
+}
+
+TEST_CASE("spark and k8s carry the GPU share; Kubernetes pods hold whole devices") {
+    auto p = profile_of({model("nbeats", "neural", 4, 3.45, 2 * GiB, 3 * GiB, 2.0, 2)});
+    prof::plan_request rq;
+    rq.series = 100;
+    rq.node = {24, 256 * GiB, 2, 16 * GiB};
+    rq.nodes = 3;
+    auto plan = prof::make_plan(&p, rq);
+    auto s = prof::render_spark(plan);
+    CHECK(s.find("\nspark.executor.resource.gpu.amount               2\n") != std::string::npos);  // 6 slots / 4 per device
+    CHECK(s.find("\nspark.task.resource.gpu.amount                   0.25\n") != std::string::npos);
+    CHECK(s.find("\nspark.executorEnv.OPENBLAS_NUM_THREADS           2\n") != std::string::npos);
+    auto k = prof::render_k8s(plan);
+    CHECK(k.find("each pod holds one whole GPU and runs 4 slots") != std::string::npos);
+    CHECK(k.find("  requests:\n    cpu: \"16\"\n    memory: \"10240Mi\"\n    nvidia.com/gpu: \"1\"\n") !=
+          std::string::npos);
+    CHECK(k.find("# 1 pod(s) per node, 3 in parallel on 3 node(s)") != std::string::npos);
+    CHECK(k.find("- name: OMP_NUM_THREADS\n  value: \"2\"\n") != std::string::npos);
+}
+
+TEST_CASE("ray: per family the options of a remote task") {
+    auto p = profile_of({model("theta", "statistical", 5, 1.0, 100 * MiB, std::nullopt, 0.25, std::nullopt),
+                         model("nbeats", "neural", 5, 2.0, 1 * GiB, 3 * GiB, 1.0, std::nullopt)});
+    prof::plan_request rq = cpu_request();
+    rq.node.gpus = 1;
+    rq.node.gpu_memory_bytes = 16 * GiB;
+    CHECK(prof::render_ray(prof::make_plan(&p, rq)) ==
+          R"({"neural":{"num_cpus":2,"memory":1342177280,"num_gpus":0.25,"runtime_env":{"env_vars":{}}},)"
+          R"("statistical":{"num_cpus":1,"memory":131072000,"num_gpus":0,"runtime_env":{"env_vars":{}}}})");
+}
