@@ -35,9 +35,12 @@ prof::evidence_loaders make_loaders(const config& c, const char* argv0) {
         else io = prof::registry_loaders(prof::directory_fetch(c.registry), c.registry);
     }
     if (c.baseline != "none") {
-        std::string path = c.baseline.empty() ? prof::installed_baseline_path(self_path(argv0)) : c.baseline;
-        io.baseline_name = path;
-        io.load_baseline = [path] { return prof::load_baseline_file(path); };
+        if (c.baseline.empty()) {
+            io.load_baseline = prof::installed_baseline_loader(self_path(argv0));
+        } else {
+            std::string path = c.baseline;
+            io.load_baseline = [path] { return prof::load_baseline_file(path); };
+        }
     }
     return io;
 }
@@ -48,18 +51,24 @@ int run(int argc, char** argv) {
                  "data signature matches, or the baseline shipped with prof; print it as one profile whose\n"
                  "provenance says where it came from. Never measures; refuses a pin that has drifted (78).",
                  "prof-resolve"};
-    prof::cli::configure(app, "prof-resolve --registry runs/ --signature sig.json | prof-plan --deadline 2h",
+    prof::cli::configure(app, "prof-resolve --registry reg/ --signature sig.json | prof-plan --series 85 --node-cores 16 --node-memory 64GiB --deadline 2h",
                          "reads a registry (index.jsonl, runs/*.json), a baseline profile and a signature; "
                          "writes one profile record");
-    app.add_option("--source", c.source, "auto, none, baseline, or a RUN_ID to pin")->capture_default_str();
+    app.add_option("--source", c.source, "auto, none, baseline, or a RUN_ID to pin")
+        ->type_name("SOURCE")
+        ->capture_default_str();
     app.add_option("--mode", c.mode, "off (no evidence), always or auto (walk the chain)")
+        ->type_name("MODE")
         ->capture_default_str()
         ->check(CLI::IsMember({"off", "always", "auto"}));
-    app.add_option("--registry", c.registry, "Registry directory or http(s) URL (prof-harvest's layout)");
-    app.add_option("--signature", c.signature, "This run's data signature: a file holding one JSON object");
-    app.add_option("--baseline", c.baseline, "Baseline profile FILE, or none (default: the installed one)");
+    app.add_option("--registry", c.registry, "Registry directory or http(s) URL (prof-harvest's layout)")
+        ->type_name("DIR|URL");
+    app.add_option("--signature", c.signature, "This run's data signature: a file holding one JSON object")
+        ->type_name("FILE");
+    app.add_option("--baseline", c.baseline, "Baseline profile FILE, or none (default: the installed one)")
+        ->type_name("FILE|none");
     app.add_flag("--force", c.force, "Use a pinned run even when its signature differs (drift as warnings)");
-    app.add_flag("--check", c.check, "Only check the pinned source: no output, exit 0 or 78");
+    app.add_flag("--check", c.check, "Only check a pinned source for drift: no output, exit 0 or 78");
     prof::cli::parse(app, argc, argv);
     if (c.source.empty()) throw prof::usage_error("--source: expected auto, none, baseline or a run id, found ''");
 

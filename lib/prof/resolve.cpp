@@ -79,8 +79,7 @@ pin_check check_pinned_source(const resolve_request& req, const evidence_loaders
     if (io.load_run) p = attempt([&] { return io.load_run(c.run_id); }, why);
     if (!p) {
         c.status = pin_check::state::unloadable;
-        c.warnings.push_back(fmt::format("pinned run '{}' could not be loaded ({}); that is not evidence of drift: "
-                                         "falling back to the baseline",
+        c.warnings.push_back(fmt::format("pinned run '{}' could not be loaded ({}); that is not evidence of drift",
                                          c.run_id, why));
         return c;
     }
@@ -139,6 +138,7 @@ compute_profile resolve_profile_source(const resolve_request& req, const evidenc
     // 2. A pinned run: honoured unless its signature shows it was measured on other data.
     if (!is_keyword(req.source)) {
         pin_check c = check_pinned_source(req, io);
+        if (c.status == pin_check::state::unloadable) c.warnings.back() += ", so the baseline is used instead";
         warnings.insert(warnings.end(), c.warnings.begin(), c.warnings.end());
         if (c.status == pin_check::state::drifted) {
             if (!req.force) throw drift_error(c.drift_message);
@@ -311,16 +311,24 @@ compute_profile load_baseline_file(const std::string& path) {
     return p;
 }
 
-std::string installed_baseline_path(const std::string& exe_path) {
+std::vector<std::string> baseline_candidates(const std::string& exe_path) {
     namespace fs = std::filesystem;
     fs::path dir = fs::path(exe_path).parent_path();
-    std::vector<fs::path> candidates = {dir / ".." / "share" / "prof" / "baseline.json",
-                                        dir / ".." / ".." / "share" / "prof" / "baseline.json"};
-    for (const auto& c : candidates) {
-        std::error_code ec;
-        if (fs::is_regular_file(c, ec)) return c.lexically_normal().string();
-    }
-    return candidates.front().lexically_normal().string();
+    return {(dir / ".." / "share" / "prof" / "baseline.json").lexically_normal().string(),
+            (dir / ".." / ".." / "share" / "prof" / "baseline.json").lexically_normal().string()};
+}
+
+std::function<compute_profile()> installed_baseline_loader(const std::string& exe_path) {
+    auto candidates = baseline_candidates(exe_path);
+    return [candidates] {
+        for (const auto& c : candidates) {
+            std::error_code ec;
+            if (std::filesystem::exists(c, ec)) return load_baseline_file(c);
+        }
+        throw no_input_error(fmt::format("no baseline is installed: looked for {}; pass --baseline FILE, or "
+                                         "--baseline none to do without",
+                                         fmt::join(candidates, " and ")));
+    };
 }
 
 json_value read_signature_file(const std::string& path) {
@@ -333,6 +341,8 @@ json_value read_signature_file(const std::string& path) {
     } else {
         text = read_file(path);
     }
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+        throw input_error(name, 1, "--signature: the file is empty; expected one JSON object");
     json_value v;
     try {
         v = parse_json_text(text);

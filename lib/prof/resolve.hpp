@@ -41,7 +41,6 @@ struct evidence_loaders {
     std::function<registry_index()> load_index;                          // index.jsonl
     std::function<compute_profile()> load_baseline;
     std::string registry_name;  // the --registry value, for messages
-    std::string baseline_name;  // the baseline path, for messages
 };
 
 // The operator's request. `source` is "auto", "none", "baseline" or any other text, which names a
@@ -141,11 +140,15 @@ evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_nam
 // baseline_version is refused: an unversioned file cannot be argued with.
 compute_profile load_baseline_file(const std::string& path);
 
-// Where the baseline installed with prof lives, from the running binary's path: first
-// EXE_DIR/../share/prof/baseline.json (make install PREFIX=…), then EXE_DIR/../../share/prof/
-// baseline.json (a build tree: build/bin → the source tree's share/). Returns the first that
-// exists, else the first candidate (so the warning names where it was looked for).
-std::string installed_baseline_path(const std::string& exe_path);
+// Where the baseline installed with prof may live, from the running binary's path, in the order
+// looked at: EXE_DIR/../share/prof/baseline.json (make install PREFIX=…: PREFIX/bin beside
+// PREFIX/share/prof), then EXE_DIR/../../share/prof/baseline.json (a build tree: build/bin → the
+// source tree's share/prof).
+std::vector<std::string> baseline_candidates(const std::string& exe_path);
+
+// The loader of the installed baseline: the first candidate that exists; when none does it
+// throws no_input_error naming every place looked at (which becomes a warning).
+std::function<compute_profile()> installed_baseline_loader(const std::string& exe_path);
 
 // This run's signature from --signature FILE ("-" = stdin): no_input_error (66) when it cannot
 // be read, input_error (65) when it is not one JSON object.

@@ -407,9 +407,14 @@ TEST_CASE("a baseline file without a baseline_version is refused") {
 
 TEST_CASE("the installed baseline is looked for beside the binary, then in the source tree") {
     temp_dir d;
-    prof::make_dirs(d.path + "/build/bin");
-    CHECK(prof::installed_baseline_path(d.path + "/build/bin/prof-resolve") == d.path + "/build/share/prof/baseline.json");
+    auto exe = d.path + "/build/bin/prof-resolve";
+    CHECK(prof::baseline_candidates(exe) ==
+          std::vector<std::string>{d.path + "/build/share/prof/baseline.json", d.path + "/share/prof/baseline.json"});
+    auto load = prof::installed_baseline_loader(exe);
+    std::string expected = "no baseline is installed: looked for " + d.path + "/build/share/prof/baseline.json and " +
+                           d.path + "/share/prof/baseline.json; pass --baseline FILE, or --baseline none to do without";
+    CHECK_THROWS_WITH_AS(load(), expected.c_str(), prof::no_input_error);
     prof::make_dirs(d.path + "/share/prof");
-    prof::write_file_atomic(d.path + "/share/prof/baseline.json", "{}");
-    CHECK(prof::installed_baseline_path(d.path + "/build/bin/prof-resolve") == d.path + "/share/prof/baseline.json");
+    prof::write_file_atomic(d.path + "/share/prof/baseline.json", prof::write_profile(baseline_profile()));
+    CHECK(load().provenance.baseline_version == "2026.11.29");
 }
