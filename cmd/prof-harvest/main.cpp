@@ -1,0 +1,135 @@
+// prof-harvest: a completed run's warehouse rows (files, .gz, stdin, http(s) URLs) → one
+// profile per run_id through build_profile, optionally stored in a run registry.
+#include "prof/cli.hpp"
+#include "prof/diag.hpp"
+#include "prof/errors.hpp"
+#include "prof/fsutil.hpp"
+#include "prof/harvest.hpp"
+#include "prof/http.hpp"
+#include "prof/json_in.hpp"
+#include "prof/registry.hpp"
+#include "prof/units.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <set>
+#include <unistd.h>
+
+namespace {
+
+struct config {
+    std::vector<std::string> inputs;
+    std::string run_id, family_map, signature, registry;
+    bool force = false, quiet = false;
+    double memory_margin = prof::default_memory_margin;
+    double time_margin = prof::default_time_margin;
+    std::size_t max_bad_lines = 0;
+    std::vector<std::string> headers, headers_from_env;
+    std::string connect_timeout = "10s", timeout = "0", stall_timeout = "60s", retry_backoff = "1s";
+    unsigned retries = 3;
+};
+
+prof::http_options http_options_from(const config& c) {
+    prof::http_options o;
+    for (const auto& h : c.headers) o.headers.push_back(prof::check_header(h, "--header"));
+    for (const auto& spec : c.headers_from_env) {
+        auto eq = spec.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+            throw prof::usage_error("--header-from-env expects NAME=VARIABLE");
+        std::string var = spec.substr(eq + 1);
+        const char* val = std::getenv(var.c_str());
+        if (!val) throw prof::usage_error(fmt::format("--header-from-env: environment variable {} is not set", var));
+        o.headers.push_back(prof::check_header(spec.substr(0, eq) + ": " + val, "--header-from-env " + spec.substr(0, eq)));
+    }
+    o.connect_timeout_s = prof::parse_duration(c.connect_timeout, "--connect-timeout");
+    o.timeout_s = prof::parse_duration(c.timeout, "--timeout");
+    o.stall_timeout_s = prof::parse_duration(c.stall_timeout, "--stall-timeout");
+    o.backoff_s = prof::parse_duration(c.retry_backoff, "--retry-backoff");
+    o.retries = c.retries;
+    return o;
+}
+
+int run(int argc, char** argv) {
+    config c;
+    CLI::App app{"Turn a completed run's forecast_metadata rows into its cost profile (one per run_id), the\n"
+                 "same build_profile as prof-aggregate: \"size this run like run X\" becomes a query.",
+                 "prof-harvest"};
+    prof::cli::configure(app,
+                         "psql -AtX -c \"SELECT row_to_json(t) FROM forecast_metadata t WHERE run_id = 'nightly-42'\" "
+                         "| prof-harvest --family-map families.json --registry /var/lib/prof/registry",
+                         "reads forecast_metadata rows (JSON Lines); writes profile records");
+    app.add_option("inputs", c.inputs, "Row files, '-' (stdin), .gz files or http(s):// URLs (default stdin)");
+    app.add_option("--run-id", c.run_id, "Keep only the rows of this run");
+    app.add_option("--family-map", c.family_map, "JSON object model -> family, for rows without a family");
+    app.add_option("--signature", c.signature, "JSON object file: the data signature recorded in provenance");
+    app.add_option("--registry", c.registry, "Also store each profile in this registry directory");
+    app.add_flag("--force", c.force, "Replace a run already in the registry (default: skip it with a note)");
+    app.add_option("--memory-margin", c.memory_margin, "Multiplier on peak memory, >= 1.0")->capture_default_str();
+    app.add_option("--time-margin", c.time_margin, "Multiplier on median wall time, >= 1.0")->capture_default_str();
+    app.add_option("--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted)")->capture_default_str();
+    app.add_option("--header", c.headers, "HTTP request header 'Name: value' (repeatable)");
+    app.add_option("--header-from-env", c.headers_from_env,
+                   "NAME=VAR: HTTP header NAME with the value of environment variable VAR (repeatable)");
+    app.add_option("--connect-timeout", c.connect_timeout, "HTTP connect timeout per attempt")->capture_default_str();
+    app.add_option("--timeout", c.timeout, "HTTP whole-transfer timeout per attempt (0 = none)")->capture_default_str();
+    app.add_option("--stall-timeout", c.stall_timeout, "Abandon an HTTP transfer idle this long (0 = never)")
+        ->capture_default_str();
+    app.add_option("--retries", c.retries, "HTTP retries before the first body byte (429, 5xx, resets)")
+        ->capture_default_str();
+    app.add_option("--retry-backoff", c.retry_backoff, "First retry delay; doubled each retry, at most 30 s")
+        ->capture_default_str();
+    app.add_flag("--quiet,-q", c.quiet, "No progress display on a terminal");
+    prof::cli::parse(app, argc, argv);
+
+    prof::harvest_config hc;
+    hc.memory_margin = c.memory_margin;
+    hc.time_margin = c.time_margin;
+    prof::check_margins(c.memory_margin, c.time_margin);
+    hc.max_bad_lines = c.max_bad_lines;
+    if (!c.run_id.empty()) hc.run_id = c.run_id;
+    if (!c.family_map.empty()) hc.family_map = prof::parse_family_map(prof::read_file(c.family_map), c.family_map);
+    if (!c.signature.empty()) hc.signature = prof::parse_signature(prof::read_file(c.signature), c.signature);
+    prof::http_options http = http_options_from(c);
+
+    // Progress only for a person watching (STYLE: stderr a terminal, not --quiet).
+    bool show = !c.quiet && ::isatty(2);
+    auto t0 = std::chrono::steady_clock::now();
+    auto last = t0;
+    auto progress = [&](std::uint64_t lines, std::uint64_t bytes) {
+        auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::milliseconds(500)) return;
+        last = now;
+        double s = std::chrono::duration<double>(now - t0).count();
+        fmt::print(stderr, "\r{}: {} lines, {} ({}/s)   ", prof::program_name(), lines, prof::human_bytes(double(bytes)),
+                   prof::human_bytes(bytes / std::max(s, 1e-9)));
+    };
+
+    prof::harvester h(hc);
+    for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
+        prof::line_reader reader(prof::is_http_url(in) ? prof::http_source(in, http) : prof::open_input(in));
+        h.read(reader, show ? std::function<void(std::uint64_t, std::uint64_t)>(progress) : nullptr);
+    }
+    if (show && last != t0) fmt::print(stderr, "\r\033[K");
+    if (h.bad_lines()) prof::warn(fmt::format("skipped {} malformed line(s)", h.bad_lines()));
+
+    auto profiles = h.finish();
+    if (profiles.empty() && hc.run_id) prof::warn(fmt::format("no rows of run '{}' in the input", *hc.run_id));
+    std::set<std::string> warned;
+    for (const auto& p : profiles) {
+        for (const auto& w : p.provenance.warnings)
+            if (warned.insert(w).second) prof::warn(w);
+        if (!c.registry.empty()) {
+            auto r = prof::registry_store(c.registry, p, c.force);
+            if (r == prof::registry_write::skipped_exists)
+                prof::note(fmt::format("run '{}' is already in registry {}; not replaced (--force replaces it)",
+                                       *p.provenance.run_id, c.registry));
+        }
+        prof::cli::emit_line(prof::write_profile(p));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return prof::cli::run_tool("prof-harvest", argc, argv, run); }

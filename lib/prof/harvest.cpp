@@ -1,0 +1,286 @@
+// Warehouse rows → profiles (see harvest.hpp). The row loop is hand-written rather than
+// for_each_object so that a row is added only after its line has been accepted whole (a line
+// with trailing content must not have half-counted), and to keep the per-row path lean.
+#include "prof/harvest.hpp"
+
+#include "prof/diag.hpp"
+#include "prof/errors.hpp"
+#include "prof/json_out.hpp"
+#include "prof/units.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+
+namespace prof {
+namespace od = simdjson::ondemand;
+
+namespace {
+
+std::string_view trim_token(std::string_view tok) {
+    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n' || tok.back() == '\r'))
+        tok.remove_suffix(1);
+    return tok;
+}
+
+std::string shown(std::string_view tok) {
+    tok = trim_token(tok);
+    if (tok.size() > 40) return std::string(tok.substr(0, 37)) + "...";
+    return std::string(tok);
+}
+
+// run_id and ts_id: a string, or an integer kept as its decimal text (warehouses use both).
+std::string_view read_id(od::value v, std::string_view field) {
+    od::json_type t = v.type();
+    if (t == od::json_type::string) return v.get_string();
+    if (t == od::json_type::number) {
+        od::number_type nt = v.get_number_type();
+        if (nt == od::number_type::signed_integer || nt == od::number_type::unsigned_integer)
+            return trim_token(v.raw_json_token());
+    }
+    if (t == od::json_type::null) throw field_error(fmt::format("field '{}': expected a string, found null", field));
+    if (t == od::json_type::object || t == od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected a string, found an {}", field,
+                                      t == od::json_type::object ? "object" : "array"));
+    throw field_error(fmt::format("field '{}': expected a string, found {}", field, shown(v.raw_json_token())));
+}
+
+std::optional<std::string_view> read_text(od::value v, std::string_view field) {
+    od::json_type t = v.type();
+    if (t == od::json_type::null) return std::nullopt;
+    if (t == od::json_type::string) return std::string_view(v.get_string());
+    if (t == od::json_type::object || t == od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected a string, found an {}", field,
+                                      t == od::json_type::object ? "object" : "array"));
+    throw field_error(fmt::format("field '{}': expected a string, found {}", field, shown(v.raw_json_token())));
+}
+
+bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
+
+}  // namespace
+
+harvest_row read_harvest_row(od::object& obj) {
+    harvest_row r;
+    bool have_run = false, have_ts = false, have_model = false;
+    for (auto f : obj) {
+        std::string_view k = f.unescaped_key();
+        od::value v = f.value();
+        // Dispatch on length first: most columns are told apart without a string compare.
+        switch (k.size()) {
+        case 5:
+            if (k == "ts_id") { r.ts_id = read_id(v, "ts_id"); have_ts = true; }
+            else if (k == "n_obs") r.n_obs = read_count(v, "n_obs");
+            else if (k == "error") r.error = read_text(v, "error");
+            break;
+        case 6:
+            if (k == "run_id") { r.run_id = read_id(v, "run_id"); have_run = true; }
+            else if (k == "family") r.family = read_text(v, "family");
+            break;
+        case 7:
+            if (k == "fold_id") r.fold = !v.is_null();
+            break;
+        case 10:
+            if (k == "model_type") {
+                auto s = read_text(v, "model_type");
+                if (!s) throw field_error("field 'model_type': expected a string, found null");
+                r.model_type = *s;
+                have_model = true;
+            }
+            break;
+        case 11:
+            if (k == "fit_seconds") r.fit_seconds = read_number(v, "fit_seconds");
+            else if (k == "cpu_seconds") r.cpu_seconds = read_number(v, "cpu_seconds");
+            else if (k == "ensemble_id") r.ensemble = !v.is_null();
+            else if (k == "finished_at") {
+                if (auto s = read_text(v, "finished_at")) {
+                    auto t = parse_rfc3339(*s);
+                    if (!t)
+                        throw field_error(fmt::format(
+                            "field 'finished_at': expected an RFC 3339 time stamp with a zone, found \"{}\"", shown(*s)));
+                    r.finished_at_ns = t;
+                }
+            }
+            break;
+        case 14:
+            if (k == "peak_rss_bytes") r.peak_rss_bytes = read_count(v, "peak_rss_bytes");
+            else if (k == "peak_gpu_bytes") r.peak_gpu_bytes = read_count(v, "peak_gpu_bytes");
+            break;
+        case 17:
+            if (k == "process_rss_bytes") r.process_rss_bytes = read_count(v, "process_rss_bytes");
+            break;
+        default:
+            break;
+        }
+    }
+    if (!have_run) missing_field("run_id");
+    if (!have_ts) missing_field("ts_id");
+    if (!have_model) missing_field("model_type");
+    return r;
+}
+
+std::string fit_seconds_error(std::optional<double> fit_seconds) {
+    if (!fit_seconds) return "fit_seconds=null";
+    double d = *fit_seconds;
+    if (std::isnan(d)) return "fit_seconds=NaN";
+    if (std::isinf(d)) return d > 0 ? "fit_seconds=Infinity" : "fit_seconds=-Infinity";
+    return "fit_seconds=" + format_double(d);
+}
+
+json_value harvest_counts_json(const harvest_counts& c) {
+    auto u = [](std::uint64_t x) {
+        json_value v;
+        v.t = json_value::type::uinteger;
+        v.u = x;
+        return v;
+    };
+    json_value o;
+    o.t = json_value::type::object;  // canonical: members sorted by key
+    o.obj = {{"bad_lines_skipped", u(c.bad_lines_skipped)},
+             {"ensemble_rows_skipped", u(c.ensemble_rows_skipped)},
+             {"fold_rows_skipped", u(c.fold_rows_skipped)},
+             {"rows_read", u(c.rows_read)}};
+    return o;
+}
+
+std::map<std::string, std::string> parse_family_map(std::string_view text, const std::string& source) {
+    json_value v;
+    try {
+        v = parse_json_text(text);
+    } catch (const field_error& e) {
+        throw error(exit_code::data_err, fmt::format("{}: {}", source, e.what()));
+    }
+    if (!v.is_object())
+        throw error(exit_code::data_err, fmt::format("{}: expected a JSON object of model → family", source));
+    std::map<std::string, std::string> out;
+    for (const auto& [model, fam] : v.obj) {
+        if (fam.t != json_value::type::string || fam.s.empty())
+            throw error(exit_code::data_err,
+                        fmt::format("{}: model '{}': expected a family name (a non-empty string)", source, model));
+        out[model] = fam.s;
+    }
+    return out;
+}
+
+json_value parse_signature(std::string_view text, const std::string& source) {
+    json_value v;
+    try {
+        v = parse_json_text(text);
+    } catch (const field_error& e) {
+        throw error(exit_code::data_err, fmt::format("{}: {}", source, e.what()));
+    }
+    if (!v.is_object()) throw error(exit_code::data_err, fmt::format("{}: a signature must be a JSON object", source));
+    return v;
+}
+
+harvester::harvester(harvest_config config) : config_(std::move(config)) {
+    check_margins(config_.memory_margin, config_.time_margin);
+    family_map_.insert(config_.family_map.begin(), config_.family_map.end());
+}
+
+harvester::run_acc& harvester::run_for(std::string_view run_id) {
+    if (last_run_ && run_id == last_run_id_) return *last_run_;
+    auto it = runs_.find(run_id);
+    if (it == runs_.end())
+        it = runs_.emplace(std::string(run_id), run_acc(config_.memory_margin, config_.time_margin)).first;
+    last_run_ = &it->second;
+    last_run_id_.assign(run_id);
+    return *last_run_;
+}
+
+void harvester::add(const harvest_row& row) {
+    if (config_.run_id && row.run_id != *config_.run_id) return;
+    run_acc& r = run_for(row.run_id);
+    ++r.counts.rows_read;
+    if (row.fold) {
+        ++r.counts.fold_rows_skipped;
+        return;
+    }
+    if (row.ensemble) {
+        ++r.counts.ensemble_rows_skipped;
+        return;
+    }
+    if (row.finished_at_ns && (!r.latest_ns || *row.finished_at_ns > *r.latest_ns)) r.latest_ns = row.finished_at_ns;
+    fit_.ts_id.assign(row.ts_id);
+    fit_.model_type.assign(row.model_type);
+    if (row.family && !row.family->empty()) {
+        fit_.family.assign(*row.family);
+    } else if (auto it = family_map_.find(row.model_type); it != family_map_.end()) {
+        fit_.family.assign(it->second);
+    } else {
+        fit_.family.assign(row.model_type);
+        if (!r.unmapped_models.count(fit_.model_type)) r.unmapped_models.insert(fit_.model_type);
+    }
+    fit_.n_obs = row.n_obs;
+    fit_.ok = usable(row.fit_seconds);
+    fit_.wall_s = row.fit_seconds;
+    fit_.cpu_s = row.cpu_seconds;
+    fit_.process_rss_bytes = row.process_rss_bytes;
+    fit_.peak_rss_bytes = row.peak_rss_bytes;
+    fit_.peak_gpu_bytes = row.peak_gpu_bytes;
+    if (fit_.ok) fit_.error.reset();
+    else fit_.error = row.error ? std::string(*row.error) : fit_seconds_error(row.fit_seconds);
+    r.builder.add(fit_);
+}
+
+void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+    text_line line;
+    while (in.next(line)) {
+        if (progress && (++lines_seen_ & 0xFFFF) == 0) progress(lines_seen_, bytes_base_ + in.bytes_read());
+        std::string what;
+        try {
+            if (!simdjson::validate_utf8(line.text.data(), line.text.size())) {
+                what = "invalid UTF-8";
+            } else {
+                simdjson::padded_string_view psv(line.text.data(), line.text.size(),
+                                                 line.text.size() + simdjson::SIMDJSON_PADDING);
+                od::document doc = parser_.iterate(psv);
+                if (doc.type() != od::json_type::object) {
+                    what = "expected a JSON object";
+                } else {
+                    od::object obj = doc.get_object();
+                    harvest_row row = read_harvest_row(obj);
+                    if (document_at_end(doc)) add(row);
+                    else what = "unexpected content after the JSON object";
+                }
+            }
+        } catch (const field_error& e) {
+            what = e.what();
+        } catch (const simdjson::simdjson_error& e) {
+            what = fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
+        }
+        if (what.empty()) continue;
+        if (bad_lines_ < config_.max_bad_lines) {
+            ++bad_lines_;
+            warn(fmt::format("{}:{}: {} (skipped)", in.source_name(), line.number, what));
+            continue;
+        }
+        throw input_error(in.source_name(), line.number, what);
+    }
+    bytes_base_ += in.bytes_read();
+}
+
+std::vector<compute_profile> harvester::finish() const {
+    std::vector<compute_profile> out;
+    for (const auto& [run_id, r] : runs_) {  // a sorted map: profiles come out by run_id
+        profile_provenance pv;
+        pv.basis = "measured";
+        pv.source = "harvest";
+        pv.run_id = run_id;
+        pv.signature = config_.signature;
+        if (r.latest_ns) pv.measured_at = format_rfc3339(*r.latest_ns);
+        if (!r.unmapped_models.empty()) {
+            std::string names;
+            for (const auto& m : r.unmapped_models) names += (names.empty() ? "" : ", ") + m;
+            pv.warnings.push_back(fmt::format("no family for model(s) {}: each counted as its own family; "
+                                              "add a 'family' column or give --family-map FILE",
+                                              names));
+        }
+        compute_profile p = r.builder.finish(std::move(pv));
+        harvest_counts c = r.counts;
+        c.bad_lines_skipped = bad_lines_;
+        p.harvest = harvest_counts_json(c);
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+}  // namespace prof

@@ -1,0 +1,116 @@
+// prof-harvest's core: the rows of a completed run's `forecast_metadata` table → one profile
+// per run_id, through the same profile_builder (build_profile) as prof-aggregate (issue 3).
+//
+// A row is one JSON object with the table's columns (unknown columns are ignored; a missing
+// key reads as NULL; numeric columns may be JSON strings holding numbers, SPEC §1):
+//   run_id        string or integer, required   — the run the row belongs to
+//   ts_id         string or integer, required   — the series
+//   model_type    string, required
+//   family        string or null                — null or "" → --family-map, else the model name
+//   n_obs         non-negative integer or null
+//   fit_seconds   number or null                — the fit's wall time (→ wall_s)
+//   cpu_seconds   number or null                — user + system CPU (→ cpu_s)
+//   process_rss_bytes, peak_rss_bytes, peak_gpu_bytes   non-negative integers or null
+//   fold_id, ensemble_id   any; a non-null value skips the row (a fold is bracketed by its
+//                 full fit; an ensemble is arithmetic over predictions, not a fit)
+//   finished_at   RFC 3339 string or null       — the latest one is provenance.measured_at
+//   error         string or null                — the failure text of a failed row
+// Rules (issue 3): a finite fit_seconds > 0 is a fit that happened (ok); any other row is a
+// failed cell: counted in n_measurements and n_failed, excluded from every axis, its error
+// the `error` column, else "fit_seconds=<value>" (value: shortest number, NaN, Infinity or
+// null). Memory: the builder keeps two doubles per usable row plus the distinct ts_ids.
+#pragma once
+
+#include "prof/json_in.hpp"
+#include "prof/profile.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace prof {
+
+// One row as read. The string views point into the parser's buffers: valid until the next
+// row is parsed.
+struct harvest_row {
+    std::string_view run_id, ts_id, model_type;
+    std::optional<std::string_view> family, error;
+    std::optional<std::int64_t> finished_at_ns;  // finished_at as an instant (ns since the epoch)
+    std::optional<std::uint64_t> n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes;
+    std::optional<double> fit_seconds, cpu_seconds;
+    bool fold = false, ensemble = false;
+};
+
+// Reads one row object; throws field_error naming the field (wrong type, a required column
+// missing, a finished_at that is not an RFC 3339 time stamp with a zone).
+harvest_row read_harvest_row(simdjson::ondemand::object& obj);
+
+// "fit_seconds=<value>": the error text of a failed row that has no `error` column.
+std::string fit_seconds_error(std::optional<double> fit_seconds);
+
+// The harvest's counts for one run, written as the profile's `harvest` object:
+// {"rows_read":…,"fold_rows_skipped":…,"ensemble_rows_skipped":…,"bad_lines_skipped":…}.
+// rows_read counts the run's rows (skipped ones included); bad_lines_skipped counts the
+// malformed lines of the whole input (a malformed line names no run).
+struct harvest_counts {
+    std::uint64_t rows_read = 0, fold_rows_skipped = 0, ensemble_rows_skipped = 0, bad_lines_skipped = 0;
+};
+json_value harvest_counts_json(const harvest_counts& c);
+
+struct harvest_config {
+    double memory_margin = default_memory_margin, time_margin = default_time_margin;
+    std::optional<std::string> run_id;            // keep only this run
+    std::map<std::string, std::string> family_map; // model → family (--family-map)
+    std::optional<json_value> signature;           // provenance.signature of every profile
+    std::size_t max_bad_lines = 0;                 // across all inputs (SPEC §1)
+};
+
+// Parses a --family-map file's text: one JSON object whose values are strings. Throws
+// prof::error (exit 65) naming `source` otherwise.
+std::map<std::string, std::string> parse_family_map(std::string_view text, const std::string& source);
+// Parses a --signature file's text: any JSON object. Throws prof::error (exit 65).
+json_value parse_signature(std::string_view text, const std::string& source);
+
+class harvester {
+public:
+    explicit harvester(harvest_config config);
+    // Reads every row of one input. Malformed lines follow SPEC §1 (input_error naming the
+    // source and line, or a warning and a skip while under max_bad_lines); an I/O error of the
+    // source propagates. `progress`, when set, is called every 65536 lines with the total
+    // lines and bytes read so far.
+    void read(line_reader& in, const std::function<void(std::uint64_t lines, std::uint64_t bytes)>& progress = {});
+    // Adds one parsed row (read() calls this; tests may too).
+    void add(const harvest_row& row);
+    // One profile per run_id, sorted by run_id: basis "measured", source "harvest", the
+    // run_id, the signature, measured_at = the latest finished_at (else null), the counts.
+    // A model with no family anywhere is counted under its own name, with a warning in
+    // provenance.warnings.
+    std::vector<compute_profile> finish() const;
+    std::uint64_t bad_lines() const { return bad_lines_; }
+
+private:
+    struct run_acc {
+        explicit run_acc(double mm, double tm) : builder(mm, tm) {}
+        profile_builder builder;
+        harvest_counts counts;
+        std::optional<std::int64_t> latest_ns;
+        std::set<std::string> unmapped_models;
+    };
+    run_acc& run_for(std::string_view run_id);
+
+    harvest_config config_;
+    std::map<std::string, std::string, std::less<>> family_map_;  // looked up by string_view
+    std::map<std::string, run_acc, std::less<>> runs_;
+    run_acc* last_run_ = nullptr;
+    std::string last_run_id_;
+    measured_fit fit_;  // reused: its strings keep their capacity from row to row
+    std::uint64_t bad_lines_ = 0, lines_seen_ = 0, bytes_base_ = 0;
+    simdjson::ondemand::parser parser_;
+};
+
+}  // namespace prof

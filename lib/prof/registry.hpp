@@ -1,0 +1,39 @@
+// The run registry, writer side (prof-harvest --registry DIR): one profile file per run and an
+// index of runs, written atomically and under a lock (SPEC §1 "Writes are atomic", "Keys in
+// file names"). prof-resolve reads the same layout.
+//
+// Layout of DIR:
+//   runs/<key_file_name({run_id})>.json   one profile record (write_profile + '\n')
+//   index.jsonl                           one line per run, sorted by run_id:
+//                                         {"run_id":"…","signature":{…}|null,"measured_at":"…"|null}
+//   .lock                                 flock(2)ed exclusively while runs/ or the index change
+// The index is rewritten whole (temporary file + rename) under the lock, so a reader never
+// sees a partial line and two concurrent writers never lose each other's runs.
+#pragma once
+
+#include "prof/json_in.hpp"
+#include "prof/profile.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prof {
+
+// One index line, keys in the order above (no '\n'); signature and measured_at null when absent.
+std::string write_registry_line(const std::string& run_id, const std::optional<json_value>& signature,
+                                const std::optional<std::string>& measured_at);
+
+// DIR/runs/<encoded run_id>.json; refuses (exit 73) a path that would leave DIR.
+std::string registry_run_path(const std::string& dir, const std::string& run_id);
+
+enum class registry_write { written, replaced, skipped_exists };
+
+// Stores profile `p` (whose provenance.run_id must be set) in the registry at `dir`, creating
+// DIR and DIR/runs as needed. A run already present is left alone (skipped_exists) unless
+// `force`, which replaces its file and its index line. Throws cant_create_error (exit 73) when
+// anything cannot be written, input_error (65) naming DIR/index.jsonl and the line when an
+// existing index line is not valid JSON with a string run_id (the index is then left alone).
+registry_write registry_store(const std::string& dir, const compute_profile& p, bool force);
+
+}  // namespace prof
