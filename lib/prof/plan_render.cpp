@@ -198,7 +198,7 @@ std::string render_plan_table(const plan_record& p) {
            "m measured, r reference, a assumed)\n";
     out += fmt::format("totals: {} cells, {} of work, {} node-seconds; {} node(s) running the families one after "
                        "another; makespan >= {} (a lower bound)\n",
-                       p.totals.cells, human_seconds(p.totals.work_s), format_double(p.totals.node_seconds),
+                       p.totals.cells, human_seconds(p.totals.work_s), fmt::format("{:.1f}", p.totals.node_seconds),
                        p.totals.nodes, human_seconds(p.totals.makespan_s));
     return out;
 }
