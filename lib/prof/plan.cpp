@@ -103,6 +103,8 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     for (const auto& n : names)
         if (n.empty()) throw usage_error("--models: a model name is empty");
     p.run.models.assign(names.begin(), names.end());
+    if (rq.series > UINT64_MAX / names.size())
+        throw usage_error(fmt::format("--series {} × {} models overflows a cell count", rq.series, names.size()));
 
     if (empty_profile) {
         p.warnings.push_back(profile ? fmt::format("the profile (basis {}) holds no model: planning from the defaults, every axis assumed",

@@ -201,6 +201,34 @@ TEST_CASE("a model the profile lacks forms its own family from the defaults, wit
     CHECK(plan.totals.node_seconds == 312.5 / 16 + 60000.0 / 16);
 }
 
+TEST_CASE("a reference profile's axes say reference, and its provenance is carried") {
+    auto p = statistical();
+    p.provenance.basis = "reference";
+    p.provenance.source = "baseline";
+    p.provenance.baseline_version = "2026.11";
+    auto plan = prof::make_plan(&p, cpu_request());
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.basis.cores == "reference");
+    CHECK(f.basis.memory == "reference");
+    CHECK(f.basis.wall == "reference");
+    CHECK(f.basis.gpu == "assumed");
+    CHECK(plan.provenance.source == "baseline");
+    CHECK(prof::write_plan(plan).find(R"("baseline_version":"2026.11")") != std::string::npos);
+}
+
+TEST_CASE("a model the profile dropped takes the defaults and its first error is quoted") {
+    auto p = statistical();
+    p.dropped_models = {"sarimax"};
+    p.first_error_by_model["sarimax"] = "exit 1: LinAlgError";
+    auto plan = prof::make_plan(&p, cpu_request());
+    CHECK(plan.run.models == std::vector<std::string>{"arima", "sarimax", "theta"});
+    REQUIRE(plan.families.count("sarimax") == 1);
+    CHECK(plan.families.at("sarimax").basis.memory == "assumed");
+    REQUIRE(plan.warnings.size() == 1);
+    CHECK(plan.warnings[0] == "model 'sarimax' has no usable measurement in the profile (first error: exit 1: "
+                              "LinAlgError): sized from the defaults (assumed)");
+}
+
 TEST_CASE("a family measured on fewer than --min-fits ok fits is low-confidence and says so") {
     auto p = profile_of({model("theta", "statistical", 2, 1.0, 100 * MiB, std::nullopt, 0.25)});
     auto plan = prof::make_plan(&p, cpu_request());
@@ -297,6 +325,9 @@ TEST_CASE("bad requests are usage errors") {
     rq = cpu_request();
     rq.deadline_s = 0;
     check(rq, "--deadline must be a positive duration");
+    rq = cpu_request();
+    rq.series = UINT64_MAX / 2 + 1;
+    check(rq, "--series 9223372036854775808 × 2 models overflows a cell count");
 }
 
 TEST_CASE("a deadline shorter than one cell is warned about") {
