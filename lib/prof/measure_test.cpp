@@ -1,0 +1,277 @@
+// Ground truth for prof-measure: the real binary measuring real children with known costs
+// (tests/helpers: alloc touches N MiB, burn spends T×S CPU-seconds, worker serves the
+// protocol), checked against the known amounts and against /usr/bin/time -v.
+#include "prof/measure.hpp"
+
+#include "prof/json_in.hpp"
+#include "prof/nvml.hpp"
+#include "prof/records.hpp"
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <fstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace prof;
+
+namespace {
+
+std::string env_or(const char* name, const char* fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? v : fallback;
+}
+std::string bin() { return env_or("PROF_BIN", "build/bin"); }
+std::string helper(const std::string& name) { return env_or("PROF_TEST_HELPERS", "build/test/helpers") + "/" + name; }
+
+struct run_result {
+    std::string out, err;
+    int status = -1;
+};
+
+// Runs a shell command line; stdout and stderr captured separately.
+run_result sh(const std::string& cmd) {
+    char errpath[] = "/tmp/prof-test-err-XXXXXX";
+    int efd = mkstemp(errpath);
+    close(efd);
+    run_result r;
+    FILE* p = popen((cmd + " 2>" + errpath).c_str(), "r");
+    REQUIRE(p != nullptr);
+    std::array<char, 4096> buf;
+    std::size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    std::ifstream ef(errpath);
+    r.err.assign(std::istreambuf_iterator<char>(ef), {});
+    unlink(errpath);
+    return r;
+}
+
+std::vector<measured_fit> fits_of(const std::string& out) {
+    std::vector<measured_fit> v;
+    line_reader in(string_source(out, "prof-measure output"));
+    for_each_object(in, 0, [&](simdjson::ondemand::object& o, std::size_t) { v.push_back(read_fit(o)); });
+    return v;
+}
+
+measured_fit one_fit(const std::string& args) {
+    auto r = sh(bin() + "/prof-measure " + args);
+    auto v = fits_of(r.out);
+    REQUIRE_MESSAGE(v.size() == 1, r.err);
+    return v[0];
+}
+
+std::string cells(std::initializer_list<const char*> models) {
+    std::string s;
+    int i = 0;
+    for (const char* m : models) s += fmt::format("{{\"kind\":\"cell\",\"ts_id\":\"s{}\",\"model_type\":\"{}\"}}\n", i++, m);
+    return s;
+}
+
+std::vector<measured_fit> run_cells(const std::string& cell_lines, const std::string& args, run_result* raw = nullptr) {
+    std::string path = "/tmp/prof-test-cells-" + std::to_string(getpid());
+    std::ofstream(path) << cell_lines;
+    auto r = sh(bin() + "/prof-measure " + args + " < " + path);
+    unlink(path.c_str());
+    if (raw) *raw = r;
+    CHECK_MESSAGE(r.status == 0, r.err);
+    return fits_of(r.out);
+}
+
+bool gpu_present() { return nvml_reader::open() != nullptr; }
+
+}  // namespace
+
+TEST_CASE("process mode: a 200 MiB child reads within 2% of /usr/bin/time -v's maximum resident set") {
+    auto f = one_fit("-- " + helper("alloc") + " 200");
+    auto t = sh("/usr/bin/time -v " + helper("alloc") + " 200");
+    const std::string key = "Maximum resident set size (kbytes): ";
+    auto pos = t.err.find(key);
+    REQUIRE(pos != std::string::npos);
+    double time_bytes = std::atof(t.err.c_str() + pos + key.size()) * 1024;
+    REQUIRE(f.process_rss_bytes);
+    MESSAGE("prof-measure ", *f.process_rss_bytes, " B, time -v ", time_bytes, " B");
+    CHECK(std::abs(double(*f.process_rss_bytes) - time_bytes) <= 0.02 * time_bytes);
+    CHECK(double(*f.process_rss_bytes) >= 200.0 * 1048576);
+    CHECK(f.rss_method.value() == "rusage");
+    CHECK_FALSE(f.peak_rss_bytes.has_value());  // not measurable in process mode: null, not 0
+}
+
+TEST_CASE("process mode: a 0.3 s sleep reads wall within 50 ms and almost no CPU") {
+    auto f = one_fit("-- sleep 0.3");
+    CHECK(f.ok);
+    CHECK(std::abs(f.wall_s.value() - 0.3) < 0.05);
+    CHECK(f.cpu_s.value() < 0.05);
+}
+
+TEST_CASE("prof-measure's own footprint stays below 8 MiB in a child's ru_maxrss") {
+    auto f = one_fit("-- /bin/true");
+    CHECK(f.process_rss_bytes.value() < 8u * 1048576);
+}
+
+TEST_CASE("a 2-thread burner reads >= 1.5 effective cores uncapped and <= 1.1 under --threads 1") {
+    if (allowed_cpu_count() < 2) {
+        MESSAGE("needs 2 CPUs; this machine allows ", allowed_cpu_count());
+        return;
+    }
+    auto free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
+    auto capped = one_fit("--threads 1 -- " + helper("burn") + " 2 0.5");
+    auto eff = [](const measured_fit& f) { return effective_cores(f.wall_s, f.cpu_s).value(); };
+    MESSAGE("uncapped ", eff(free_run), " cores, capped ", eff(capped));
+    CHECK(eff(free_run) >= 1.5);
+    CHECK(eff(capped) <= 1.1);
+    CHECK_FALSE(free_run.intraop_threads.has_value());
+    CHECK(capped.intraop_threads.value() == 1);
+    // Each run burned 2 × 0.5 CPU-seconds whatever the cap.
+    CHECK(free_run.cpu_s.value() == doctest::Approx(1.0).epsilon(0.1));
+    CHECK(capped.cpu_s.value() == doctest::Approx(1.0).epsilon(0.1));
+}
+
+TEST_CASE("the thread cap sets every pool variable in the child") {
+    auto r = sh(bin() + "/prof-measure --threads 3 -- sh -c 'echo $OMP_NUM_THREADS $OPENBLAS_NUM_THREADS "
+                        "$MKL_NUM_THREADS $VECLIB_MAXIMUM_THREADS $NUMEXPR_NUM_THREADS $BLIS_NUM_THREADS >&2'");
+    CHECK(r.err.find("3 3 3 3 3 3") != std::string::npos);
+}
+
+TEST_CASE("worker mode: a 300 MiB cell reads its peak within 5% in both orders and does not inflate the next cell") {
+    const double mib300 = 300.0 * 1048576;
+    auto ab = run_cells(cells({"alloc300", "noop"}), "--worker " + helper("worker"));
+    auto ba = run_cells(cells({"noop", "alloc300"}), "--worker " + helper("worker"));
+    REQUIRE(ab.size() == 2);
+    REQUIRE(ba.size() == 2);
+    for (const auto* a : {&ab[0], &ba[1]}) {
+        REQUIRE(a->peak_rss_bytes);
+        MESSAGE("alloc300 peak_rss_bytes ", *a->peak_rss_bytes);
+        CHECK(std::abs(double(*a->peak_rss_bytes) - mib300) <= 0.05 * mib300);
+        CHECK(a->rss_method.value() == "proc");
+        CHECK(a->rss_peak_reset.value());
+    }
+    // B after A: its high-water mark was reset, so it reads the worker's footprint, not A's peak.
+    CHECK(double(ab[1].process_rss_bytes.value()) < 0.25 * mib300);
+    CHECK(ab[1].peak_rss_bytes.value() < 16u * 1048576);
+}
+
+TEST_CASE("worker mode: the import never lands in the first cell when the worker sends ready") {
+    auto v = run_cells(cells({"noop"}), "--worker 'env PROF_TEST_READY=1 " + helper("worker") + "' --ready");
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].ok);
+    CHECK(v[0].wall_s.value() < 0.05);
+}
+
+TEST_CASE("process mode failures: SIGKILL, exit 3 and a timeout each give ok:false with the reason") {
+    auto killed = one_fit("-- sh -c 'kill -KILL $$'");
+    CHECK_FALSE(killed.ok);
+    CHECK(killed.error.value() == "killed by SIGKILL");
+    CHECK(killed.signal.value() == "SIGKILL");
+    auto exit3 = one_fit("-- sh -c 'echo first >&2; echo the last line >&2; exit 3'");
+    CHECK(exit3.error.value() == "exit 3: the last line");
+    CHECK(exit3.exit_code.value() == 3);
+    auto slow = one_fit("--timeout 200ms -- sleep 10");
+    CHECK(slow.error.value() == "timeout after 0.2 s");
+    CHECK(slow.wall_s.value() < 1.0);
+}
+
+TEST_CASE("--run: failures do not stop the run and the next cell is still measured") {
+    std::string lines = "{\"ts_id\":\"a\",\"model_type\":\"ok\"}\n{\"ts_id\":\"b\",\"model_type\":\"exit3\"}\n"
+                        "{\"ts_id\":\"c\",\"model_type\":\"ok\"}\n";
+    run_result raw;
+    auto v = run_cells(lines, "--run 'sh -c \"test {model_type} = ok || exit 3\"'", &raw);
+    REQUIRE(v.size() == 3);
+    CHECK(v[0].ok);
+    CHECK(v[1].error.value() == "exit 3");
+    CHECK(v[2].ok);
+}
+
+TEST_CASE("--run substitutes inside words, never through a shell: a ts_id with spaces and ; stays one argument") {
+    std::string lines = "{\"ts_id\":\"a b; touch /tmp/prof-pwned\",\"model_type\":\"m\"}\n";
+    run_result raw;
+    auto v = run_cells(lines, "--run 'printf %s\\\\n x{ts_id}y'", &raw);
+    REQUIRE(v.size() == 1);
+    CHECK(raw.err.find("xa b; touch /tmp/prof-pwnedy\n") != std::string::npos);
+    CHECK(access("/tmp/prof-pwned", F_OK) != 0);
+}
+
+TEST_CASE("a fit's stdout never reaches prof-measure's stdout") {
+    run_result raw;
+    auto v = run_cells(cells({"chatty"}), "--worker " + helper("worker"), &raw);
+    REQUIRE(v.size() == 1);  // the worker's stdout line went to stderr, not into the records
+    CHECK(v[0].ok);
+    CHECK(raw.err.find("this is stdout, not a reply") != std::string::npos);
+}
+
+TEST_CASE("worker mode failures: dying, being killed, hanging and ok:false replies; the next cell is measured") {
+    run_result raw;
+    auto v = run_cells(cells({"die", "noop", "kill", "noop", "hang", "noop", "fail", "noop"}),
+                       "--worker " + helper("worker") + " --timeout 500ms", &raw);
+    REQUIRE(v.size() == 8);
+    CHECK(v[0].error.value() == "worker died mid-cell: exit 3");
+    CHECK(v[2].error.value() == "worker died mid-cell: killed by SIGKILL");
+    CHECK(v[4].error.value() == "timeout after 0.5 s");
+    CHECK(v[6].error.value() == "ValueError: series too short");
+    for (int i : {1, 3, 5, 7}) CHECK(v[static_cast<std::size_t>(i)].ok);
+}
+
+TEST_CASE("a closed stdout pipe ends prof-measure quietly and leaves no child behind") {
+    std::string lines;
+    for (int i = 0; i < 20; ++i) lines += "{\"ts_id\":\"s" + std::to_string(i) + "\",\"model_type\":\"sleepy\"}\n";
+    std::string path = "/tmp/prof-test-pipe-" + std::to_string(getpid());
+    std::ofstream(path) << lines;
+    auto r = sh(bin() + "/prof-measure --run 'sleep 0.05' --child-output /dev/null < " + path + " | head -n1; sleep 0.3; "
+                "pgrep -x -f 'sleep 0[.]05' || echo none-left");
+    unlink(path.c_str());
+    CHECK(r.out.find("\"kind\":\"fit\"") != std::string::npos);
+    CHECK(r.out.find("none-left") != std::string::npos);
+    CHECK(r.err.empty());
+}
+
+TEST_CASE("SIGTERM reaches the fit's process group and no process outlives prof-measure") {
+    std::string marker = "/tmp/prof-test-term-" + std::to_string(getpid());
+    // The pattern [s]leep matches the child's command line but not this shell's own.
+    auto r = sh(fmt::format("{}/prof-measure -- sh -c 'sleep \"$1\"; touch {}' sh 31.5 & pid=$!; sleep 0.3; kill -TERM $pid; "
+                            "wait $pid; echo status=$?; sleep 0.2; pgrep -f '[s]leep 31.5' || echo none-left",
+                            bin(), marker));
+    CHECK(r.out.find("status=143") != std::string::npos);
+    CHECK(r.out.find("none-left") != std::string::npos);
+    CHECK(access(marker.c_str(), F_OK) != 0);
+}
+
+TEST_CASE("processes a fit leaves behind in its group are killed and reported" ) {
+    auto r = sh(bin() + "/prof-measure -- sh -c '(sleep 30 &) ; exit 0'");
+    CHECK(r.status == 0);
+    CHECK(r.err.find("left behind") != std::string::npos);
+}
+
+TEST_CASE("--trace writes a Chrome trace with one complete event per cell") {
+    std::string path = "/tmp/prof-test-trace-" + std::to_string(getpid()) + ".json";
+    auto v = run_cells(cells({"noop", "noop"}), "--worker " + helper("worker") + " --trace " + path);
+    auto doc = parse_json_text(std::string(std::istreambuf_iterator<char>(std::ifstream(path).rdbuf()), {}));
+    unlink(path.c_str());
+    const json_value* events = doc.find("traceEvents");
+    REQUIRE(events);
+    CHECK(events->arr.size() == 2);
+    CHECK(events->arr[0].find("ph")->s == "X");
+    CHECK(events->arr[0].find("args")->find("kind")->s == "fit");
+}
+
+TEST_CASE("GPU peak of a CUDA fit is read through NVML" * doctest::skip(!gpu_present())) {
+    // Runs only where NVML sees a device: tests/helpers has no CUDA program of its own, so the
+    // GPU machine's scripts/gpu-check supplies one via PROF_TEST_CUDA_ALLOC (allocates 256 MiB).
+    std::string prog = env_or("PROF_TEST_CUDA_ALLOC", "");
+    REQUIRE_MESSAGE(!prog.empty(), "set PROF_TEST_CUDA_ALLOC to a program that allocates 256 MiB of device memory");
+    auto f = one_fit("-- " + prog);
+    REQUIRE(f.peak_gpu_bytes);
+    CHECK(*f.peak_gpu_bytes >= 256u * 1048576);
+    CHECK(f.gpu_method.value() == "nvml-poll");
+}
+
+TEST_CASE("without a GPU the GPU peak is null, never 0" * doctest::skip(gpu_present())) {
+    auto f = one_fit("-- /bin/true");
+    CHECK_FALSE(f.peak_gpu_bytes.has_value());
+    CHECK_FALSE(f.gpu_method.has_value());
+}

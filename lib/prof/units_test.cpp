@@ -1,0 +1,54 @@
+// Size and duration flags, RFC 3339 time stamps, key file names (SPEC §1).
+#include "prof/keys.hpp"
+#include "prof/units.hpp"
+
+#include "prof/errors.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace prof;
+
+TEST_CASE("sizes take plain bytes, IEC powers of 1024 and SI powers of 1000") {
+    CHECK(parse_size("4096", "--x") == 4096);
+    CHECK(parse_size("64MiB", "--x") == 64ull << 20);
+    CHECK(parse_size("2GiB", "--x") == 2ull << 30);
+    CHECK(parse_size("1.5GB", "--x") == 1500000000ull);
+    CHECK_THROWS_AS(parse_size("12 parsecs", "--x"), usage_error);
+    CHECK_THROWS_AS(parse_size("", "--x"), usage_error);
+}
+
+TEST_CASE("durations take ms, s, m, h and d") {
+    CHECK(parse_duration("250ms", "--t") == doctest::Approx(0.25));
+    CHECK(parse_duration("30s", "--t") == 30);
+    CHECK(parse_duration("5m", "--t") == 300);
+    CHECK(parse_duration("1h", "--t") == 3600);
+    CHECK(parse_duration("1d", "--t") == 86400);
+    CHECK_THROWS_AS(parse_duration("soon", "--t"), usage_error);
+}
+
+TEST_CASE("RFC 3339 time stamps compare as instants, whatever their offset") {
+    auto a = parse_rfc3339("2026-11-29T15:00:00Z");
+    auto b = parse_rfc3339("2026-11-29T16:00:00+01:00");
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(*a == *b);
+    CHECK(format_rfc3339(*b) == "2026-11-29T15:00:00Z");
+    CHECK(format_rfc3339(*parse_rfc3339("2026-11-29T15:00:00.250Z")) == "2026-11-29T15:00:00.25Z");
+    CHECK_FALSE(parse_rfc3339("2026-02-30T00:00:00Z"));
+    CHECK_FALSE(parse_rfc3339("yesterday"));
+    CHECK_FALSE(parse_rfc3339("2026-11-29T15:00:00"));  // no offset: not an instant
+}
+
+TEST_CASE("key components are percent-encoded so no key names a path, and keys never collide") {
+    CHECK(percent_encode("..") == "%2E%2E");
+    CHECK(percent_encode("a/b c") == "a%2Fb%20c");
+    CHECK(percent_encode("é") == "%C3%A9");
+    CHECK(key_file_name({"a@b", "c"}) == "a%40b@c");
+    CHECK(key_file_name({"a", "b@c"}) != key_file_name({"a@b", "c"}));
+    CHECK(percent_decode(percent_encode("x/../y z")) == "x/../y z");
+    std::string long_name = key_file_name({std::string(300, 'k')});
+    CHECK(long_name.size() == 150 + 1 + 64);
+    CHECK(long_name != key_file_name({std::string(301, 'k')}));
+    CHECK_THROWS_AS(path_under("/tmp/root", "../etc"), error);
+    CHECK(path_under("/tmp/root", "x%2F..") == "/tmp/root/x%2F..");
+}
