@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -166,8 +167,15 @@ compute_profile resolve_profile_source(const resolve_request& req, const evidenc
             } else {
                 warnings.insert(warnings.end(), index->warnings.begin(), index->warnings.end());
                 std::vector<const registry_entry*> matches;
-                for (const auto& e : index->entries)
-                    if (e.signature.is_object() && e.signature == *req.signature) matches.push_back(&e);
+                {
+                    // Equality is decided once per distinct parsed signature, not once per line.
+                    std::map<const json_value*, bool> equal;
+                    for (const auto& e : index->entries) {
+                        auto [it, fresh] = equal.try_emplace(e.signature.get(), false);
+                        if (fresh) it->second = e.signature->is_object() && *e.signature == *req.signature;
+                        if (it->second) matches.push_back(&e);
+                    }
+                }
                 // Newest first: measured_at as instants (null oldest), ties broken by the greater run_id.
                 std::sort(matches.begin(), matches.end(), [](const registry_entry* x, const registry_entry* y) {
                     if (x->measured_at != y->measured_at) return x->measured_at > y->measured_at;
@@ -243,28 +251,40 @@ registry_fetch http_fetch(const std::string& base_url) {
 
 std::string run_file_name(const std::string& run_id) { return key_file_name({run_id}) + ".json"; }
 
-registry_index parse_registry_index(std::string_view text, const std::string& source) {
+registry_index parse_registry_index(std::string text, const std::string& source) {
+    namespace od = simdjson::ondemand;
     registry_index out;
-    line_reader in(string_source(std::string(text), source));
+    line_reader in(string_source(std::move(text), source));
     text_line line;
-    simdjson::ondemand::parser parser;
+    od::parser parser;
+    // Parsed object signatures by their exact text: identical text → one shared value.
+    std::map<std::string, std::shared_ptr<const json_value>, std::less<>> by_text;
     while (in.next(line)) {
         try {
             registry_entry e;
             bool have_id = false;
-            simdjson::ondemand::document doc = parser.iterate(line.text.data(), line.text.size(), line.text.size() + simdjson::SIMDJSON_PADDING);
-            if (simdjson::ondemand::json_type(doc.type()) != simdjson::ondemand::json_type::object)
-                throw field_error("expected a JSON object");
-            simdjson::ondemand::object obj = doc.get_object();
+            od::document doc = parser.iterate(line.text.data(), line.text.size(), line.text.size() + simdjson::SIMDJSON_PADDING);
+            if (od::json_type(doc.type()) != od::json_type::object) throw field_error("expected a JSON object");
+            od::object obj = doc.get_object();
             for (auto field : obj) {
                 std::string_view k = field.unescaped_key();
+                od::value v = field.value();
                 if (k == "run_id") {
-                    e.run_id = require_string(field.value(), "run_id");
+                    e.run_id = require_string(v, "run_id");
                     have_id = true;
                 } else if (k == "signature") {
-                    e.signature = read_json_value(field.value());
+                    if (od::json_type(v.type()) == od::json_type::object) {
+                        od::object sig_obj = v.get_object();
+                        std::string_view raw = sig_obj.raw_json();
+                        auto it = by_text.find(raw);
+                        if (it == by_text.end())
+                            it = by_text.emplace(std::string(raw), std::make_shared<const json_value>(parse_json_text(raw))).first;
+                        e.signature = it->second;
+                    } else {
+                        e.signature = std::make_shared<const json_value>(read_json_value(v));
+                    }
                 } else if (k == "measured_at") {
-                    auto s = read_string(field.value(), "measured_at");
+                    auto s = read_string(v, "measured_at");
                     if (s) {
                         e.measured_at = parse_rfc3339(*s);
                         if (!e.measured_at)
@@ -275,6 +295,7 @@ registry_index parse_registry_index(std::string_view text, const std::string& so
             if (!document_at_end(doc)) throw field_error("unexpected content after the JSON object");
             if (!have_id) missing_field("run_id");
             if (e.run_id.empty()) throw field_error("field 'run_id': empty");
+            if (!e.signature) e.signature = std::make_shared<const json_value>();
             out.entries.push_back(std::move(e));
         } catch (const field_error& err) {
             out.warnings.push_back(fmt::format("{}:{}: {} (line skipped)", source, line.number, err.what()));

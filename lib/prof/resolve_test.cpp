@@ -87,7 +87,7 @@ struct fake_registry {
 };
 
 prof::registry_entry entry(const std::string& id, const std::string& signature, const std::string& at) {
-    return {id, sig(signature), prof::parse_rfc3339(at)};
+    return {id, std::make_shared<const json_value>(sig(signature)), prof::parse_rfc3339(at)};
 }
 
 prof::resolve_request request(std::string source, std::optional<std::string> signature, std::string mode = "auto",
@@ -316,13 +316,33 @@ TEST_CASE("the registry index reader skips malformed lines with line-numbered wa
     REQUIRE(idx.entries.size() == 2);
     CHECK(idx.entries[0].run_id == "r1");
     CHECK(idx.entries[0].measured_at == prof::parse_rfc3339("2026-11-29T09:00:00Z"));
+    CHECK(idx.entries[0].signature->dump() == R"({"a":1})");
     CHECK(idx.entries[1].run_id == "r3");
     CHECK(!idx.entries[1].measured_at);
+    CHECK(idx.entries[1].signature->dump() == "null");
     REQUIRE(idx.warnings.size() == 3);
     CHECK(idx.warnings[0] ==
           "reg/index.jsonl:3: field 'measured_at': expected an RFC 3339 time stamp, found \"yesterday\" (line skipped)");
     CHECK(idx.warnings[1] == "reg/index.jsonl:4: expected a JSON object (line skipped)");
     CHECK(idx.warnings[2] == "reg/index.jsonl:5: field 'run_id': missing (line skipped)");
+}
+
+TEST_CASE("index lines with identical signature text share one parsed value; equal ones still match") {
+    auto idx = prof::parse_registry_index("{\"run_id\":\"r1\",\"signature\":{\"b\":2,\"a\":1}}\n"
+                                          "{\"run_id\":\"r2\",\"signature\":{\"b\":2,\"a\":1}}\n"
+                                          "{\"run_id\":\"r3\",\"signature\":{\"a\":1,\"b\":2}}\n"
+                                          "{\"run_id\":\"r4\"}\n",
+                                          "idx");
+    REQUIRE(idx.entries.size() == 4);
+    CHECK(idx.entries[0].signature == idx.entries[1].signature);  // the same object, parsed once
+    CHECK(idx.entries[0].signature != idx.entries[2].signature);
+    CHECK(*idx.entries[0].signature == *idx.entries[2].signature);  // key order never matters
+    CHECK(idx.entries[3].signature->dump() == "null");
+    fake_registry reg;
+    for (const char* id : {"r1", "r2", "r3", "r4"}) reg.runs[id] = harvest(id, R"({"a":1,"b":2})", "2026-11-29T10:00:00Z");
+    reg.index = idx.entries;
+    // No measured_at anywhere: all tie, the greatest matching run_id wins (r4 has no signature).
+    CHECK(prof::resolve_profile_source(request("auto", R"({"a":1,"b":2})"), reg.loaders()).provenance.source == "auto:r3");
 }
 
 TEST_CASE("a run's file name is its percent-encoded id, so no id can name a path") {
