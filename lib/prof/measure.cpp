@@ -141,7 +141,8 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     bool timed_out = false, err_open = true;
     std::size_t max_procs = 1;
     double deadline = o.timeout_s > 0 ? t0 + o.timeout_s : 0;
-    double next_sample = t0;
+    // The first /proc scan waits one interval: a short fit's wall must not include it.
+    double next_sample = t0 + o.sample_interval_s;
     double t1 = 0;
     for (;;) {
         double now = monotonic_seconds();
