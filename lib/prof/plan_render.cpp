@@ -74,12 +74,15 @@ std::string render_spark(const plan_record& p) {
         if (slots < f.slots_per_node)
             out += fmt::format("# {} slots per executor, not {}: the JVM heap and overhead ({}) take the rest of the node\n",
                                slots, f.slots_per_node, human_bytes(double(jvm)));
-        if (f.slot_cores > 1)
-            out += fmt::format("# PySpark caps each Python worker's address space at pyspark.memory / executor cores = {} "
-                               "per worker, while a task holds {} cores: if fits die with MemoryError, drop "
-                               "pyspark.memory and add it to memoryOverhead\n",
-                               human_bytes(double(mib_up(slots * f.slot_rss_bytes) * mib) / double(slots * f.slot_cores)),
-                               f.slot_cores);
+        // PySpark's worker sets RLIMIT_AS to pyspark.memory / spark.executor.cores (SPARK-25004):
+        // an address-space cap, while the slot is resident memory. Say so where it bites.
+        out += fmt::format("# PySpark turns pyspark.memory into an address-space limit (RLIMIT_AS) of {} per Python "
+                           "worker (pyspark.memory / executor cores{}); the slot is sized from resident memory and "
+                           "address space runs larger: if fits die with MemoryError, move pyspark.memory into "
+                           "memoryOverhead\n",
+                           human_bytes(double(mib_up(slots * f.slot_rss_bytes) * mib) / double(slots * f.slot_cores)),
+                           f.slot_cores > 1 ? fmt::format(", less than a slot: a task holds {} cores", f.slot_cores)
+                                            : std::string());
         auto line = [&](std::string_view k, const std::string& v) { out += fmt::format("{:<48} {}\n", k, v); };
         line("spark.executor.cores", std::to_string(slots * f.slot_cores));
         line("spark.task.cpus", std::to_string(f.slot_cores));

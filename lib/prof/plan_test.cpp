@@ -370,6 +370,9 @@ TEST_CASE("spark: one executor per node with every slot, the thread cap in execu
     CHECK(s.find("\nspark.dynamicAllocation.maxExecutors             2\n") != std::string::npos);
     CHECK(s.find("\nspark.executorEnv.OMP_NUM_THREADS                1\n") != std::string::npos);
     CHECK(s.find("resource.gpu") == std::string::npos);
+    // 2000 MiB / 16 executor cores = 125 MiB of address space per Python worker, for 250 MiB slots.
+    CHECK(s.find("address-space limit (RLIMIT_AS) of 125.00 MiB per Python worker (pyspark.memory / executor cores, "
+                 "less than a slot: a task holds 2 cores)") != std::string::npos);
 }
 
 TEST_CASE("spark: an executor whose JVM leaves too little room runs fewer slots and says so") {
