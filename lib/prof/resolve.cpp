@@ -7,7 +7,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <map>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -229,7 +233,11 @@ registry_fetch directory_fetch(const std::string& dir) {
     return [dir](const std::vector<std::string>& components) {
         std::string rel;
         for (const auto& c : components) rel += (rel.empty() ? "" : "/") + c;
-        return read_file(path_under(dir, rel));
+        // A plain fd source, never open_input: a name ending in ".gz" is not decompressed here.
+        std::string path = path_under(dir, rel);
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+        return fd_source(fd, path, true);
     };
 }
 
@@ -245,16 +253,21 @@ registry_fetch http_fetch(const std::string& base_url) {
         o.stall_timeout_s = 10;
         o.retries = 1;
         o.backoff_s = 0.5;
-        return http_get(url, o);
+        return http_source(url, o);
     };
 }
 
 std::string run_file_name(const std::string& run_id) { return key_file_name({run_id}) + ".json"; }
 
 registry_index parse_registry_index(std::string text, const std::string& source) {
-    namespace od = simdjson::ondemand;
-    registry_index out;
     line_reader in(string_source(std::move(text), source));
+    return read_registry_index(in);
+}
+
+registry_index read_registry_index(line_reader& in) {
+    namespace od = simdjson::ondemand;
+    const std::string& source = in.source_name();
+    registry_index out;
     text_line line;
     od::parser parser;
     // Parsed object signatures by their exact text: identical text → one shared value.
@@ -263,6 +276,7 @@ registry_index parse_registry_index(std::string text, const std::string& source)
         try {
             registry_entry e;
             bool have_id = false;
+            if (!simdjson::validate_utf8(line.text.data(), line.text.size())) throw field_error("invalid UTF-8");
             od::document doc = parser.iterate(line.text.data(), line.text.size(), line.text.size() + simdjson::SIMDJSON_PADDING);
             if (od::json_type(doc.type()) != od::json_type::object) throw field_error("expected a JSON object");
             od::object obj = doc.get_object();
@@ -312,7 +326,11 @@ evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_nam
     io.registry_name = registry_name;
     io.load_run = [fetch, registry_name](const std::string& run_id) {
         std::string name = run_file_name(run_id);
-        compute_profile p = parse_profile_text(fetch({"runs", name}), registry_name + "/runs/" + name);
+        auto src = fetch({"runs", name});
+        std::string text;
+        char buf[65536];
+        for (std::size_t n; (n = src->read(buf, sizeof buf)) > 0;) text.append(buf, n);
+        compute_profile p = parse_profile_text(text, registry_name + "/runs/" + name);
         if (p.provenance.run_id && *p.provenance.run_id != run_id)
             throw input_error(registry_name + "/runs/" + name, 1,
                               fmt::format("the file is the harvest of run '{}', not '{}'", *p.provenance.run_id, run_id));
@@ -320,7 +338,8 @@ evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_nam
         return p;
     };
     io.load_index = [fetch, registry_name]() {
-        return parse_registry_index(fetch({"index.jsonl"}), registry_name + "/index.jsonl");
+        line_reader in(fetch({"index.jsonl"}));
+        return read_registry_index(in);
     };
     return io;
 }

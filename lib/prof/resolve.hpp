@@ -116,23 +116,26 @@ compute_profile assumed_profile(std::vector<std::string> warnings);
 
 // ---- the real loaders ------------------------------------------------------------------------
 
-// Reads one file of a registry given its path components ({"index.jsonl"} or
-// {"runs", "<file name>"}); throws on any failure (missing, unreadable, HTTP error, timeout).
-using registry_fetch = std::function<std::string(const std::vector<std::string>& components)>;
+// Opens one file of a registry given its path components ({"index.jsonl"} or
+// {"runs", "<file name>"}) as a stream; opening or reading throws on any failure (missing,
+// unreadable, HTTP error, timeout). Streaming keeps a large index out of memory.
+using registry_fetch = std::function<std::unique_ptr<byte_source>(const std::vector<std::string>& components)>;
 
 // A registry directory: DIR/<components joined by '/'>, each checked to stay under DIR.
 registry_fetch directory_fetch(const std::string& dir);
 
 // A registry served over HTTP(S): BASE/<components, each URL-escaped once more ('%' → "%25",
-// SPEC §1)>, fetched whole with http_get: a 5 s connect timeout, 30 s for the whole transfer,
-// one retry after 0.5 s. Any HTTP error or timeout throws (and becomes a warning).
+// SPEC §1)>, streamed with http_source: a 5 s connect timeout, 30 s for the whole transfer, 10 s
+// without a byte, one retry after 0.5 s. Any HTTP error or timeout throws (a warning).
 registry_fetch http_fetch(const std::string& base_url);
 
 // The file name prof-harvest gives a run: key_file_name({run_id}) + ".json" (SPEC §1 keys).
 std::string run_file_name(const std::string& run_id);
 
-// index.jsonl text → entries (the text is consumed); a malformed line (bad JSON, no run_id, a measured_at that is not
-// RFC 3339) is skipped with a warning "SOURCE:LINE: what (line skipped)".
+// index.jsonl → entries, streamed line by line; a malformed line (bad JSON or UTF-8, no run_id,
+// a measured_at that is not RFC 3339) is skipped with a warning "SOURCE:LINE: what (line
+// skipped)". A read error of the stream itself throws (the whole index then counts as failed).
+registry_index read_registry_index(line_reader& in);
 registry_index parse_registry_index(std::string text, const std::string& source);
 
 // Loaders over a fetch function: the run file (a profile; one that names another run_id is
