@@ -104,7 +104,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         if (n.empty()) throw usage_error("--models: a model name is empty");
     p.run.models.assign(names.begin(), names.end());
     if (rq.series > UINT64_MAX / names.size())
-        throw usage_error(fmt::format("--series {} × {} models overflows a cell count", rq.series, names.size()));
+        throw usage_error(fmt::format("--series {} x {} models overflows a cell count", rq.series, names.size()));
 
     if (empty_profile) {
         p.warnings.push_back(profile ? fmt::format("the profile (basis {}) holds no model: planning from the defaults, every axis assumed",

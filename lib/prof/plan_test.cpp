@@ -327,7 +327,7 @@ TEST_CASE("bad requests are usage errors") {
     check(rq, "--deadline must be a positive duration");
     rq = cpu_request();
     rq.series = UINT64_MAX / 2 + 1;
-    check(rq, "--series 9223372036854775808 × 2 models overflows a cell count");
+    check(rq, "--series 9223372036854775808 x 2 models overflows a cell count");
 }
 
 TEST_CASE("a deadline shorter than one cell is warned about") {
