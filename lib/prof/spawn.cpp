@@ -310,6 +310,7 @@ void install_supervisor_signals() {
         throw error(exit_code::software, fmt::format("pipe: {}", std::strerror(errno)));
     struct sigaction sa {};
     sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;  // a record write is never cut by EINTR; poll() still wakes (EINTR)
     sigemptyset(&sa.sa_mask);
     for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
     struct sigaction ign {};
