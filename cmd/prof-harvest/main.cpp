@@ -68,9 +68,11 @@ int run(int argc, char** argv) {
     app.add_option("--memory-margin", c.memory_margin, "Multiplier on peak memory, >= 1.0")->capture_default_str();
     app.add_option("--time-margin", c.time_margin, "Multiplier on median wall time, >= 1.0")->capture_default_str();
     app.add_option("--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted)")->capture_default_str();
-    app.add_option("--header", c.headers, "HTTP request header 'Name: value' (repeatable)");
+    // allow_extra_args(false): each --header takes one value, so a URL after it stays an input.
+    app.add_option("--header", c.headers, "HTTP request header 'Name: value' (repeatable)")->allow_extra_args(false);
     app.add_option("--header-from-env", c.headers_from_env,
-                   "NAME=VAR: HTTP header NAME with the value of environment variable VAR (repeatable)");
+                   "NAME=VAR: HTTP header NAME with the value of environment variable VAR (repeatable)")
+        ->allow_extra_args(false);
     app.add_option("--connect-timeout", c.connect_timeout, "HTTP connect timeout per attempt")->capture_default_str();
     app.add_option("--timeout", c.timeout, "HTTP whole-transfer timeout per attempt (0 = none)")->capture_default_str();
     app.add_option("--stall-timeout", c.stall_timeout, "Abandon an HTTP transfer idle this long (0 = never)")

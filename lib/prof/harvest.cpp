@@ -28,8 +28,19 @@ std::string shown(std::string_view tok) {
     return std::string(tok);
 }
 
+// A string value without escapes is read straight from the input line (its raw token minus
+// the quotes), skipping simdjson's unescape copy; anything else goes through get_string().
+inline std::optional<std::string_view> plain_string(od::value& v) {
+    std::string_view tok = v.raw_json_token();
+    if (tok.empty() || tok[0] != '"') return std::nullopt;
+    tok = trim_token(tok);
+    if (tok.size() < 2 || tok.back() != '"' || tok.find('\\') != std::string_view::npos) return std::nullopt;
+    return tok.substr(1, tok.size() - 2);
+}
+
 // run_id and ts_id: a string, or an integer kept as its decimal text (warehouses use both).
 std::string_view read_id(od::value v, std::string_view field) {
+    if (auto s = plain_string(v)) return *s;
     od::json_type t = v.type();
     if (t == od::json_type::string) return v.get_string();
     if (t == od::json_type::number) {
@@ -45,6 +56,7 @@ std::string_view read_id(od::value v, std::string_view field) {
 }
 
 std::optional<std::string_view> read_text(od::value v, std::string_view field) {
+    if (auto s = plain_string(v)) return s;
     od::json_type t = v.type();
     if (t == od::json_type::null) return std::nullopt;
     if (t == od::json_type::string) return std::string_view(v.get_string());
@@ -54,21 +66,55 @@ std::optional<std::string_view> read_text(od::value v, std::string_view field) {
     throw field_error(fmt::format("field '{}': expected a string, found {}", field, shown(v.raw_json_token())));
 }
 
-bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
+bool starts_number(std::string_view tok) { return !tok.empty() && ((tok[0] >= '0' && tok[0] <= '9') || tok[0] == '-'); }
 
+// Fast paths for the common shapes (a plain JSON number); quoted numbers, null, "NaN" and
+// every error go through json_in's readers, which own the rules and the messages.
+inline std::optional<double> number_field(od::value v, std::string_view field) {
+    if (starts_number(v.raw_json_token())) {
+        double d;
+        if (v.get_double().get(d) == simdjson::SUCCESS) return d;
+    }
+    return read_number(v, field);
+}
+
+inline std::optional<std::uint64_t> count_field(od::value v, std::string_view field) {
+    std::string_view tok = v.raw_json_token();
+    if (!tok.empty() && tok[0] >= '0' && tok[0] <= '9') {
+        std::uint64_t u;
+        if (v.get_uint64().get(u) == simdjson::SUCCESS) return u;
+    }
+    return read_count(v, field);
+}
+
+// The key's text straight from the line when it has no escape (every real column name);
+// otherwise unescaped.
+inline std::string_view key_of(simdjson::simdjson_result<od::field>& f) {
+    od::raw_json_string raw = f.key();
+    const char* p = raw.raw();
+    std::size_t n = 0;
+    while (n < 32 && p[n] != '"' && p[n] != '\\') ++n;
+    if (n < 32 && p[n] == '"') return std::string_view(p, n);
+    return f.unescaped_key();
+}
+
+}  // namespace
+
+namespace {
+bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
 }  // namespace
 
 harvest_row read_harvest_row(od::object& obj) {
     harvest_row r;
     bool have_run = false, have_ts = false, have_model = false;
     for (auto f : obj) {
-        std::string_view k = f.unescaped_key();
+        std::string_view k = key_of(f);
         od::value v = f.value();
         // Dispatch on length first: most columns are told apart without a string compare.
         switch (k.size()) {
         case 5:
             if (k == "ts_id") { r.ts_id = read_id(v, "ts_id"); have_ts = true; }
-            else if (k == "n_obs") r.n_obs = read_count(v, "n_obs");
+            else if (k == "n_obs") r.n_obs = count_field(v, "n_obs");
             else if (k == "error") r.error = read_text(v, "error");
             break;
         case 6:
@@ -87,8 +133,8 @@ harvest_row read_harvest_row(od::object& obj) {
             }
             break;
         case 11:
-            if (k == "fit_seconds") r.fit_seconds = read_number(v, "fit_seconds");
-            else if (k == "cpu_seconds") r.cpu_seconds = read_number(v, "cpu_seconds");
+            if (k == "fit_seconds") r.fit_seconds = number_field(v, "fit_seconds");
+            else if (k == "cpu_seconds") r.cpu_seconds = number_field(v, "cpu_seconds");
             else if (k == "ensemble_id") r.ensemble = !v.is_null();
             else if (k == "finished_at") {
                 if (auto s = read_text(v, "finished_at")) {
@@ -101,11 +147,11 @@ harvest_row read_harvest_row(od::object& obj) {
             }
             break;
         case 14:
-            if (k == "peak_rss_bytes") r.peak_rss_bytes = read_count(v, "peak_rss_bytes");
-            else if (k == "peak_gpu_bytes") r.peak_gpu_bytes = read_count(v, "peak_gpu_bytes");
+            if (k == "peak_rss_bytes") r.peak_rss_bytes = count_field(v, "peak_rss_bytes");
+            else if (k == "peak_gpu_bytes") r.peak_gpu_bytes = count_field(v, "peak_gpu_bytes");
             break;
         case 17:
-            if (k == "process_rss_bytes") r.process_rss_bytes = read_count(v, "process_rss_bytes");
+            if (k == "process_rss_bytes") r.process_rss_bytes = count_field(v, "process_rss_bytes");
             break;
         default:
             break;
