@@ -1,0 +1,212 @@
+// Unit tests of the harvest rules (issue 3) and the registry writer.
+#include "prof/errors.hpp"
+#include "prof/fsutil.hpp"
+#include "prof/harvest.hpp"
+#include "prof/keys.hpp"
+#include "prof/registry.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+std::vector<prof::compute_profile> harvest_text(const std::string& text, prof::harvest_config cfg = {}) {
+    prof::harvester h(std::move(cfg));
+    prof::line_reader in(prof::string_source(text, "rows"));
+    h.read(in);
+    return h.finish();
+}
+
+std::string counts(const prof::compute_profile& p) { return p.harvest ? p.harvest->dump() : "none"; }
+
+struct temp_dir {
+    std::string path;
+    temp_dir() {
+        char tmpl[] = "/tmp/prof-harvest-test.XXXXXX";
+        path = ::mkdtemp(tmpl);
+    }
+    ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("fold and ensemble rows are skipped and counted, never measured") {
+    auto ps = harvest_text(
+        R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":1})" "\n"
+        R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":9,"fold_id":0})" "\n"
+        R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":9,"ensemble_id":"e"})" "\n"
+        R"({"run_id":"r","ts_id":"b","model_type":"m","family":"f","fit_seconds":3,"fold_id":null,"ensemble_id":null})" "\n");
+    REQUIRE(ps.size() == 1);
+    CHECK(ps[0].n_measurements == 2);
+    CHECK(ps[0].models.at("m").median_wall_s == 2.0);  // (1 + 3) / 2; the 9 s rows never count
+    CHECK(counts(ps[0]) ==
+          R"({"bad_lines_skipped":0,"ensemble_rows_skipped":1,"fold_rows_skipped":1,"rows_read":4})");
+}
+
+TEST_CASE("a row without a finite positive fit_seconds is a failed cell with a stated error") {
+    auto ps = harvest_text(
+        R"({"run_id":"r","ts_id":"b","model_type":"m","family":"f","fit_seconds":0})" "\n"
+        R"({"run_id":"r","ts_id":"c","model_type":"m","family":"f"})" "\n"
+        R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":"NaN","cpu_seconds":5})" "\n"
+        R"({"run_id":"r","ts_id":"d","model_type":"m","family":"f","fit_seconds":2,"cpu_seconds":2})" "\n"
+        R"({"run_id":"r","ts_id":"a","model_type":"x","family":"f","fit_seconds":-1,"error":"exit 1: boom"})" "\n");
+    REQUIRE(ps.size() == 1);
+    const auto& p = ps[0];
+    CHECK(p.n_measurements == 5);
+    CHECK(p.n_failed == 4);
+    // smallest ts_id wins: "a" → the NaN row; its cpu_seconds is excluded from every axis
+    CHECK(p.first_error_by_model.at("m") == "fit_seconds=NaN");
+    CHECK(p.first_error_by_model.at("x") == "exit 1: boom");
+    CHECK(p.models.at("m").median_cpu_s == 2.0);
+    CHECK(p.dropped_models == std::vector<std::string>{"x"});
+    CHECK(prof::fit_seconds_error(std::nullopt) == "fit_seconds=null");
+    CHECK(prof::fit_seconds_error(0.0) == "fit_seconds=0");
+    CHECK(prof::fit_seconds_error(-1.5) == "fit_seconds=-1.5");
+}
+
+TEST_CASE("family comes from the row, else the family map, else the model name with a warning") {
+    prof::harvest_config cfg;
+    cfg.family_map = {{"lgbm", "ml"}, {"theta", "mapped"}};
+    auto ps = harvest_text(R"({"run_id":"r","ts_id":"a","model_type":"theta","family":"statistical","fit_seconds":1})" "\n"
+                           R"({"run_id":"r","ts_id":"a","model_type":"lgbm","fit_seconds":1})" "\n"
+                           R"({"run_id":"r","ts_id":"a","model_type":"nbeats","family":"","fit_seconds":1})" "\n",
+                           cfg);
+    const auto& p = ps.at(0);
+    CHECK(p.models.at("theta").family == "statistical");
+    CHECK(p.models.at("lgbm").family == "ml");
+    CHECK(p.models.at("nbeats").family == "nbeats");
+    REQUIRE(p.provenance.warnings.size() == 1);
+    CHECK(p.provenance.warnings[0].find("no family for model(s) nbeats") == 0);
+}
+
+TEST_CASE("one profile per run_id, sorted, with harvest provenance and the latest finished_at") {
+    prof::harvest_config cfg;
+    cfg.signature = prof::parse_signature(R"({"b":1,"a":[2]})", "sig");
+    auto ps = harvest_text(
+        R"({"run_id":"r2","ts_id":"a","model_type":"m","family":"f","fit_seconds":1,"finished_at":"2026-11-29T10:00:00Z"})" "\n"
+        R"({"run_id":17,"ts_id":5,"model_type":"m","family":"f","fit_seconds":1})" "\n"
+        // 10:30+01:00 is 09:30Z: earlier as an instant though larger as a string
+        R"({"run_id":"r2","ts_id":"b","model_type":"m","family":"f","fit_seconds":1,"finished_at":"2026-11-29T10:30:00+01:00"})" "\n",
+        cfg);
+    REQUIRE(ps.size() == 2);
+    CHECK(*ps[0].provenance.run_id == "17");
+    CHECK(ps[0].sample_ts_ids == std::vector<std::string>{"5"});
+    CHECK_FALSE(ps[0].provenance.measured_at);
+    CHECK(*ps[1].provenance.run_id == "r2");
+    CHECK(ps[1].provenance.basis == "measured");
+    CHECK(ps[1].provenance.source == "harvest");
+    CHECK(*ps[1].provenance.measured_at == "2026-11-29T10:00:00Z");
+    CHECK(ps[1].provenance.signature->dump() == R"({"a":[2],"b":1})");
+
+    cfg.run_id = "r2";
+    auto one = harvest_text(R"({"run_id":"r2","ts_id":"a","model_type":"m","fit_seconds":1})" "\n"
+                            R"({"run_id":"r1","ts_id":"a","model_type":"m","fit_seconds":1})" "\n",
+                            cfg);
+    REQUIRE(one.size() == 1);
+    CHECK(counts(one[0]) == R"({"bad_lines_skipped":0,"ensemble_rows_skipped":0,"fold_rows_skipped":0,"rows_read":1})");
+}
+
+TEST_CASE("the harvest of rows equals build_profile over the equivalent fit records") {
+    std::string rows =
+        R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","n_obs":10,"fit_seconds":0.5,"cpu_seconds":1,"process_rss_bytes":"100","peak_rss_bytes":7})" "\n"
+        R"({"run_id":"r","ts_id":"b","model_type":"m","family":"f","n_obs":30,"fit_seconds":1.5,"cpu_seconds":1.5,"process_rss_bytes":300,"peak_gpu_bytes":0})" "\n"
+        R"({"run_id":"r","ts_id":"c","model_type":"m","family":"f","n_obs":20,"fit_seconds":null,"error":"killed by SIGKILL"})" "\n";
+    auto fit = [](std::string ts, std::uint64_t n_obs, bool ok, std::optional<double> wall, std::optional<double> cpu,
+                  std::optional<std::uint64_t> rss, std::optional<std::uint64_t> peak, std::optional<std::uint64_t> gpu,
+                  std::optional<std::string> error) {
+        prof::measured_fit f;
+        f.ts_id = ts;
+        f.model_type = "m";
+        f.family = "f";
+        f.n_obs = n_obs;
+        f.ok = ok;
+        f.wall_s = wall;
+        f.cpu_s = cpu;
+        f.process_rss_bytes = rss;
+        f.peak_rss_bytes = peak;
+        f.peak_gpu_bytes = gpu;
+        f.error = error;
+        return f;
+    };
+    std::vector<prof::measured_fit> fits = {fit("a", 10, true, 0.5, 1.0, 100, 7, std::nullopt, std::nullopt),
+                                            fit("b", 30, true, 1.5, 1.5, 300, std::nullopt, 0, std::nullopt),
+                                            fit("c", 20, false, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                                                std::nullopt, "killed by SIGKILL")};
+    auto h = harvest_text(rows).at(0);
+    auto b = prof::build_profile(fits, prof::default_memory_margin, prof::default_time_margin, h.provenance);
+    b.harvest = h.harvest;
+    CHECK(prof::write_profile(h) == prof::write_profile(b));
+    CHECK(h.families.at("f").slot_rss_bytes == 375);  // ceil(300 × 1.25)
+    CHECK(h.models.at("m").max_n_obs == 30);          // the failed row's n_obs counts too
+}
+
+TEST_CASE("malformed rows name the line; a skipped line is never half-counted") {
+    CHECK_THROWS_WITH_AS(harvest_text("\n" R"({"run_id":"r","ts_id":"a","model_type":"m","fit_seconds":true})" "\n"),
+                         "rows:2: field 'fit_seconds': expected a number, found true", prof::input_error);
+    CHECK_THROWS_WITH_AS(harvest_text(R"({"ts_id":"a","model_type":"m"})"), "rows:1: field 'run_id': missing",
+                         prof::input_error);
+    CHECK_THROWS_WITH_AS(harvest_text(R"({"run_id":"r","ts_id":"a","model_type":"m","finished_at":"yesterday"})"),
+                         "rows:1: field 'finished_at': expected an RFC 3339 time stamp with a zone, found \"yesterday\"",
+                         prof::input_error);
+    prof::harvest_config cfg;
+    cfg.max_bad_lines = 1;
+    auto ps = harvest_text(R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":1} [])" "\n"
+                           R"({"run_id":"r","ts_id":"b","model_type":"m","family":"f","fit_seconds":2})" "\n",
+                           cfg);
+    REQUIRE(ps.size() == 1);
+    CHECK(ps[0].n_measurements == 1);
+    CHECK(counts(ps[0]) == R"({"bad_lines_skipped":1,"ensemble_rows_skipped":0,"fold_rows_skipped":0,"rows_read":1})");
+}
+
+TEST_CASE("string values with escapes are unescaped; integers above 2^53 stay exact") {
+    auto ps = harvest_text(
+        R"({"run_id":"r\u002f1","ts_id":"a\"b","model_type":"m","family":"f","fit_seconds":1,"process_rss_bytes":"9007199254740993"})");
+    REQUIRE(ps.size() == 1);
+    CHECK(*ps[0].provenance.run_id == "r/1");
+    CHECK(ps[0].sample_ts_ids == std::vector<std::string>{"a\"b"});
+    CHECK(*ps[0].models.at("m").max_process_rss_bytes == 9007199254740993ull);
+}
+
+TEST_CASE("family map and signature files must be JSON objects") {
+    CHECK(prof::parse_family_map(R"({"a":"x"})", "fm").at("a") == "x");
+    CHECK_THROWS_WITH(prof::parse_family_map(R"({"a":1})", "fm"), "fm: model 'a': expected a family name (a non-empty string)");
+    CHECK_THROWS_WITH(prof::parse_signature("[1]", "sig"), "sig: a signature must be a JSON object");
+}
+
+TEST_CASE("registry_store writes, skips an existing run, and --force replaces it") {
+    temp_dir d;
+    auto ps = harvest_text(R"({"run_id":"night/2","ts_id":"a","model_type":"m","fit_seconds":1,"finished_at":"2026-11-29T10:00:00Z"})" "\n"
+                           R"({"run_id":"night/1","ts_id":"a","model_type":"m","fit_seconds":2})" "\n");
+    CHECK(prof::registry_store(d.path, ps[1], false) == prof::registry_write::written);
+    CHECK(prof::registry_store(d.path, ps[0], false) == prof::registry_write::written);
+    std::string path = prof::registry_run_path(d.path, "night/2");
+    CHECK(path == d.path + "/runs/night%2F2.json");
+    CHECK(prof::read_file(path) == prof::write_profile(ps[1]) + "\n");
+    std::string index = prof::read_file(d.path + "/index.jsonl");
+    CHECK(index == "{\"run_id\":\"night/1\",\"signature\":null,\"measured_at\":null}\n"
+                   "{\"run_id\":\"night/2\",\"signature\":null,\"measured_at\":\"2026-11-29T10:00:00Z\"}\n");
+    CHECK(prof::registry_store(d.path, ps[0], false) == prof::registry_write::skipped_exists);
+    CHECK(prof::read_file(d.path + "/index.jsonl") == index);
+    ps[0].provenance.signature = prof::parse_signature(R"({"k":1})", "s");
+    CHECK(prof::registry_store(d.path, ps[0], true) == prof::registry_write::replaced);
+    CHECK(prof::read_file(d.path + "/index.jsonl") ==
+          "{\"run_id\":\"night/1\",\"signature\":{\"k\":1},\"measured_at\":null}\n"
+          "{\"run_id\":\"night/2\",\"signature\":null,\"measured_at\":\"2026-11-29T10:00:00Z\"}\n");
+}
+
+TEST_CASE("registry_store refuses a corrupt index and changes nothing") {
+    temp_dir d;
+    prof::make_dirs(d.path + "/runs");
+    {
+        FILE* f = std::fopen((d.path + "/index.jsonl").c_str(), "w");
+        std::fputs("{\"run_id\":\"a\"}\n{\"signature\":null}\n", f);
+        std::fclose(f);
+    }
+    auto ps = harvest_text(R"({"run_id":"b","ts_id":"a","model_type":"m","fit_seconds":1})");
+    CHECK_THROWS_WITH_AS(prof::registry_store(d.path, ps[0], false), (d.path + "/index.jsonl:2: field 'run_id': missing").c_str(),
+                         prof::input_error);
+    CHECK_FALSE(std::filesystem::exists(prof::registry_run_path(d.path, "b")));
+}
