@@ -9,7 +9,12 @@
 #include "prof/json_out.hpp"
 #include "prof/spans.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 namespace {
@@ -33,12 +38,55 @@ std::optional<std::uint64_t> parse_rows(const std::string& text, bool allow_zero
     return static_cast<std::uint64_t>(v);
 }
 
-std::string slurp(const std::string& path) {
-    auto src = prof::open_input(path);
-    std::string out;
-    char buf[1 << 16];
-    for (std::size_t n; (n = src->read(buf, sizeof buf)) > 0;) out.append(buf, n);
-    return out;
+// The whole input, readable for SIMDJSON_PADDING bytes past its end (the Chrome reader parses
+// in place). A regular file is mapped when the zero fill of its last page covers the padding
+// (no copy: a large trace is read at page-cache speed); anything else is read into memory.
+struct input_text {
+    std::string owned;
+    void* map = nullptr;
+    std::size_t map_len = 0;
+    std::string_view text;
+    input_text() = default;
+    input_text(const input_text&) = delete;
+    input_text& operator=(const input_text&) = delete;
+    ~input_text() {
+        if (map) ::munmap(map, map_len);
+    }
+};
+
+void slurp(const std::string& path, input_text& in) {
+    auto src = prof::open_input(path);  // the error (66) for a missing file, and stdin/.gz decoding
+    struct stat st {};
+    bool regular = path != "-" && !(path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) &&
+                   ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (regular && st.st_size > 0) {
+        auto size = static_cast<std::size_t>(st.st_size);
+        auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        if (size % page != 0 && page - size % page >= simdjson::SIMDJSON_PADDING) {
+            int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            void* m = fd >= 0 ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+            if (fd >= 0) ::close(fd);
+            if (m != MAP_FAILED) {
+                in.map = m;
+                in.map_len = size;
+                in.text = std::string_view(static_cast<const char*>(m), size);
+                return;
+            }
+        }
+        in.owned.reserve(size + simdjson::SIMDJSON_PADDING + 1);
+    }
+    constexpr std::size_t chunk = 1 << 20;
+    for (;;) {
+        std::size_t at = in.owned.size();
+        if (in.owned.capacity() - at < chunk) in.owned.reserve(std::max(in.owned.capacity() * 2, at + chunk));
+        in.owned.resize(in.owned.capacity());
+        std::size_t n = src->read(in.owned.data() + at, in.owned.size() - at);
+        in.owned.resize(at + n);
+        if (n == 0) break;
+    }
+    std::size_t length = in.owned.size();
+    in.owned.append(simdjson::SIMDJSON_PADDING, '\0');
+    in.text = std::string_view(in.owned.data(), length);
 }
 
 // query_profile lines from every input, in order.
@@ -59,7 +107,9 @@ int build(const config& c) {
     if (c.files.size() > 1) throw prof::usage_error("build reads one profiled run: give at most one FILE");
     std::string path = c.files.empty() ? "-" : c.files[0];
     std::string name = path == "-" ? "<stdin>" : path;
-    std::string text = slurp(path);
+    input_text input;
+    slurp(path, input);
+    std::string_view text = input.text;
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) return 0;  // empty input → empty output
     if (c.plan_key.empty()) throw prof::usage_error("--plan-key K is required: the cache key of the query plan");
     if (!c.fixed.empty() && c.fixed_seconds) throw prof::usage_error("--fixed and --fixed-seconds exclude each other");
@@ -83,8 +133,7 @@ int build(const config& c) {
     } else {
         prof::span_set s;
         if (f == prof::span_format::chrome) {
-            simdjson::padded_string padded(text);
-            s = prof::read_chrome_trace(std::string_view(padded.data(), padded.size()), name);
+            s = prof::read_chrome_trace(text, name);
             if (s.async_unmatched) prof::note(fmt::format("ignored {} async begin(s) with no end", s.async_unmatched));
             if (s.unmatched_begins || s.unmatched_ends)
                 prof::warn(fmt::format("ignored {} 'B' event(s) with no 'E' and {} 'E' event(s) with no 'B'",

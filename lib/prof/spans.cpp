@@ -304,8 +304,53 @@ std::string_view token(od::value v) {
     return t;
 }
 
+// A key as written (no escapes): the raw text after the opening quote equals `lit` and the
+// closing quote follows. Trace keys are plain ASCII; this avoids unescaping every key.
+template <std::size_t N>
+bool key_is(const char* raw, const char (&lit)[N]) {
+    return std::memcmp(raw, lit, N - 1) == 0 && raw[N - 1] == '"';
+}
+
+// A string value read in place when it holds no escape (a view into the input text, valid as
+// long as the text), else unescaped by simdjson (a view into the parser's buffer, valid for the
+// whole document). Either way no copy is made per event.
+std::string_view string_in_place(od::value v, const char* field) {
+    std::string_view tok = token(v);
+    if (tok.size() < 2 || tok.front() != '"' || tok.back() != '"')
+        throw field_error(fmt::format("field '{}': expected a string", field));
+    std::string_view inner = tok.substr(1, tok.size() - 2);
+    if (inner.find('\\') == std::string_view::npos) return inner;
+    return v.get_string();
+}
+
+// Where the index-th (1-based) event of a trace starts, or nullptr.
+const char* event_location(std::string_view text, std::size_t index) {
+    od::parser parser;
+    od::document doc;
+    if (parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING).get(doc)) return nullptr;
+    od::array events;
+    od::json_type t;
+    if (doc.type().get(t)) return nullptr;
+    if (t == od::json_type::array) {
+        if (doc.get_array().get(events)) return nullptr;
+    } else {
+        od::value v;
+        if (doc.find_field_unordered("traceEvents").get(v) || v.get_array().get(events)) return nullptr;
+    }
+    std::size_t k = 0;
+    for (auto el : events) {
+        od::value v;
+        if (el.get(v)) return nullptr;
+        if (++k == index) {
+            const char* loc = nullptr;
+            return v.current_location().get(loc) ? nullptr : loc;
+        }
+    }
+    return nullptr;
+}
+
 struct be_event {
-    std::string_view pid, tid;  // raw JSON tokens: numbers or strings, compared as text
+    std::uint32_t thread;  // interned (pid, tid) raw JSON tokens
     std::int64_t ts;
     std::uint32_t seq;
     std::uint32_t node;
@@ -316,16 +361,62 @@ struct be_event {
 
 span_set read_chrome_trace(std::string_view text, const std::string& source) {
     span_set out;
-    std::unordered_map<std::string_view, std::uint32_t> ids;
-    auto intern = [&](std::string_view n) {
-        auto it = ids.find(n);
-        if (it != ids.end()) return it->second;
+    out.spans.reserve(text.size() / 128);
+    // Node names → ids: an open-addressing table (FNV-1a, power-of-two size) keyed by the
+    // views read from the document (valid for the whole parse), never by the vector's
+    // strings, which move when it grows. Names are few and looked up once per event.
+    struct slot {
+        std::string_view name;
+        std::uint32_t id = UINT32_MAX;
+    };
+    std::vector<slot> table(64);
+    auto fnv = [](std::string_view n) {
+        std::uint64_t h = 1469598103934665603ull;
+        for (unsigned char c : n) h = (h ^ c) * 1099511628211ull;
+        return h;
+    };
+    auto intern = [&](std::string_view n) -> std::uint32_t {
+        std::size_t mask = table.size() - 1;
+        for (std::size_t i = fnv(n) & mask;; i = (i + 1) & mask) {
+            if (table[i].id == UINT32_MAX) break;
+            if (table[i].name == n) return table[i].id;
+        }
         auto id = static_cast<std::uint32_t>(out.names.size());
         out.names.emplace_back(n);
-        // Keyed by the parser's own view (get_string views stay valid for the whole document),
-        // never by the vector's strings, which move when it grows.
-        ids.emplace(n, id);
+        if (2 * (out.names.size() + 1) > table.size()) {
+            std::vector<slot> bigger(table.size() * 2);
+            for (const auto& sl : table) {
+                if (sl.id == UINT32_MAX) continue;
+                for (std::size_t i = fnv(sl.name) & (bigger.size() - 1);; i = (i + 1) & (bigger.size() - 1))
+                    if (bigger[i].id == UINT32_MAX) {
+                        bigger[i] = sl;
+                        break;
+                    }
+            }
+            table = std::move(bigger);
+        }
+        std::size_t m = table.size() - 1;
+        for (std::size_t i = fnv(n) & m;; i = (i + 1) & m)
+            if (table[i].id == UINT32_MAX) {
+                table[i] = {n, id};
+                break;
+            }
         return id;
+    };
+    // (pid, tid) raw tokens → a small integer; the last thread is checked first (runs of
+    // events on one thread are the common case).
+    std::unordered_map<std::string, std::uint32_t> threads;
+    std::string_view last_pid, last_tid;
+    std::uint32_t last_thread = 0;
+    bool have_last = false;
+    auto thread_of = [&](std::string_view pid, std::string_view tid) {
+        if (have_last && pid == last_pid && tid == last_tid) return last_thread;
+        std::string key(pid);
+        key.push_back('\x1f');
+        key.append(tid);
+        auto it = threads.try_emplace(std::move(key), static_cast<std::uint32_t>(threads.size())).first;
+        last_pid = pid, last_tid = tid, last_thread = it->second, have_last = true;
+        return last_thread;
     };
     od::parser parser;
     od::document doc;
@@ -352,7 +443,6 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
         for (auto el : events) {
             ++index;
             od::value v = el.value();
-            if (v.current_location().get(loc) != simdjson::SUCCESS) loc = nullptr;
             od::object ev;
             if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
             char ph = 0;
@@ -360,26 +450,26 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
             std::int64_t ts = 0, dur = 0;
             bool has_ts = false, has_dur = false;
             for (auto f : ev) {
-                std::string_view k = f.unescaped_key();
-                if (k == "ph") {
-                    std::string_view p = f.value().get_string();
+                const char* k = f.key().raw();
+                if (key_is(k, "ph")) {
+                    std::string_view p = string_in_place(f.value(), "ph");
                     if (p.size() != 1) throw field_error(fmt::format("field 'ph': unknown phase \"{}\"", p));
                     ph = p[0];
-                } else if (k == "ts") {
+                } else if (key_is(k, "ts")) {
                     ts = micros(f.value(), "ts");
                     has_ts = true;
-                } else if (k == "dur") {
+                } else if (key_is(k, "dur")) {
                     dur = micros(f.value(), "dur");
                     has_dur = true;
-                } else if (k == "name") {
-                    name = f.value().get_string();
-                } else if (k == "pid") {
+                } else if (key_is(k, "name")) {
+                    name = string_in_place(f.value(), "name");
+                } else if (key_is(k, "pid")) {
                     pid = token(f.value());
-                } else if (k == "tid") {
+                } else if (key_is(k, "tid")) {
                     tid = token(f.value());
-                } else if (k == "cat") {
+                } else if (key_is(k, "cat")) {
                     cat = token(f.value());
-                } else if (k == "id" || k == "id2") {
+                } else if (key_is(k, "id") || key_is(k, "id2")) {
                     id = token(f.value());
                 }
             }
@@ -394,8 +484,8 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
             case 'B':
             case 'E':
                 if (!has_ts) missing_field("ts");
-                be.push_back({pid, tid, ts, static_cast<std::uint32_t>(be.size()), ph == 'B' ? intern(name) : 0u,
-                              ph == 'B'});
+                be.push_back({thread_of(pid, tid), ts, static_cast<std::uint32_t>(be.size()),
+                              ph == 'B' ? intern(name) : 0u, ph == 'B'});
                 break;
             case 'b':
             case 'S':
@@ -410,6 +500,9 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
             }
         }
     } catch (const field_error& e) {
+        // Asking for a location per event costs a noticeable share of a parse, so the failing
+        // event's line is found on this error path only, by walking the events again.
+        loc = index ? event_location(text, index) : nullptr;
         throw input_error(source, line_of(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
     } catch (const simdjson::simdjson_error& e) {
         const char* at = nullptr;
@@ -420,15 +513,14 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
         if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
     // B/E pairs: per thread, in time order (ties keep file order), an E closes the innermost B.
     std::sort(be.begin(), be.end(), [](const be_event& a, const be_event& b) {
-        if (a.pid != b.pid) return a.pid < b.pid;
-        if (a.tid != b.tid) return a.tid < b.tid;
+        if (a.thread != b.thread) return a.thread < b.thread;
         if (a.ts != b.ts) return a.ts < b.ts;
         return a.seq < b.seq;
     });
     std::vector<const be_event*> stack;
     for (std::size_t k = 0; k < be.size(); ++k) {
         const be_event& e = be[k];
-        if (k > 0 && (be[k - 1].pid != e.pid || be[k - 1].tid != e.tid)) {
+        if (k > 0 && be[k - 1].thread != e.thread) {
             out.unmatched_begins += stack.size();
             stack.clear();
         }
