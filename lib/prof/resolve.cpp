@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <map>
+#include <set>
 #include <unistd.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -185,10 +186,9 @@ compute_profile resolve_profile_source(const resolve_request& req, const evidenc
                     if (x->measured_at != y->measured_at) return x->measured_at > y->measured_at;
                     return x->run_id > y->run_id;
                 });
-                std::vector<std::string> tried;
+                std::set<std::string> tried;  // a run listed twice is loaded once
                 for (const registry_entry* e : matches) {
-                    if (std::find(tried.begin(), tried.end(), e->run_id) != tried.end()) continue;
-                    tried.push_back(e->run_id);
+                    if (!tried.insert(e->run_id).second) continue;
                     std::string failure;
                     auto p = attempt([&] { return io.load_run(e->run_id); }, failure);
                     if (!p) {
@@ -268,6 +268,13 @@ registry_index read_registry_index(line_reader& in) {
     namespace od = simdjson::ondemand;
     const std::string& source = in.source_name();
     registry_index out;
+    // A badly damaged index must not bury the output in warnings: the first ten lines are named,
+    // the rest counted.
+    constexpr std::size_t max_line_warnings = 10;
+    std::size_t bad = 0;
+    auto skipped = [&](std::string w) {
+        if (++bad <= max_line_warnings) out.warnings.push_back(std::move(w));
+    };
     text_line line;
     od::parser parser;
     // Parsed object signatures by their exact text: identical text → one shared value.
@@ -312,12 +319,14 @@ registry_index read_registry_index(line_reader& in) {
             if (!e.signature) e.signature = std::make_shared<const json_value>();
             out.entries.push_back(std::move(e));
         } catch (const field_error& err) {
-            out.warnings.push_back(fmt::format("{}:{}: {} (line skipped)", source, line.number, err.what()));
+            skipped(fmt::format("{}:{}: {} (line skipped)", source, line.number, err.what()));
         } catch (const simdjson::simdjson_error& err) {
-            out.warnings.push_back(fmt::format("{}:{}: malformed JSON ({}) (line skipped)", source, line.number,
-                                               simdjson::error_message(err.error())));
+            skipped(fmt::format("{}:{}: malformed JSON ({}) (line skipped)", source, line.number,
+                                simdjson::error_message(err.error())));
         }
     }
+    if (bad > max_line_warnings)
+        out.warnings.push_back(fmt::format("{}: {} more malformed line(s) skipped", source, bad - max_line_warnings));
     return out;
 }
 

@@ -134,7 +134,8 @@ std::string run_file_name(const std::string& run_id);
 
 // index.jsonl → entries, streamed line by line; a malformed line (bad JSON or UTF-8, no run_id,
 // a measured_at that is not RFC 3339) is skipped with a warning "SOURCE:LINE: what (line
-// skipped)". A read error of the stream itself throws (the whole index then counts as failed).
+// skipped)" for the first ten, then one warning counting the rest. A read error of the stream
+// itself throws (the whole index then counts as failed).
 registry_index read_registry_index(line_reader& in);
 registry_index parse_registry_index(std::string text, const std::string& source);
 

@@ -327,6 +327,17 @@ TEST_CASE("the registry index reader skips malformed lines with line-numbered wa
     CHECK(idx.warnings[2] == "reg/index.jsonl:5: field 'run_id': missing (line skipped)");
 }
 
+TEST_CASE("a badly damaged index names its first ten bad lines and counts the rest") {
+    std::string text = "{\"run_id\":\"r1\",\"signature\":{\"a\":1}}\n";
+    for (int i = 0; i < 25; ++i) text += "{oops\n";
+    auto idx = prof::parse_registry_index(text, "idx");
+    CHECK(idx.entries.size() == 1);
+    REQUIRE(idx.warnings.size() == 11);
+    CHECK(idx.warnings[0].rfind("idx:2: malformed JSON", 0) == 0);
+    CHECK(idx.warnings[9].rfind("idx:11: malformed JSON", 0) == 0);
+    CHECK(idx.warnings[10] == "idx: 15 more malformed line(s) skipped");
+}
+
 TEST_CASE("index lines with identical signature text share one parsed value; equal ones still match") {
     auto idx = prof::parse_registry_index("{\"run_id\":\"r1\",\"signature\":{\"b\":2,\"a\":1}}\n"
                                           "{\"run_id\":\"r2\",\"signature\":{\"b\":2,\"a\":1}}\n"
