@@ -241,19 +241,23 @@ registry_fetch directory_fetch(const std::string& dir) {
     };
 }
 
-registry_fetch http_fetch(const std::string& base_url) {
+http_options registry_http_options() {
+    http_options o;
+    o.connect_timeout_s = 5;
+    o.timeout_s = 30;
+    o.stall_timeout_s = 10;
+    o.retries = 1;
+    o.backoff_s = 0.5;
+    return o;
+}
+
+registry_fetch http_fetch(const std::string& base_url, http_options options) {
     std::string base = base_url;
     while (!base.empty() && base.back() == '/') base.pop_back();
-    return [base](const std::vector<std::string>& components) {
+    return [base, options](const std::vector<std::string>& components) {
         std::string url = base;
         for (const auto& c : components) url += "/" + url_escape_name(c);
-        http_options o;
-        o.connect_timeout_s = 5;
-        o.timeout_s = 30;
-        o.stall_timeout_s = 10;
-        o.retries = 1;
-        o.backoff_s = 0.5;
-        return http_source(url, o);
+        return http_source(url, options);
     };
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "prof/errors.hpp"
+#include "prof/http.hpp"
 #include "prof/json_in.hpp"
 #include "prof/profile.hpp"
 #include "prof/units.hpp"
@@ -124,10 +125,14 @@ using registry_fetch = std::function<std::unique_ptr<byte_source>(const std::vec
 // A registry directory: DIR/<components joined by '/'>, each checked to stay under DIR.
 registry_fetch directory_fetch(const std::string& dir);
 
+// How prof-resolve reads a registry over HTTP: a 5 s connect timeout, 30 s for the whole
+// transfer, 10 s without a byte, one retry after 0.5 s (a registry that is down must not hold
+// up the run: the baseline is the fallback).
+http_options registry_http_options();
+
 // A registry served over HTTP(S): BASE/<components, each URL-escaped once more ('%' → "%25",
-// SPEC §1)>, streamed with http_source: a 5 s connect timeout, 30 s for the whole transfer, 10 s
-// without a byte, one retry after 0.5 s. Any HTTP error or timeout throws (a warning).
-registry_fetch http_fetch(const std::string& base_url);
+// SPEC §1)>, streamed with http_source. Any HTTP error or timeout throws (a warning).
+registry_fetch http_fetch(const std::string& base_url, http_options options = registry_http_options());
 
 // The file name prof-harvest gives a run: key_file_name({run_id}) + ".json" (SPEC §1 keys).
 std::string run_file_name(const std::string& run_id);

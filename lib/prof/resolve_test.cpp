@@ -11,6 +11,9 @@
 #include <filesystem>
 #include <map>
 #include <stdexcept>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace {
@@ -448,4 +451,30 @@ TEST_CASE("the installed baseline is looked for beside the binary, then in the s
     prof::make_dirs(d.path + "/share/prof");
     prof::write_file_atomic(d.path + "/share/prof/baseline.json", prof::write_profile(baseline_profile()));
     CHECK(load().provenance.baseline_version == "2026.11.29");
+}
+
+TEST_CASE("a registry server that accepts but never answers times out into a warning, not an error") {
+    // A real socket on 127.0.0.1 that listens and never accepts: the kernel completes the
+    // connection, the request goes out, no reply ever comes.
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd, 4) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/reg";
+    prof::http_options o = prof::registry_http_options();
+    o.timeout_s = 0.3;
+    o.retries = 0;
+    auto io = prof::registry_loaders(prof::http_fetch(url, o), url);
+    io.load_baseline = [] { return baseline_profile(); };
+    auto p = prof::resolve_profile_source(request("auto", A), io);
+    ::close(fd);
+    CHECK(p.provenance.source == "baseline");
+    REQUIRE(p.provenance.warnings.size() == 1);
+    CHECK(p.provenance.warnings[0].rfind("registry " + url + " could not be searched (" + url + "/index.jsonl: ", 0) == 0);
+    CHECK(p.provenance.warnings[0].find("timed out") != std::string::npos);
 }
