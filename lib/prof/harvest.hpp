@@ -50,6 +50,12 @@ struct harvest_row {
 // missing, a finished_at that is not an RFC 3339 time stamp with a zone).
 harvest_row read_harvest_row(simdjson::ondemand::object& obj);
 
+// The same row from a line (valid UTF-8) without simdjson, when the line is a flat object of
+// plain strings, numbers and literals that the rules above accept as it stands; false means
+// "not sure": re-read the line with read_harvest_row, which gives the value or the error. The
+// views point into `line`.
+bool read_harvest_row_fast(std::string_view line, harvest_row& row);
+
 // "fit_seconds=<value>": the error text of a failed row that has no `error` column.
 std::string fit_seconds_error(std::optional<double> fit_seconds);
 
@@ -108,6 +114,7 @@ private:
     std::map<std::string, run_acc, std::less<>> runs_;
     run_acc* last_run_ = nullptr;
     std::string last_run_id_;
+    harvest_row fast_row_;
     measured_fit fit_;  // reused: its strings keep their capacity from row to row
     std::uint64_t bad_lines_ = 0, lines_seen_ = 0, bytes_base_ = 0;
     simdjson::ondemand::parser parser_;

@@ -210,3 +210,53 @@ TEST_CASE("registry_store refuses a corrupt index and changes nothing") {
                          prof::input_error);
     CHECK_FALSE(std::filesystem::exists(prof::registry_run_path(d.path, "b")));
 }
+
+TEST_CASE("the fast row reader agrees with the simdjson reader wherever it accepts a line") {
+    // Lines the fast reader must accept with the same values, and lines it must hand over.
+    std::vector<std::pair<std::string, bool>> lines = {
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","n_obs":12,"fit_seconds":0.5,"cpu_seconds":1e-3,"process_rss_bytes":"123","peak_rss_bytes":18446744073709551615,"peak_gpu_bytes":null,"fold_id":null,"ensemble_id":null,"finished_at":"2026-11-29T10:00:00+01:00","error":null})", true},
+        {R"( { "run_id" : 42 , "ts_id" : 7 , "model_type" : "m" , "fit_seconds" : "2.5E1" , "extra" : true , "x" : -0.0 } )", true},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","fit_seconds":1,"fit_seconds":2,"fold_id":0,"ensemble_id":false})", true},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","n_obs":"0012"})", true},
+        {R"({"run_id":"r","ts_id":"a\"b","model_type":"m"})", false},          // an escape
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","tags":{"a":1}})", false}, // a nested value
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","fit_seconds":"NaN"})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","fit_seconds":1e400})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","n_obs":01})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","n_obs":1.0})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","n_obs":-1})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","peak_rss_bytes":18446744073709551616})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m",})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m"} x)", false},
+        {R"({"run_id":"r","ts_id":1.5,"model_type":"m"})", false},
+        {R"({"run_id":"r","model_type":"m"})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","finished_at":"2026-11-29"})", false},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","fit_seconds":tru})", false},
+        {"{\"run_id\":\"r\",\"ts_id\":\"a\tb\",\"model_type\":\"m\"}", false},  // a raw control character
+    };
+    simdjson::ondemand::parser parser;
+    for (const auto& [text, accept] : lines) {
+        CAPTURE(text);
+        prof::harvest_row fast;
+        REQUIRE(prof::read_harvest_row_fast(text, fast) == accept);
+        if (!accept) continue;
+        simdjson::padded_string padded(text);
+        auto doc = parser.iterate(padded);
+        simdjson::ondemand::object obj = doc.get_object();
+        prof::harvest_row slow = prof::read_harvest_row(obj);
+        CHECK(fast.run_id == slow.run_id);
+        CHECK(fast.ts_id == slow.ts_id);
+        CHECK(fast.model_type == slow.model_type);
+        CHECK(fast.family == slow.family);
+        CHECK(fast.error == slow.error);
+        CHECK(fast.finished_at_ns == slow.finished_at_ns);
+        CHECK(fast.n_obs == slow.n_obs);
+        CHECK(fast.process_rss_bytes == slow.process_rss_bytes);
+        CHECK(fast.peak_rss_bytes == slow.peak_rss_bytes);
+        CHECK(fast.peak_gpu_bytes == slow.peak_gpu_bytes);
+        CHECK(fast.fit_seconds == slow.fit_seconds);
+        CHECK(fast.cpu_seconds == slow.cpu_seconds);
+        CHECK(fast.fold == slow.fold);
+        CHECK(fast.ensemble == slow.ensemble);
+    }
+}
