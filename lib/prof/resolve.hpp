@@ -20,7 +20,7 @@ namespace prof {
 
 // ---- the decision ---------------------------------------------------------------------------
 
-// One line of a registry's index.jsonl as prof-harvest appends it:
+// One line of a registry's index.jsonl as prof-harvest writes it (registry.hpp):
 // {"run_id":"...","signature":{...},"measured_at":"RFC 3339"}. measured_at is compared as an
 // instant (SPEC §1); nullopt (null in the index) sorts before every instant. Many runs share
 // one signature, so lines whose signature text is identical share one parsed value (an index of
@@ -31,7 +31,7 @@ struct registry_entry {
     std::optional<time_point_ns> measured_at;
 };
 
-// What the index loader returns: the entries it could read and one warning per line it skipped.
+// What the index loader returns: the entries it could read and warnings about the lines it skipped.
 struct registry_index {
     std::vector<registry_entry> entries;
     std::vector<std::string> warnings;
