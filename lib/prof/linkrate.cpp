@@ -1,0 +1,372 @@
+// LinkRate record, staleness, locality and the host backend (see linkrate.hpp).
+#include "prof/linkrate.hpp"
+
+#include "prof/errors.hpp"
+#include "prof/fsutil.hpp"
+#include "prof/json_in.hpp"
+#include "prof/json_out.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <sched.h>
+#include <sys/mman.h>
+
+namespace prof {
+
+namespace od = simdjson::ondemand;
+
+std::string write_link_rate(const link_rate& r) {
+    json_writer w;
+    w.begin_object();
+    w.field("kind", "link_rate");
+    w.field("host", r.host);
+    w.key("device");
+    w.begin_object();
+    w.field("name", r.device.name);
+    w.field("uuid", r.device.uuid);
+    w.field("pci_bus_id", r.device.pci_bus_id);
+    w.field("numa_node", r.device.numa_node);
+    w.end_object();
+    w.field("direction", r.direction);
+    w.field("memory", r.memory);
+    w.field("transfer_bytes", r.transfer_bytes);
+    w.field("bytes_per_second", r.bytes_per_second);
+    w.key("samples");
+    w.begin_array();
+    for (double s : r.samples) w.value(s);
+    w.end_array();
+    w.field("measured_at", r.measured_at);
+    w.field("method", r.method);
+    w.field("driver_version", r.driver_version);
+    w.field("runtime_version", r.runtime_version);
+    w.key("cpus");
+    w.begin_array();
+    for (int c : r.cpus) w.value(c);
+    w.end_array();
+    w.end_object();
+    return w.take();
+}
+
+namespace {
+std::string one_of(od::value v, std::string_view field, std::initializer_list<std::string_view> allowed) {
+    std::string s = require_string(v, field);
+    for (auto a : allowed)
+        if (s == a) return s;
+    throw field_error(fmt::format("field '{}': unknown value \"{}\"", field, s));
+}
+}  // namespace
+
+link_rate read_link_rate(od::object& obj) {
+    link_rate r;
+    bool kind = false, host = false, dev = false, dir = false, mem = false, bytes = false, bps = false;
+    for (auto f : obj) {
+        std::string_view k = f.unescaped_key();
+        od::value v = f.value();
+        if (k == "kind") {
+            check_kind(v, "link_rate");
+            kind = true;
+        } else if (k == "host") {
+            r.host = require_string(v, "host");
+            host = true;
+        } else if (k == "device") {
+            od::object d;
+            if (v.get_object().get(d) != simdjson::SUCCESS) throw field_error("field 'device': expected an object");
+            bool uuid = false;
+            for (auto df : d) {
+                std::string_view dk = df.unescaped_key();
+                if (dk == "name") r.device.name = read_string(df.value(), "device.name").value_or("");
+                else if (dk == "uuid") r.device.uuid = require_string(df.value(), "device.uuid"), uuid = true;
+                else if (dk == "pci_bus_id") r.device.pci_bus_id = read_string(df.value(), "device.pci_bus_id");
+                else if (dk == "numa_node") {
+                    auto n = read_int(df.value(), "device.numa_node");
+                    if (n) r.device.numa_node = static_cast<int>(*n);
+                }
+            }
+            if (!uuid) missing_field("device.uuid");
+            dev = true;
+        } else if (k == "direction") {
+            r.direction = one_of(v, "direction", {"h2d", "d2h"});
+            dir = true;
+        } else if (k == "memory") {
+            r.memory = one_of(v, "memory", {"pinned", "pageable"});
+            mem = true;
+        } else if (k == "transfer_bytes") {
+            auto b = read_count(v, "transfer_bytes");
+            if (!b || *b == 0) throw field_error("field 'transfer_bytes': expected a positive integer");
+            r.transfer_bytes = *b;
+            bytes = true;
+        } else if (k == "bytes_per_second") {
+            auto b = read_number(v, "bytes_per_second");
+            if (!b || !std::isfinite(*b) || *b <= 0) throw field_error("field 'bytes_per_second': expected a positive number");
+            r.bytes_per_second = *b;
+            bps = true;
+        } else if (k == "samples") {
+            od::array a;
+            if (v.get_array().get(a) != simdjson::SUCCESS) throw field_error("field 'samples': expected an array");
+            for (auto el : a) {
+                auto s = read_number(el.value(), "samples");
+                if (!s || !std::isfinite(*s)) throw field_error("field 'samples': expected finite numbers");
+                r.samples.push_back(*s);
+            }
+        } else if (k == "measured_at") {
+            r.measured_at = read_string(v, "measured_at");
+        } else if (k == "method") {
+            r.method = read_string(v, "method").value_or("");
+        } else if (k == "driver_version") {
+            r.driver_version = read_string(v, "driver_version");
+        } else if (k == "runtime_version") {
+            r.runtime_version = read_string(v, "runtime_version");
+        } else if (k == "cpus") {
+            od::array a;
+            if (v.get_array().get(a) != simdjson::SUCCESS) throw field_error("field 'cpus': expected an array");
+            for (auto el : a) {
+                auto c = read_int(el.value(), "cpus");
+                if (c) r.cpus.push_back(static_cast<int>(*c));
+            }
+        }
+    }
+    if (!kind) missing_field("kind");
+    if (!host) missing_field("host");
+    if (!dev) missing_field("device");
+    if (!dir) missing_field("direction");
+    if (!mem) missing_field("memory");
+    if (!bytes) missing_field("transfer_bytes");
+    if (!bps) missing_field("bytes_per_second");
+    return r;
+}
+
+link_rate parse_link_rate_text(std::string_view text) {
+    simdjson::padded_string p(text);
+    od::parser parser;
+    try {
+        od::document doc = parser.iterate(p);
+        od::object obj;
+        if (doc.get_object().get(obj) != simdjson::SUCCESS) throw field_error("expected a link_rate object");
+        link_rate r = read_link_rate(obj);
+        if (!document_at_end(doc)) throw field_error("unexpected content after the JSON object");
+        return r;
+    } catch (const simdjson::simdjson_error& e) {
+        throw field_error(fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
+    }
+}
+
+std::vector<std::string> link_rate_key(const std::string& uuid, const std::string& host, const std::string& direction,
+                                       const std::string& memory, std::uint64_t transfer_bytes) {
+    return {uuid, host, direction, memory, std::to_string(transfer_bytes)};
+}
+
+std::optional<std::string> link_rate_stale(const link_rate& r, time_point_ns now, double max_age_s) {
+    if (!r.measured_at) return "never dated (no measured_at)";
+    auto t = parse_rfc3339(*r.measured_at);
+    if (!t) return fmt::format("measured_at \"{}\" is not an RFC 3339 time stamp", *r.measured_at);
+    double age = static_cast<double>(now - *t) / 1e9;
+    if (age < 0) return fmt::format("measured_at {} is in the future", *r.measured_at);
+    if (age > max_age_s)
+        return fmt::format("measured {} ago, older than --max-age {}", human_seconds(age), human_seconds(max_age_s));
+    return std::nullopt;
+}
+
+std::optional<double> median_of(std::vector<double> v) {
+    if (v.empty()) return std::nullopt;
+    std::sort(v.begin(), v.end());
+    std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::vector<int> parse_cpulist(std::string_view text) {
+    std::vector<int> out;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+    if (text.empty()) return out;
+    auto num = [&](std::string_view s) {
+        int v = 0;
+        auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || v < 0)
+            throw field_error(fmt::format("malformed CPU list \"{}\"", text));
+        return v;
+    };
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        std::size_t comma = text.find(',', pos);
+        std::string_view part = text.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+        std::size_t dash = part.find('-');
+        if (dash == std::string_view::npos) {
+            out.push_back(num(part));
+        } else {
+            int a = num(part.substr(0, dash)), b = num(part.substr(dash + 1));
+            if (b < a || b - a > 1 << 16) throw field_error(fmt::format("malformed CPU list \"{}\"", text));
+            for (int c = a; c <= b; ++c) out.push_back(c);
+        }
+        if (comma == std::string_view::npos) break;
+        pos = comma + 1;
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+std::string normalize_pci_bus_id(std::string_view id) {
+    std::string out(id);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+pci_locality read_pci_locality(const std::string& pci_bus_id, const std::string& sysfs_root) {
+    pci_locality out;
+    std::string dir = sysfs_root + "/bus/pci/devices/" + normalize_pci_bus_id(pci_bus_id);
+    try {
+        std::string n = read_file(dir + "/numa_node");
+        int v = 0;
+        while (!n.empty() && (n.back() == '\n' || n.back() == ' ')) n.pop_back();
+        auto r = std::from_chars(n.data(), n.data() + n.size(), v);
+        if (r.ec == std::errc() && v >= 0) out.numa_node = v;
+    } catch (const error&) {
+        // No sysfs entry (a container without /sys/bus/pci): the node stays unknown.
+    }
+    try {
+        out.local_cpus = parse_cpulist(read_file(dir + "/local_cpulist"));
+    } catch (const error&) {
+    } catch (const field_error&) {
+    }
+    return out;
+}
+
+namespace {
+std::vector<int> allowed_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> out;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) out.push_back(c);
+    return out;
+}
+}  // namespace
+
+std::vector<int> bind_thread_to(const std::vector<int>& cpus) {
+    std::vector<int> allowed = allowed_cpus();
+    std::vector<int> both;
+    std::set_intersection(allowed.begin(), allowed.end(), cpus.begin(), cpus.end(), std::back_inserter(both));
+    if (both.empty()) return allowed;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : both)
+        if (c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) return allowed;
+    return allowed_cpus();
+}
+
+std::vector<double> measure_samples(link_copier& copier, std::uint64_t bytes, std::size_t samples, std::size_t warmups) {
+    for (std::size_t k = 0; k < warmups; ++k) copier.copy_seconds();
+    std::vector<double> out;
+    out.reserve(samples);
+    for (std::size_t k = 0; k < samples; ++k) {
+        double s = copier.copy_seconds();
+        if (!(s > 0) || !std::isfinite(s))
+            throw error(exit_code::software, fmt::format("a {}-byte copy was timed at {} s: the timer cannot resolve it; "
+                                                         "use a larger --bytes",
+                                                         bytes, s));
+        out.push_back(static_cast<double>(bytes) / s);
+    }
+    return out;
+}
+
+link_rate measure_link_rate(link_backend& backend, const std::string& host, const std::string& direction,
+                            const std::string& memory, std::uint64_t bytes, std::size_t samples, std::size_t warmups) {
+    auto copier = backend.prepare(direction, memory, bytes);
+    link_rate r;
+    r.host = host;
+    r.device = backend.device();
+    r.direction = direction;
+    r.memory = memory;
+    r.transfer_bytes = bytes;
+    r.samples = measure_samples(*copier, bytes, samples, warmups);
+    r.bytes_per_second = *median_of(r.samples);
+    r.measured_at = format_rfc3339(now_ns());
+    r.method = backend.method();
+    r.driver_version = backend.driver_version();
+    r.runtime_version = backend.runtime_version();
+    r.cpus = backend.cpus();
+    return r;
+}
+
+// ---- --device host ----------------------------------------------------------------------------
+
+namespace {
+
+class host_buffer {
+public:
+    host_buffer(std::uint64_t bytes, bool pinned) : size_(bytes) {
+        // Page-aligned and touched once here, outside the timed loop (no first-touch faults
+        // in a sample).
+        if (posix_memalign(&p_, 4096, bytes) != 0) throw unavailable_error(fmt::format("cannot allocate {} bytes of host memory", bytes));
+        std::memset(p_, 1, bytes);
+        if (pinned && ::mlock(p_, bytes) != 0) {
+            int e = errno;
+            std::free(p_);
+            throw unavailable_error(fmt::format("cannot pin {} bytes of host memory (mlock: {}); raise RLIMIT_MEMLOCK "
+                                                "(ulimit -l) or use --memory pageable",
+                                                bytes, std::strerror(e)));
+        }
+        locked_ = pinned;
+    }
+    ~host_buffer() {
+        if (locked_) ::munlock(p_, size_);
+        std::free(p_);
+    }
+    host_buffer(const host_buffer&) = delete;
+    host_buffer& operator=(const host_buffer&) = delete;
+    void* data() const { return p_; }
+
+private:
+    void* p_ = nullptr;
+    std::uint64_t size_;
+    bool locked_ = false;
+};
+
+class host_copier final : public link_copier {
+public:
+    host_copier(std::uint64_t bytes, bool pinned) : src_(bytes, pinned), dst_(bytes, pinned), bytes_(bytes) {}
+    double copy_seconds() override {
+        auto t0 = std::chrono::steady_clock::now();
+        std::memcpy(dst_.data(), src_.data(), bytes_);
+        auto t1 = std::chrono::steady_clock::now();
+        // Read the copy back so the compiler cannot drop it.
+        sink_ += static_cast<volatile unsigned char*>(dst_.data())[bytes_ - 1];
+        return std::chrono::duration<double>(t1 - t0).count();
+    }
+
+private:
+    host_buffer src_, dst_;
+    std::uint64_t bytes_;
+    unsigned sink_ = 0;
+};
+
+class host_backend final : public link_backend {
+public:
+    host_backend() {
+        dev_.name = "host";
+        dev_.uuid = "host";
+    }
+    const link_device& device() const override { return dev_; }
+    std::string method() const override { return "host-memcpy"; }
+    std::optional<std::string> driver_version() const override { return std::nullopt; }
+    std::optional<std::string> runtime_version() const override { return std::nullopt; }
+    std::vector<int> cpus() const override { return allowed_cpus(); }
+    std::unique_ptr<link_copier> prepare(const std::string&, const std::string& memory, std::uint64_t bytes) override {
+        return std::make_unique<host_copier>(bytes, memory == "pinned");
+    }
+
+private:
+    link_device dev_;
+};
+
+}  // namespace
+
+std::unique_ptr<link_backend> host_link_backend() { return std::make_unique<host_backend>(); }
+
+}  // namespace prof
