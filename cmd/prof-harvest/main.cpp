@@ -109,7 +109,7 @@ int run(int argc, char** argv) {
 
     prof::harvester h(hc);
     for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
-        prof::line_reader reader(prof::is_http_url(in) ? prof::http_source(in, http) : prof::open_input(in));
+        prof::line_reader reader(prof::is_http_url(in) ? prof::gunzip_if_gzip(prof::http_source(in, http)) : prof::open_input(in));
         h.read(reader, show ? std::function<void(std::uint64_t, std::uint64_t)>(progress) : nullptr);
     }
     if (show && last != t0) fmt::print(stderr, "\r\033[K");

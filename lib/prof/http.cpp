@@ -6,6 +6,7 @@
 #include "prof/diag.hpp"
 
 #include <curl/curl.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #ifndef PROF_VERSION
 #define PROF_VERSION "0.0.0"
@@ -267,7 +269,95 @@ private:
     double retry_after_s_ = -1;
 };
 
+class gunzip_source final : public byte_source {
+public:
+    explicit gunzip_source(std::unique_ptr<byte_source> src) : src_(std::move(src)), in_(1 << 16) {
+        std::memset(&z_, 0, sizeof z_);
+        if (inflateInit2(&z_, 15 + 16) != Z_OK) throw io_error(fmt::format("{}: cannot start gzip decoding", src_->name()));
+    }
+    ~gunzip_source() override { inflateEnd(&z_); }
+    // Bytes already read from the source while sniffing the magic.
+    void prime(const char* data, std::size_t n) {
+        std::memcpy(in_.data(), data, n);
+        z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+        z_.avail_in = static_cast<uInt>(n);
+    }
+    std::size_t read(char* out, std::size_t n) override {
+        z_.next_out = reinterpret_cast<Bytef*>(out);
+        z_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
+        for (;;) {
+            std::size_t got = static_cast<std::size_t>(reinterpret_cast<char*>(z_.next_out) - out);
+            if (got > 0) return got;
+            if (z_.avail_in == 0) {
+                if (eof_) {
+                    if (!member_done_) throw io_error(fmt::format("{}: gzip stream cut short", src_->name()));
+                    return 0;
+                }
+                std::size_t r = src_->read(in_.data(), in_.size());
+                if (r == 0) {
+                    eof_ = true;
+                    continue;
+                }
+                z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+                z_.avail_in = static_cast<uInt>(r);
+            }
+            if (member_done_) {  // another gzip member follows (concatenated .gz files)
+                inflateReset(&z_);
+                member_done_ = false;
+            }
+            int rc = inflate(&z_, Z_NO_FLUSH);
+            if (rc == Z_STREAM_END) member_done_ = true;
+            else if (rc != Z_OK && rc != Z_BUF_ERROR)
+                throw io_error(fmt::format("{}: gzip error: {}", src_->name(), z_.msg ? z_.msg : "corrupt data"));
+        }
+    }
+    const std::string& name() const override { return src_->name(); }
+
+private:
+    std::unique_ptr<byte_source> src_;
+    std::vector<char> in_;
+    z_stream z_;
+    bool eof_ = false, member_done_ = false;
+};
+
+// A source with a few bytes put back in front of it.
+class prefixed_source final : public byte_source {
+public:
+    prefixed_source(std::string prefix, std::unique_ptr<byte_source> src) : prefix_(std::move(prefix)), src_(std::move(src)) {}
+    std::size_t read(char* out, std::size_t n) override {
+        if (pos_ < prefix_.size()) {
+            std::size_t k = std::min(n, prefix_.size() - pos_);
+            std::memcpy(out, prefix_.data() + pos_, k);
+            pos_ += k;
+            return k;
+        }
+        return src_->read(out, n);
+    }
+    const std::string& name() const override { return src_->name(); }
+
+private:
+    std::string prefix_;
+    std::size_t pos_ = 0;
+    std::unique_ptr<byte_source> src_;
+};
+
 }  // namespace
+
+std::unique_ptr<byte_source> gunzip_if_gzip(std::unique_ptr<byte_source> src) {
+    char head[2];
+    std::size_t got = 0;
+    while (got < 2) {
+        std::size_t r = src->read(head + got, 2 - got);
+        if (r == 0) break;
+        got += r;
+    }
+    if (got == 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) {
+        auto g = std::make_unique<gunzip_source>(std::move(src));
+        g->prime(head, 2);
+        return g;
+    }
+    return std::make_unique<prefixed_source>(std::string(head, got), std::move(src));
+}
 
 bool is_http_url(std::string_view text) { return iequals_prefix(text, "http://") || iequals_prefix(text, "https://"); }
 

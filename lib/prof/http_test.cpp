@@ -298,3 +298,21 @@ TEST_CASE("check_header accepts 'Name: value' and refuses the rest without echoi
     CHECK_THROWS_WITH_AS(prof::check_header("Bearer abc", "--header"), "--header expects 'Name: value'", prof::usage_error);
     CHECK_THROWS_AS(prof::check_header("Bad Name: v", "--header"), prof::usage_error);
 }
+
+TEST_CASE("gunzip_if_gzip decompresses gzip members by their magic and passes other bytes through") {
+    std::string body = rows(20000);
+    std::string two = gzip(body.substr(0, 1000)) + gzip(body.substr(1000));  // concatenated members
+    CHECK(read_all(*prof::gunzip_if_gzip(prof::string_source(two, "x.gz")), 777) == body);
+    CHECK(read_all(*prof::gunzip_if_gzip(prof::string_source(body, "x"))) == body);
+    CHECK(read_all(*prof::gunzip_if_gzip(prof::string_source("", "x"))) == "");
+    std::string cut = gzip(body);
+    cut.resize(cut.size() / 2);
+    CHECK_THROWS_WITH_AS(read_all(*prof::gunzip_if_gzip(prof::string_source(cut, "x.gz"))), "x.gz: gzip stream cut short",
+                         prof::io_error);
+}
+
+TEST_CASE("a .gz body served without Content-Encoding is decompressed by its magic") {
+    std::string body = rows(3000);
+    scripted_server srv({ok_reply(gzip(body))});
+    CHECK(read_all(*prof::gunzip_if_gzip(prof::http_source(srv.url("/export.jsonl.gz"), fast_options()))) == body);
+}

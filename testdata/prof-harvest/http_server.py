@@ -5,6 +5,7 @@ under several behaviours, chosen by the request path. Writes its port to PORTFIL
 Usage: http_server.py ROWS_FILE PORTFILE
   /rows.jsonl          200, Content-Length
   /gzip.jsonl          200, Content-Encoding: gzip when the client accepts it
+  /export.jsonl.gz     200, gzip bytes as application/gzip (no Content-Encoding)
   /flaky.jsonl         503 (Retry-After: 0) on the first request, then as /rows.jsonl
   /down.jsonl          503 always
   /cut.jsonl           Content-Length of the whole body, then half of it, then close
@@ -59,6 +60,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send_body(gzip.compress(ROWS), [("Content-Encoding", "gzip")])
             else:
                 self.send_body(ROWS)
+        elif path == "/export.jsonl.gz":
+            self.send_body(gzip.compress(ROWS), [("Content-Type", "application/gzip")])
         elif path == "/flaky.jsonl":
             if hits == 1:
                 self.fail(503, [("Retry-After", "0")])
