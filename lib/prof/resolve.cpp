@@ -220,6 +220,8 @@ compute_profile resolve_profile_source(const resolve_request& req, const evidenc
         auto b = attempt([&] { return io.load_baseline(); }, why);
         if (b) return as_reference(std::move(*b), "baseline", std::move(warnings));
         warnings.push_back(fmt::format("baseline could not be loaded ({})", why));
+    } else if (req.source == "baseline") {
+        warnings.push_back("--source baseline was asked for, but --baseline none leaves no baseline to use");
     }
 
     // 5. Nothing: the consumer sizes from its static defaults.
