@@ -137,7 +137,8 @@ TEST_CASE("GPUs can be the tightest axis of slots per node") {
     rq.series = 10;
     rq.node = {64, 512 * GiB, 4, 16 * GiB};
     rq.nodes = 1;
-    const auto& f = prof::make_plan(&p, rq).families.at("neural");
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("neural");
     CHECK(f.gpu_fraction == 1.0);                 // floor(16 / 8.75) = 1 slot per device
     CHECK(f.slots_per_node == 4);                 // min(64, 409, 4 × 1)
 }
@@ -168,7 +169,8 @@ TEST_CASE("a null GPU axis asks a GPU only when --default-gpu-memory is given") 
     rq.node.gpu_memory_bytes = 16 * GiB;
     CHECK(!prof::make_plan(&p, rq).families.at("statistical").slot_gpu_bytes);
     rq.defaults.gpu_memory_bytes = 5 * GiB;
-    const auto& f = prof::make_plan(&p, rq).families.at("statistical");
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
     CHECK(f.slot_gpu_bytes == 5 * GiB);
     CHECK(f.gpu_fraction == doctest::Approx(1.0 / 3));
     CHECK(f.slots_per_node == 3);                 // 1 device × floor(16 / 5)
