@@ -40,8 +40,14 @@ auto attempt(F&& f, std::string& why) -> std::optional<decltype(f())> {
     return std::nullopt;
 }
 
-// The evidence stamped as reference, with this decision's warnings.
+// The evidence stamped as reference, with this decision's warnings. Evidence without a single
+// usable model (every fit failed) is still that run's answer, but the operator should know it
+// sizes nothing.
 compute_profile as_reference(compute_profile p, std::string source, std::vector<std::string> warnings) {
+    if (p.models.empty())
+        warnings.push_back(fmt::format("the evidence ({}) has no usable measurement ({} fit(s), {} ok): its "
+                                       "consumer sizes every family from static defaults",
+                                       source, p.n_measurements, p.n_ok));
     p.provenance.basis = "reference";
     p.provenance.source = std::move(source);
     p.provenance.warnings = std::move(warnings);

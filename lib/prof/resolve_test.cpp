@@ -241,6 +241,26 @@ TEST_CASE("the precedence picks the evidence each branch of issue 4 names") {
     }
 }
 
+TEST_CASE("evidence in which every fit failed is used, with a warning that it sizes nothing") {
+    fake_registry reg;
+    prof::measured_fit f;
+    f.ts_id = "co2";
+    f.model_type = "sarimax";
+    f.family = "statistical";
+    f.ok = false;
+    f.error = "exit 1: LinAlgError";
+    prof::profile_provenance pv;
+    pv.run_id = "bad";
+    pv.signature = sig(A);
+    reg.runs["bad"] = prof::build_profile({f, f}, 1.25, 1.1, pv);
+    auto p = prof::resolve_profile_source(request("bad", A), reg.loaders());
+    CHECK(p.provenance.source == "run:bad");
+    REQUIRE(p.provenance.warnings.size() == 1);
+    CHECK(p.provenance.warnings[0] == "the evidence (run:bad) has no usable measurement (2 fit(s), 0 ok): its consumer "
+                                      "sizes every family from static defaults");
+    CHECK(p.first_error_by_model.at("sarimax") == "exit 1: LinAlgError");
+}
+
 TEST_CASE("mode off and source none call no loader at all") {
     fake_registry reg;
     prof::resolve_profile_source(request("r1", A, "off"), reg.loaders());
