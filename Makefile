@@ -41,6 +41,8 @@ $(BUILD)/config.mk: scripts/install-deps
 	@mv $@.tmp $@
 
 .PHONY: all check unit demo bench install sanitize clean help
+# Objects of the mains are intermediates of a pattern chain; keep them so a rebuild relinks only.
+.SECONDARY:
 all: $(BINS) $(UNIT) $(HELPER_BINS)
 
 $(BUILD)/obj/%.o: %.cpp $(BUILD)/config.mk
