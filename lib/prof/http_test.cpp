@@ -17,6 +17,8 @@
 
 namespace {
 
+const std::string stall_marker = "\x01STALL";
+
 // One scripted response: raw bytes written after the request has been read, then the
 // connection is closed (so a body shorter than its Content-Length arrives truncated).
 struct scripted_server {
@@ -66,13 +68,25 @@ private:
                 std::lock_guard<std::mutex> g(mu_);
                 requests_.push_back(req);
             }
-            const std::string& reply = replies_[std::min(n, replies_.size() - 1)];
+            std::string reply = replies_[std::min(n, replies_.size() - 1)];
             ++n;
+            // A reply ending in the stall marker is sent without it, then the server goes quiet
+            // (a hung upstream) until the client gives up or the test ends.
+            bool stall = reply.size() >= stall_marker.size() &&
+                         reply.compare(reply.size() - stall_marker.size(), stall_marker.size(), stall_marker) == 0;
+            if (stall) reply.resize(reply.size() - stall_marker.size());
             std::size_t off = 0;
             while (off < reply.size()) {
                 ssize_t w = ::send(c, reply.data() + off, reply.size() - off, MSG_NOSIGNAL);
                 if (w <= 0) break;
                 off += static_cast<std::size_t>(w);
+            }
+            if (stall) {
+                // Wait for the client to hang up (read returns 0) or 3 s at most.
+                timeval tv{3, 0};
+                ::setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+                while (::read(c, buf, sizeof buf) > 0) {
+                }
             }
             ::shutdown(c, SHUT_WR);
             while (::read(c, buf, sizeof buf) > 0) {
@@ -315,4 +329,29 @@ TEST_CASE("a .gz body served without Content-Encoding is decompressed by its mag
     std::string body = rows(3000);
     scripted_server srv({ok_reply(gzip(body))});
     CHECK(read_all(*prof::gunzip_if_gzip(prof::http_source(srv.url("/export.jsonl.gz"), fast_options()))) == body);
+}
+
+TEST_CASE("the overall timeout retries a server that never answers, then fails with 75") {
+    scripted_server srv({stall_marker});
+    auto o = fast_options();
+    o.retries = 1;
+    o.timeout_s = 0.3;
+    try {
+        read_all(*prof::http_source(srv.url(), o));
+        FAIL("no error");
+    } catch (const prof::temp_fail_error& e) {
+        CHECK(std::string(e.what()).find("gave up after 2 attempts") != std::string::npos);
+    }
+    CHECK(srv.requests().size() == 2);
+}
+
+TEST_CASE("a body that stalls after reading began times out as an I/O error (74)") {
+    std::string body = rows(100000);
+    std::string reply = ok_reply(body);
+    reply.resize(reply.size() - body.size() / 2);
+    scripted_server srv({reply + stall_marker});
+    auto o = fast_options();
+    o.stall_timeout_s = 1;  // no byte for 1 s
+    CHECK_THROWS_AS(read_all(*prof::http_source(srv.url(), o), 4096), prof::io_error);
+    CHECK(srv.requests().size() == 1);
 }
