@@ -9,6 +9,9 @@
 #include "prof/units.hpp"
 
 #include <charconv>
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
 #include <cstring>
 #include <cmath>
 #include <fmt/format.h>
@@ -193,6 +196,28 @@ struct flat_scanner {
     bool string(std::string_view& out) {
         if (p >= e || *p != '"') return false;
         const char* q = ++p;
+#ifdef __AVX2__
+        // 32 bytes at a time while a whole block lies inside the line: the first quote ends the
+        // string unless a backslash or control character comes before it.
+        const __m256i quote = _mm256_set1_epi8('"'), backslash = _mm256_set1_epi8('\\'),
+                      ctl_max = _mm256_set1_epi8(0x1F);
+        while (e - q >= 32) {
+            __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+            auto mq = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)));
+            __m256i bad = _mm256_or_si256(_mm256_cmpeq_epi8(v, backslash),
+                                          _mm256_cmpeq_epi8(_mm256_max_epu8(v, ctl_max), ctl_max));
+            auto mb = static_cast<std::uint32_t>(_mm256_movemask_epi8(bad));
+            if (mq | mb) {
+                unsigned iq = mq ? static_cast<unsigned>(__builtin_ctz(mq)) : 32;
+                unsigned ib = mb ? static_cast<unsigned>(__builtin_ctz(mb)) : 32;
+                if (ib < iq) return false;
+                out = std::string_view(p, static_cast<std::size_t>(q + iq - p));
+                p = q + iq + 1;
+                return true;
+            }
+            q += 32;
+        }
+#endif
         while (q < e) {
             unsigned char c = static_cast<unsigned char>(*q);
             if (c == '"') {
