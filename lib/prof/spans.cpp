@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <fmt/format.h>
 #include <limits>
 #include <map>
@@ -349,6 +350,49 @@ const char* event_location(std::string_view text, std::size_t index) {
     return nullptr;
 }
 
+// The fields of one trace event that matter here, read in one pass over its members.
+struct event_fields {
+    char ph = 0;
+    bool has_ts = false, has_dur = false;
+    std::int64_t ts = 0, dur = 0;
+    std::string_view name, cat, id, pid, tid;
+};
+
+// Kept out of line: inlined into the event loop, the field iterator's copies spilled through
+// the stack with store-to-load forwarding stalls that cost more than the whole parse.
+[[gnu::noinline]] void read_event(od::object& ev, event_fields& e) {
+    for (auto f : ev) {
+        const char* k = f.key().raw();
+        if (key_is(k, "ph")) {
+            od::value pv = f.value();
+            std::string_view raw = pv.raw_json_token();
+            if (raw.size() >= 3 && raw[0] == '"' && raw[2] == '"') {
+                e.ph = raw[1];
+                continue;
+            }
+            std::string_view p = string_in_place(pv, "ph");
+            if (p.size() != 1) throw field_error(fmt::format("field 'ph': unknown phase \"{}\"", p));
+            e.ph = p[0];
+        } else if (key_is(k, "ts")) {
+            e.ts = micros(f.value(), "ts");
+            e.has_ts = true;
+        } else if (key_is(k, "dur")) {
+            e.dur = micros(f.value(), "dur");
+            e.has_dur = true;
+        } else if (key_is(k, "name")) {
+            e.name = string_in_place(f.value(), "name");
+        } else if (key_is(k, "pid")) {
+            e.pid = token(f.value());
+        } else if (key_is(k, "tid")) {
+            e.tid = token(f.value());
+        } else if (key_is(k, "cat")) {
+            e.cat = token(f.value());
+        } else if (key_is(k, "id") || key_is(k, "id2")) {
+            e.id = token(f.value());
+        }
+    }
+}
+
 struct be_event {
     std::uint32_t thread;  // interned (pid, tid) raw JSON tokens
     std::int64_t ts;
@@ -403,20 +447,16 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
             }
         return id;
     };
-    // (pid, tid) raw tokens → a small integer; the last thread is checked first (runs of
-    // events on one thread are the common case).
-    std::unordered_map<std::string, std::uint32_t> threads;
-    std::string_view last_pid, last_tid;
-    std::uint32_t last_thread = 0;
-    bool have_last = false;
+    // (pid, tid) raw tokens → a small integer, without allocating: keyed by the views (valid
+    // for the whole parse).
+    struct pair_hash {
+        std::size_t operator()(const std::pair<std::string_view, std::string_view>& p) const noexcept {
+            return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
+        }
+    };
+    std::unordered_map<std::pair<std::string_view, std::string_view>, std::uint32_t, pair_hash> threads;
     auto thread_of = [&](std::string_view pid, std::string_view tid) {
-        if (have_last && pid == last_pid && tid == last_tid) return last_thread;
-        std::string key(pid);
-        key.push_back('\x1f');
-        key.append(tid);
-        auto it = threads.try_emplace(std::move(key), static_cast<std::uint32_t>(threads.size())).first;
-        last_pid = pid, last_tid = tid, last_thread = it->second, have_last = true;
-        return last_thread;
+        return threads.try_emplace({pid, tid}, static_cast<std::uint32_t>(threads.size())).first->second;
     };
     od::parser parser;
     od::document doc;
@@ -445,34 +485,12 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
             od::value v = el.value();
             od::object ev;
             if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
-            char ph = 0;
-            std::string_view name, cat, id, pid, tid;
-            std::int64_t ts = 0, dur = 0;
-            bool has_ts = false, has_dur = false;
-            for (auto f : ev) {
-                const char* k = f.key().raw();
-                if (key_is(k, "ph")) {
-                    std::string_view p = string_in_place(f.value(), "ph");
-                    if (p.size() != 1) throw field_error(fmt::format("field 'ph': unknown phase \"{}\"", p));
-                    ph = p[0];
-                } else if (key_is(k, "ts")) {
-                    ts = micros(f.value(), "ts");
-                    has_ts = true;
-                } else if (key_is(k, "dur")) {
-                    dur = micros(f.value(), "dur");
-                    has_dur = true;
-                } else if (key_is(k, "name")) {
-                    name = string_in_place(f.value(), "name");
-                } else if (key_is(k, "pid")) {
-                    pid = token(f.value());
-                } else if (key_is(k, "tid")) {
-                    tid = token(f.value());
-                } else if (key_is(k, "cat")) {
-                    cat = token(f.value());
-                } else if (key_is(k, "id") || key_is(k, "id2")) {
-                    id = token(f.value());
-                }
-            }
+            event_fields e;
+            read_event(ev, e);
+            const char ph = e.ph;
+            const std::string_view name = e.name, cat = e.cat, id = e.id, pid = e.pid, tid = e.tid;
+            const std::int64_t ts = e.ts, dur = e.dur;
+            const bool has_ts = e.has_ts, has_dur = e.has_dur;
             ++out.events;
             switch (ph) {
             case 'X':
