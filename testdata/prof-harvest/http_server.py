@@ -9,6 +9,7 @@ Usage: http_server.py ROWS_FILE PORTFILE
   /flaky.jsonl         503 (Retry-After: 0) on the first request, then as /rows.jsonl
   /down.jsonl          503 always
   /cut.jsonl           Content-Length of the whole body, then half of it, then close
+  /cut-early.jsonl     Content-Length of the whole body, then close before any of it
   /chunked-cut.jsonl   chunked, the body cut without its last chunk
   /secret.jsonl        401 unless "Authorization: Bearer $PROF_TEST_TOKEN"
   /missing.jsonl       404
@@ -76,6 +77,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(ROWS[: len(ROWS) // 2])
             self.wfile.flush()
             self.close_connection = True
+        elif path == "/cut-early.jsonl":
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(ROWS)))
+            self.end_headers()
+            self.wfile.flush()
+            self.close_connection = True
         elif path == "/chunked-cut.jsonl":
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
@@ -93,7 +100,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.fail(404)
 
 
-srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+class Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass  # a client hanging up mid-body is what the cases provoke
+
+
+srv = Server(("127.0.0.1", 0), Handler)
 with open(sys.argv[2] + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(sys.argv[2] + ".tmp", sys.argv[2])

@@ -2,7 +2,7 @@
 # start_server ROWS_FILE: starts http_server.py in the background, sets PORT; stopped on exit.
 start_server() {
   rm -f port.tmp
-  python3 "$TESTDATA/prof-harvest/http_server.py" "$1" port.tmp &
+  python3 "$TESTDATA/prof-harvest/http_server.py" "$1" port.tmp 2>/dev/null &
   SERVER_PID=$!
   trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null; rm -f port.tmp' EXIT
   for _ in $(seq 200); do [ -s port.tmp ] && break; sleep 0.05; done
