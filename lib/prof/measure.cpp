@@ -75,9 +75,12 @@ measured_fit base_record(const cell& c, const measure_options& o) {
     return f;
 }
 
+std::string fit_label(const cell& c) {
+    return c.ts_id.empty() ? c.model_type : c.model_type + " on " + c.ts_id;
+}
+
 void report_leftovers(std::size_t n, const cell& c) {
-    if (n > 0)
-        warn(fmt::format("{} process(es) left behind by the fit of {} on {} were killed", n, c.model_type, c.ts_id));
+    if (n > 0) warn(fmt::format("{} process(es) left behind by the fit of {} were killed", n, fit_label(c)));
 }
 
 void forward_and_throw(pid_t pgid, int pidfd, int sig) {
@@ -186,9 +189,9 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     close(errp[0]);
     report_leftovers(left, c);
     if (max_procs > 1)
-        warn(fmt::format("the fit of {} on {} ran {} processes at once: rusage reads the largest single one, so "
+        warn(fmt::format("the fit of {} ran {} processes at once: rusage reads the largest single one, so "
                          "process_rss_bytes under-reads; measure it with --worker, or in one process",
-                         c.model_type, c.ts_id, max_procs));
+                         fit_label(c), max_procs));
 
     f.wall_s = t1 - t0;
     f.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +

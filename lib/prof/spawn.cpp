@@ -220,7 +220,7 @@ std::vector<pid_t> group_members(pid_t pgid) {
     if (!d) return out;
     while (dirent* e = readdir(d)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        char path[64];
+        char path[300];
         std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) continue;
@@ -242,8 +242,9 @@ std::vector<pid_t> group_members(pid_t pgid) {
 }
 
 std::size_t kill_group_leftovers(pid_t pgid) {
+    if (kill(-pgid, 0) != 0) return 0;  // the usual case: the group is empty, no /proc scan
     std::size_t n = group_members(pgid).size();
-    if (kill(-pgid, 0) == 0) kill(-pgid, SIGKILL);
+    kill(-pgid, SIGKILL);
     return n;
 }
 
