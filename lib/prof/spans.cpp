@@ -393,6 +393,63 @@ struct event_fields {
     }
 }
 
+std::int64_t micros(simdjson::dom::element v, const char* field) {
+    std::int64_t i;
+    if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
+    double d;
+    if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9.0e15)
+        return static_cast<std::int64_t>(std::llround(d));
+    throw field_error(fmt::format("field '{}': expected a number of microseconds", field));
+}
+
+// A DOM value as the raw-token reader above sees it, for the fields kept only as identity
+// (pid, tid, cat, id): strings by content, numbers by their JSON text.
+std::string_view dom_token(simdjson::dom::element v, std::string& scratch) {
+    std::string_view s;
+    if (v.get_string().get(s) == simdjson::SUCCESS) {
+        scratch.assign(1, '"');
+        scratch.append(s);
+        scratch.push_back('"');
+        return scratch;
+    }
+    std::int64_t i;
+    if (v.get_int64().get(i) == simdjson::SUCCESS) {
+        char b[24];
+        auto r = std::to_chars(b, b + sizeof b, i);
+        scratch.assign(b, r.ptr);
+        return scratch;
+    }
+    scratch = simdjson::minify(v);
+    return scratch;
+}
+
+void read_event(simdjson::dom::object ev, event_fields& e, std::string (&scratch)[4]) {
+    for (auto [k, v] : ev) {
+        if (k == "ph") {
+            std::string_view p;
+            if (v.get_string().get(p) != simdjson::SUCCESS || p.size() != 1)
+                throw field_error("field 'ph': expected a one-letter phase");
+            e.ph = p[0];
+        } else if (k == "ts") {
+            e.ts = micros(v, "ts");
+            e.has_ts = true;
+        } else if (k == "dur") {
+            e.dur = micros(v, "dur");
+            e.has_dur = true;
+        } else if (k == "name") {
+            if (v.get_string().get(e.name) != simdjson::SUCCESS) throw field_error("field 'name': expected a string");
+        } else if (k == "pid") {
+            e.pid = dom_token(v, scratch[0]);
+        } else if (k == "tid") {
+            e.tid = dom_token(v, scratch[1]);
+        } else if (k == "cat") {
+            e.cat = dom_token(v, scratch[2]);
+        } else if (k == "id" || k == "id2") {
+            e.id = dom_token(v, scratch[3]);
+        }
+    }
+}
+
 struct be_event {
     std::uint32_t thread;  // interned (pid, tid) raw JSON tokens
     std::int64_t ts;
@@ -403,67 +460,251 @@ struct be_event {
 
 }  // namespace
 
-span_set read_chrome_trace(std::string_view text, const std::string& source) {
+namespace {
+
+// The state of one pass over a trace's events: spans, interned names and threads, B/E events
+// waiting to be matched, async begins and ends. Every key it keeps is its own copy, so events
+// may come from a buffer that is reused between batches.
+class chrome_reader {
+public:
     span_set out;
-    out.spans.reserve(text.size() / 128);
-    // Node names → ids: an open-addressing table (FNV-1a, power-of-two size) keyed by the
-    // views read from the document (valid for the whole parse), never by the vector's
-    // strings, which move when it grows. Names are few and looked up once per event.
-    struct slot {
-        std::string_view name;
-        std::uint32_t id = UINT32_MAX;
-    };
-    std::vector<slot> table(64);
-    auto fnv = [](std::string_view n) {
+    std::size_t index = 0;  // events consumed (1-based index of the last one)
+
+    explicit chrome_reader(std::size_t expected_spans) { out.spans.reserve(expected_spans); }
+
+    void consume(od::value v) {
+        ++index;
+        od::object ev;
+        if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
+        event_fields e;
+        read_event(ev, e);
+        take(e);
+    }
+
+    // The same from a DOM element (the batched path).
+    void consume(simdjson::dom::element v) {
+        ++index;
+        simdjson::dom::object ev;
+        if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
+        event_fields e;
+        read_event(ev, e, scratch_);
+        take(e);
+    }
+
+private:
+    void take(const event_fields& e) {
+        ++out.events;
+        switch (e.ph) {
+        case 'X':
+            if (!e.has_ts) missing_field("ts");
+            if (!e.has_dur) missing_field("dur");
+            if (e.dur < 0) throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", e.name, e.dur));
+            out.spans.push_back({e.ts, e.ts + e.dur, intern(e.name)});
+            break;
+        case 'B':
+        case 'E':
+            if (!e.has_ts) missing_field("ts");
+            be_.push_back({thread_of(e.pid, e.tid), e.ts, static_cast<std::uint32_t>(be_.size()),
+                           e.ph == 'B' ? intern(e.name) : 0u, e.ph == 'B'});
+            break;
+        case 'b':
+        case 'S':
+        case 'e':
+        case 'F': {
+            std::string key = fmt::format("{}\x1f{}\x1f{}", e.cat, e.id, e.name);
+            async_open_[key] += (e.ph == 'b' || e.ph == 'S') ? 1 : -1;
+            break;
+        }
+        case 0: missing_field("ph");
+        default: break;  // instants, metadata, counters, flow, samples, objects
+        }
+    }
+
+public:
+    span_set finish() {
+        for (const auto& [k, n] : async_open_)
+            if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
+        // B/E pairs: per thread, in time order (ties keep file order), an E closes the
+        // innermost open B.
+        std::sort(be_.begin(), be_.end(), [](const be_event& a, const be_event& b) {
+            if (a.thread != b.thread) return a.thread < b.thread;
+            if (a.ts != b.ts) return a.ts < b.ts;
+            return a.seq < b.seq;
+        });
+        std::vector<const be_event*> stack;
+        for (std::size_t k = 0; k < be_.size(); ++k) {
+            const be_event& e = be_[k];
+            if (k > 0 && be_[k - 1].thread != e.thread) {
+                out.unmatched_begins += stack.size();
+                stack.clear();
+            }
+            if (e.begin) {
+                stack.push_back(&e);
+            } else if (stack.empty()) {
+                ++out.unmatched_ends;
+            } else {
+                out.spans.push_back({stack.back()->ts, e.ts, stack.back()->node});
+                stack.pop_back();
+            }
+        }
+        out.unmatched_begins += stack.size();
+        return std::move(out);
+    }
+
+private:
+    static std::uint64_t fnv(std::string_view n) {
         std::uint64_t h = 1469598103934665603ull;
         for (unsigned char c : n) h = (h ^ c) * 1099511628211ull;
         return h;
-    };
-    auto intern = [&](std::string_view n) -> std::uint32_t {
-        std::size_t mask = table.size() - 1;
-        for (std::size_t i = fnv(n) & mask;; i = (i + 1) & mask) {
-            if (table[i].id == UINT32_MAX) break;
-            if (table[i].name == n) return table[i].id;
-        }
+    }
+    // Node names → ids: open addressing (FNV-1a, power-of-two size) over indexes into
+    // out.names, so the table holds no view that could dangle.
+    std::uint32_t intern(std::string_view n) {
+        std::size_t mask = table_.size() - 1;
+        std::size_t i = fnv(n) & mask;
+        for (; table_[i] != UINT32_MAX; i = (i + 1) & mask)
+            if (out.names[table_[i]] == n) return table_[i];
         auto id = static_cast<std::uint32_t>(out.names.size());
         out.names.emplace_back(n);
-        if (2 * (out.names.size() + 1) > table.size()) {
-            std::vector<slot> bigger(table.size() * 2);
-            for (const auto& sl : table) {
-                if (sl.id == UINT32_MAX) continue;
-                for (std::size_t i = fnv(sl.name) & (bigger.size() - 1);; i = (i + 1) & (bigger.size() - 1))
-                    if (bigger[i].id == UINT32_MAX) {
-                        bigger[i] = sl;
-                        break;
-                    }
+        table_[i] = id;
+        if (2 * out.names.size() > table_.size()) {
+            std::vector<std::uint32_t> bigger(table_.size() * 2, UINT32_MAX);
+            for (std::uint32_t k = 0; k < out.names.size(); ++k) {
+                std::size_t j = fnv(out.names[k]) & (bigger.size() - 1);
+                while (bigger[j] != UINT32_MAX) j = (j + 1) & (bigger.size() - 1);
+                bigger[j] = k;
             }
-            table = std::move(bigger);
+            table_ = std::move(bigger);
         }
-        std::size_t m = table.size() - 1;
-        for (std::size_t i = fnv(n) & m;; i = (i + 1) & m)
-            if (table[i].id == UINT32_MAX) {
-                table[i] = {n, id};
-                break;
-            }
         return id;
-    };
-    // (pid, tid) raw tokens → a small integer, without allocating: keyed by the views (valid
-    // for the whole parse).
-    struct pair_hash {
-        std::size_t operator()(const std::pair<std::string_view, std::string_view>& p) const noexcept {
-            return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
+    }
+    // (pid, tid) raw tokens → a small integer; looked up by view, stored as a copy.
+    std::uint32_t thread_of(std::string_view pid, std::string_view tid) {
+        key_.assign(pid);
+        key_.push_back('\x1f');
+        key_.append(tid);
+        auto it = threads_.find(key_);
+        if (it != threads_.end()) return it->second;
+        auto id = static_cast<std::uint32_t>(threads_.size());
+        threads_.emplace(key_, id);
+        return id;
+    }
+
+    std::vector<std::uint32_t> table_ = std::vector<std::uint32_t>(64, UINT32_MAX);
+    std::unordered_map<std::string, std::uint32_t> threads_;
+    std::string key_;
+    std::vector<be_event> be_;
+    std::unordered_map<std::string, std::int64_t> async_open_;
+    std::string scratch_[4];
+};
+
+std::string_view skip_ws(std::string_view t) {
+    while (!t.empty() && (t[0] == ' ' || t[0] == '\t' || t[0] == '\r' || t[0] == '\n')) t.remove_prefix(1);
+    return t;
+}
+
+std::string_view skip_ws_back(std::string_view t) {
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r' || t.back() == '\n' || t.back() == '\0'))
+        t.remove_suffix(1);
+    return t;
+}
+
+// The inside of the event array, for the two common shapes: a bare array, or an object whose
+// only key is "traceEvents". nullopt for anything else (the whole-document path reads it).
+std::optional<std::string_view> event_array_interior(std::string_view text) {
+    std::string_view t = text;
+    if (t.size() >= 3 && t.substr(0, 3) == "\xEF\xBB\xBF") t.remove_prefix(3);
+    t = skip_ws_back(skip_ws(t));
+    if (t.size() >= 2 && t.front() == '[' && t.back() == ']') return t.substr(1, t.size() - 2);
+    if (t.size() < 2 || t.front() != '{' || t.back() != '}') return std::nullopt;
+    std::string_view in = skip_ws(t.substr(1, t.size() - 2));
+    constexpr std::string_view key = "\"traceEvents\"";
+    if (in.substr(0, key.size()) != key) return std::nullopt;
+    in = skip_ws(in.substr(key.size()));
+    if (in.empty() || in[0] != ':') return std::nullopt;
+    in = skip_ws_back(skip_ws(in.substr(1)));
+    if (in.size() < 2 || in.front() != '[' || in.back() != ']') return std::nullopt;
+    return in.substr(1, in.size() - 2);
+}
+
+// The first event boundary at or after `from`: the position just past a '}' that is followed,
+// across whitespace, by ',' and then '{'. npos when there is none. The boundary may lie inside
+// a string or a nested array; a batch cut there does not parse, which the caller detects.
+std::size_t next_boundary(std::string_view in, std::size_t from) {
+    while (from < in.size()) {
+        const void* hit = std::memchr(in.data() + from, '}', in.size() - from);
+        if (!hit) return std::string_view::npos;
+        std::size_t k = static_cast<std::size_t>(static_cast<const char*>(hit) - in.data()) + 1;
+        std::size_t j = k;
+        while (j < in.size() && (in[j] == ' ' || in[j] == '\t' || in[j] == '\r' || in[j] == '\n')) ++j;
+        if (j < in.size() && in[j] == ',') {
+            ++j;
+            while (j < in.size() && (in[j] == ' ' || in[j] == '\t' || in[j] == '\r' || in[j] == '\n')) ++j;
+            if (j < in.size() && in[j] == '{') return k;
         }
-    };
-    std::unordered_map<std::pair<std::string_view, std::string_view>, std::uint32_t, pair_hash> threads;
-    auto thread_of = [&](std::string_view pid, std::string_view tid) {
-        return threads.try_emplace({pid, tid}, static_cast<std::uint32_t>(threads.size())).first->second;
-    };
+        from = k;
+    }
+    return std::string_view::npos;
+}
+
+// The fast path: the event array parsed in batches of about `batch` bytes, each copied into a
+// reused buffer as "[" + events + "]" and parsed whole by simdjson's DOM parser, whose buffers
+// are reused from batch to batch: memory stays bounded by the batch, no index over the whole
+// input is faulted in page by page, and each batch is walked while it is in cache. The DOM parse
+// validates the whole batch before a single event is taken, so a batch cut in the wrong place
+// (a '},{' inside a string or a nested array) is simply extended to the next boundary; after a
+// few tries, or on any error at all, this returns nullopt and the whole-document path reads
+// (and, for bad input, reports with its line) instead.
+std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t batch) {
+    auto interior = event_array_interior(text);
+    if (!interior) return std::nullopt;
+    std::string_view in = *interior;
+    chrome_reader r(text.size() / 128);
+    simdjson::dom::parser parser;
+    std::string buf;
+    try {
+        std::size_t pos = 0;
+        while (!skip_ws(in.substr(pos)).empty()) {
+            std::size_t cut = in.size() - pos <= batch ? std::string_view::npos : next_boundary(in, pos + batch);
+            for (int attempt = 0;; ++attempt) {
+                std::size_t end = cut == std::string_view::npos ? in.size() : cut;
+                buf.assign(1, '[');
+                buf.append(in.data() + pos, end - pos);
+                buf.push_back(']');
+                std::size_t len = buf.size();
+                buf.append(simdjson::SIMDJSON_PADDING, '\0');
+                simdjson::dom::element doc;
+                simdjson::dom::array arr;
+                if (parser.parse(buf.data(), len, false).get(doc) == simdjson::SUCCESS &&
+                    doc.get_array().get(arr) == simdjson::SUCCESS) {
+                    for (simdjson::dom::element el : arr) r.consume(el);
+                    pos = end;
+                    // Past the ',' that separated this batch from the next.
+                    while (pos < in.size() && in[pos] != ',') ++pos;
+                    if (pos < in.size()) ++pos;
+                    break;
+                }
+                if (cut == std::string_view::npos || attempt == 4) return std::nullopt;
+                cut = next_boundary(in, cut);
+            }
+        }
+    } catch (const field_error&) {
+        return std::nullopt;
+    } catch (const simdjson::simdjson_error&) {
+        return std::nullopt;
+    }
+    return r.finish();
+}
+
+}  // namespace
+
+span_set read_chrome_trace(std::string_view text, const std::string& source, std::size_t batch_bytes) {
+    if (batch_bytes > 0)
+        if (auto fast = read_chrome_batched(text, batch_bytes)) return std::move(*fast);
+    chrome_reader r(text.size() / 128);
     od::parser parser;
     od::document doc;
     const char* loc = text.data();
-    std::size_t index = 0;
-    std::vector<be_event> be;
-    std::unordered_map<std::string, std::int64_t> async_open;
     try {
         if (auto err = parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING).get(doc))
             throw simdjson::simdjson_error(err);
@@ -480,46 +721,11 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
         } else {
             throw field_error("expected a trace object or an array of events");
         }
-        for (auto el : events) {
-            ++index;
-            od::value v = el.value();
-            od::object ev;
-            if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
-            event_fields e;
-            read_event(ev, e);
-            const char ph = e.ph;
-            const std::string_view name = e.name, cat = e.cat, id = e.id, pid = e.pid, tid = e.tid;
-            const std::int64_t ts = e.ts, dur = e.dur;
-            const bool has_ts = e.has_ts, has_dur = e.has_dur;
-            ++out.events;
-            switch (ph) {
-            case 'X':
-                if (!has_ts) missing_field("ts");
-                if (!has_dur) missing_field("dur");
-                if (dur < 0) throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", name, dur));
-                out.spans.push_back({ts, ts + dur, intern(name)});
-                break;
-            case 'B':
-            case 'E':
-                if (!has_ts) missing_field("ts");
-                be.push_back({thread_of(pid, tid), ts, static_cast<std::uint32_t>(be.size()),
-                              ph == 'B' ? intern(name) : 0u, ph == 'B'});
-                break;
-            case 'b':
-            case 'S':
-            case 'e':
-            case 'F': {
-                std::string key = fmt::format("{}\x1f{}\x1f{}", cat, id, name);
-                async_open[key] += (ph == 'b' || ph == 'S') ? 1 : -1;
-                break;
-            }
-            case 0: missing_field("ph");
-            default: break;  // instants, metadata, counters, flow, samples, objects
-            }
-        }
+        for (auto el : events) r.consume(el.value());
     } catch (const field_error& e) {
         // Asking for a location per event costs a noticeable share of a parse, so the failing
         // event's line is found on this error path only, by walking the events again.
+        std::size_t index = r.index;
         loc = index ? event_location(text, index) : nullptr;
         throw input_error(source, line_of(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
     } catch (const simdjson::simdjson_error& e) {
@@ -527,32 +733,7 @@ span_set read_chrome_trace(std::string_view text, const std::string& source) {
         if (doc.current_location().get(at) != simdjson::SUCCESS) at = loc;
         throw input_error(source, line_of(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
     }
-    for (const auto& [k, n] : async_open)
-        if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
-    // B/E pairs: per thread, in time order (ties keep file order), an E closes the innermost B.
-    std::sort(be.begin(), be.end(), [](const be_event& a, const be_event& b) {
-        if (a.thread != b.thread) return a.thread < b.thread;
-        if (a.ts != b.ts) return a.ts < b.ts;
-        return a.seq < b.seq;
-    });
-    std::vector<const be_event*> stack;
-    for (std::size_t k = 0; k < be.size(); ++k) {
-        const be_event& e = be[k];
-        if (k > 0 && be[k - 1].thread != e.thread) {
-            out.unmatched_begins += stack.size();
-            stack.clear();
-        }
-        if (e.begin) {
-            stack.push_back(&e);
-        } else if (stack.empty()) {
-            ++out.unmatched_ends;
-        } else {
-            out.spans.push_back({stack.back()->ts, e.ts, stack.back()->node});
-            stack.pop_back();
-        }
-    }
-    out.unmatched_begins += stack.size();
-    return out;
+    return r.finish();
 }
 
 namespace {
