@@ -8,7 +8,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
+#include <random>
 #include <string>
 
 namespace {
@@ -258,5 +260,34 @@ TEST_CASE("the fast row reader agrees with the simdjson reader wherever it accep
         CHECK(fast.cpu_seconds == slow.cpu_seconds);
         CHECK(fast.fold == slow.fold);
         CHECK(fast.ensemble == slow.ensemble);
+    }
+}
+
+TEST_CASE("median_of_parts equals the median of the concatenation, without copying it") {
+    std::mt19937_64 rng(7);
+    for (int trial = 0; trial < 300; ++trial) {
+        std::size_t nparts = 1 + rng() % 6;
+        std::vector<std::vector<double>> parts(nparts);
+        std::vector<double> all;
+        for (auto& p : parts) {
+            std::size_t len = rng() % (trial < 100 ? 4 : 400);
+            for (std::size_t i = 0; i < len; ++i) {
+                double d;
+                switch (trial % 4) {
+                case 0: d = 1.0 + static_cast<double>(rng() % 5); break;                  // many ties
+                case 1: d = std::ldexp(1.0 + static_cast<double>(rng() % 1000) / 1000, -(int)(rng() % 40)); break;
+                case 2: d = 0.05 + static_cast<double>(rng() % 1000000) * 1e-7; break;  // one narrow band
+                default: d = std::exp(static_cast<double>(rng() % 4000) / 100.0 - 20); break;
+                }
+                p.push_back(d);
+                all.push_back(d);
+            }
+        }
+        std::vector<const std::vector<double>*> ptrs;
+        for (const auto& p : parts) ptrs.push_back(&p);
+        auto want = prof::median(all);
+        auto got = prof::median_of_parts(ptrs);
+        REQUIRE(want.has_value() == got.has_value());
+        if (want) CHECK(*got == *want);  // bit-identical, not approximately equal
     }
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace prof {
@@ -74,6 +75,49 @@ std::optional<double> median(std::vector<double>& v) {
     double hi = v[mid];
     if (n % 2 == 1) return hi;
     double lo = *std::max_element(v.begin(), v.begin() + mid);
+    return lo + (hi - lo) / 2;
+}
+
+std::optional<double> median_of_parts(const std::vector<const std::vector<double>*>& parts) {
+    std::size_t n = 0;
+    for (const auto* v : parts) n += v->size();
+    if (n == 0) return std::nullopt;
+    // Positive finite doubles order as their bit patterns do; bucket by the top 16 bits.
+    constexpr int shift = 48;
+    constexpr std::size_t buckets = 1u << 16;
+    auto bucket_of = [](double d) {
+        std::uint64_t u;
+        std::memcpy(&u, &d, sizeof u);
+        return static_cast<std::size_t>(u >> shift);
+    };
+    std::vector<std::size_t> count(buckets, 0);
+    std::vector<double> top(buckets, 0.0);  // the largest value in each bucket
+    for (const auto* v : parts)
+        for (double d : *v) {
+            std::size_t b = bucket_of(d);
+            if (count[b]++ == 0 || d > top[b]) top[b] = d;
+        }
+    // median(): hi = the (n/2)-th smallest; for an even n, lo = the (n/2 - 1)-th smallest.
+    std::size_t mid = n / 2, below = 0, b = 0;
+    while (below + count[b] <= mid) below += count[b++];
+    std::vector<double> bucket;
+    bucket.reserve(count[b]);
+    for (const auto* v : parts)
+        for (double d : *v)
+            if (bucket_of(d) == b) bucket.push_back(d);
+    std::size_t at = mid - below;
+    std::nth_element(bucket.begin(), bucket.begin() + static_cast<std::ptrdiff_t>(at), bucket.end());
+    double hi = bucket[at];
+    if (n % 2 == 1) return hi;
+    double lo;
+    if (at > 0) {
+        lo = *std::max_element(bucket.begin(), bucket.begin() + static_cast<std::ptrdiff_t>(at));
+    } else {
+        std::size_t c = b;
+        while (count[--c] == 0) {
+        }
+        lo = top[c];
+    }
     return lo + (hi - lo) / 2;
 }
 
@@ -156,7 +200,7 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
     p.sample_ts_ids = std::move(ids);
     if (latest_ns_) p.provenance.measured_at = format_rfc3339(*latest_ns_);
 
-    std::map<std::string, std::vector<double>> family_walls;
+    std::map<std::string, std::vector<const std::vector<double>*>> family_walls;
     for (const auto& [name, acc] : models_) {
         if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
         bool any_axis = acc.max_process_rss || acc.max_peak_rss || acc.max_peak_gpu || !acc.wall.empty() ||
@@ -182,17 +226,15 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         m.max_process_rss_bytes = acc.max_process_rss;
         m.max_peak_rss_bytes = acc.max_peak_rss;
         m.max_peak_gpu_bytes = acc.max_peak_gpu;
-        std::vector<double> wall = acc.wall, cpu = acc.cpu;
-        m.median_wall_s = median(wall);
-        m.median_cpu_s = median(cpu);
+        m.median_wall_s = median(acc.wall);  // in place: see model_acc
+        m.median_cpu_s = median(acc.cpu);
         m.max_effective_cores = acc.max_eff;
         m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
-        auto& fw = family_walls[family];
-        fw.insert(fw.end(), acc.wall.begin(), acc.wall.end());
+        family_walls[family].push_back(&acc.wall);
         p.models.emplace(name, std::move(m));
     }
     std::map<std::string, std::optional<double>> family_median;
-    for (auto& [fam, walls] : family_walls) family_median[fam] = median(walls);
+    for (const auto& [fam, walls] : family_walls) family_median[fam] = median_of_parts(walls);
     p.families = roll_up_families(p.models, family_median, memory_margin_, time_margin_);
     return p;
 }

@@ -77,13 +77,19 @@ void check_margins(double memory_margin, double time_margin);
 // The median of the values (even count: mean of the two middle ones); nullopt when empty.
 // Reorders `v`.
 std::optional<double> median(std::vector<double>& v);
+// The median of the concatenation of `parts` — the same value median() gives on one vector
+// holding them all — without copying them: a radix pass over the bit patterns (values must be
+// finite and > 0, as usable axis values are) finds the bucket holding the middle, and only
+// that bucket is copied and selected. nullopt when all parts are empty.
+std::optional<double> median_of_parts(const std::vector<const std::vector<double>*>& parts);
 // ceil(bytes × margin) with a relative tolerance of 1e-12 (SPEC §2: 100 × 1.1 = 110, not 111).
 std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin);
 // max(1, ceil(max_effective_cores − 0.05)): a single-threaded fit reading 1.0000005 is 1 core.
 std::uint64_t snap_cores(double max_effective_cores);
 
 // Streaming form of build_profile: add() each record (any order), then finish(). Memory per
-// usable record is the two clock values (16 bytes) plus the set of distinct ts_ids.
+// usable record is the two clock values (16 bytes, up to 32 with vector growth) plus the set
+// of distinct ts_ids; finish() adds no per-record copy.
 class profile_builder {
 public:
     profile_builder(double memory_margin, double time_margin);
@@ -96,7 +102,9 @@ private:
     struct model_acc {
         std::uint64_t n_fits = 0, n_ok = 0;
         std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
-        std::vector<double> wall, cpu;
+        // mutable: finish() selects medians in place (the multiset, all the result depends
+        // on, is unchanged), so finishing needs no copy of the values.
+        mutable std::vector<double> wall, cpu;
         std::optional<double> max_eff;
         bool threads_seen = false, threads_mixed = false;
         std::optional<std::uint64_t> threads;
