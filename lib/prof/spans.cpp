@@ -26,8 +26,45 @@ const char* const single_run_warning =
 
 // ---- arithmetic -----------------------------------------------------------------------------
 
+namespace {
+
+// Stable LSD radix sort of `v` by an integer key, 11 bits a pass over the keys' actual range
+// (a trace's time stamps span ~25 bits: 3 passes), O(n) per pass. Below a few thousand
+// elements std::stable_sort is as fast. Stability keeps file order among equal keys.
+template <class T, class Key>
+void radix_sort_by(std::vector<T>& v, Key key) {
+    if (v.size() < 4096) {
+        std::stable_sort(v.begin(), v.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
+        return;
+    }
+    std::int64_t lo = key(v[0]), hi = lo;
+    for (const T& x : v) {
+        std::int64_t k = key(x);
+        lo = std::min(lo, k);
+        hi = std::max(hi, k);
+    }
+    auto range = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
+    std::vector<T> tmp(v.size());
+    constexpr int bits = 11;
+    constexpr std::size_t radix = std::size_t{1} << bits;
+    for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += bits) {
+        std::size_t count[radix + 1] = {};
+        for (const T& x : v) ++count[((static_cast<std::uint64_t>(key(x)) - static_cast<std::uint64_t>(lo)) >> shift & (radix - 1)) + 1];
+        for (std::size_t d = 1; d <= radix; ++d) count[d] += count[d - 1];
+        for (const T& x : v) tmp[count[(static_cast<std::uint64_t>(key(x)) - static_cast<std::uint64_t>(lo)) >> shift & (radix - 1)]++] = x;
+        v.swap(tmp);
+    }
+}
+
+}  // namespace
+
 std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv) {
-    if (!std::is_sorted(iv.begin(), iv.end())) std::sort(iv.begin(), iv.end());
+    // Ordered by start only: among equal starts the sweep below takes the largest end anyway.
+    auto by_start = [](const std::pair<std::int64_t, std::int64_t>& a, const std::pair<std::int64_t, std::int64_t>& b) {
+        return a.first < b.first;
+    };
+    if (!std::is_sorted(iv.begin(), iv.end(), by_start))
+        radix_sort_by(iv, [](const std::pair<std::int64_t, std::int64_t>& x) { return x.first; });
     std::int64_t total = 0;
     bool open = false;
     std::int64_t cur_s = 0, cur_e = 0;
@@ -423,7 +460,14 @@ std::string_view dom_token(simdjson::dom::element v, std::string& scratch) {
     return scratch;
 }
 
-void read_event(simdjson::dom::object ev, event_fields& e, std::string (&scratch)[4]) {
+// Identity fields of a DOM event, turned into text only when the phase needs them (pid/tid
+// for B/E, cat/id for async events): most events are 'X' and never need them.
+struct dom_identity {
+    simdjson::dom::element pid, tid, cat, id;
+    bool has_pid = false, has_tid = false, has_cat = false, has_id = false;
+};
+
+void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
     for (auto [k, v] : ev) {
         if (k == "ph") {
             std::string_view p;
@@ -439,13 +483,13 @@ void read_event(simdjson::dom::object ev, event_fields& e, std::string (&scratch
         } else if (k == "name") {
             if (v.get_string().get(e.name) != simdjson::SUCCESS) throw field_error("field 'name': expected a string");
         } else if (k == "pid") {
-            e.pid = dom_token(v, scratch[0]);
+            ids.pid = v, ids.has_pid = true;
         } else if (k == "tid") {
-            e.tid = dom_token(v, scratch[1]);
+            ids.tid = v, ids.has_tid = true;
         } else if (k == "cat") {
-            e.cat = dom_token(v, scratch[2]);
+            ids.cat = v, ids.has_cat = true;
         } else if (k == "id" || k == "id2") {
-            e.id = dom_token(v, scratch[3]);
+            ids.id = v, ids.has_id = true;
         }
     }
 }
@@ -487,7 +531,15 @@ public:
         simdjson::dom::object ev;
         if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
         event_fields e;
-        read_event(ev, e, scratch_);
+        dom_identity ids;
+        read_event(ev, e, ids);
+        if (e.ph == 'B' || e.ph == 'E') {
+            if (ids.has_pid) e.pid = dom_token(ids.pid, scratch_[0]);
+            if (ids.has_tid) e.tid = dom_token(ids.tid, scratch_[1]);
+        } else if (e.ph == 'b' || e.ph == 'e' || e.ph == 'S' || e.ph == 'F') {
+            if (ids.has_cat) e.cat = dom_token(ids.cat, scratch_[2]);
+            if (ids.has_id) e.id = dom_token(ids.id, scratch_[3]);
+        }
         take(e);
     }
 
@@ -525,12 +577,9 @@ public:
         for (const auto& [k, n] : async_open_)
             if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
         // B/E pairs: per thread, in time order (ties keep file order), an E closes the
-        // innermost open B.
-        std::sort(be_.begin(), be_.end(), [](const be_event& a, const be_event& b) {
-            if (a.thread != b.thread) return a.thread < b.thread;
-            if (a.ts != b.ts) return a.ts < b.ts;
-            return a.seq < b.seq;
-        });
+        // innermost open B. Two stable passes: by time, then by thread.
+        radix_sort_by(be_, [](const be_event& e) { return e.ts; });
+        radix_sort_by(be_, [](const be_event& e) { return static_cast<std::int64_t>(e.thread); });
         std::vector<const be_event*> stack;
         for (std::size_t k = 0; k < be_.size(); ++k) {
             const be_event& e = be_[k];
@@ -659,7 +708,7 @@ std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t b
     auto interior = event_array_interior(text);
     if (!interior) return std::nullopt;
     std::string_view in = *interior;
-    chrome_reader r(text.size() / 128);
+    chrome_reader r(text.size() / 80);
     simdjson::dom::parser parser;
     std::string buf;
     try {
@@ -701,7 +750,7 @@ std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t b
 span_set read_chrome_trace(std::string_view text, const std::string& source, std::size_t batch_bytes) {
     if (batch_bytes > 0)
         if (auto fast = read_chrome_batched(text, batch_bytes)) return std::move(*fast);
-    chrome_reader r(text.size() / 128);
+    chrome_reader r(text.size() / 80);
     od::parser parser;
     od::document doc;
     const char* loc = text.data();
