@@ -343,3 +343,38 @@ TEST_CASE("chrome: reading in small batches gives exactly what one whole-documen
         CHECK(std::string(e.what()) == "trace.json:3: event 2: 'X' event 'b' has a negative dur (-3)");
     }
 }
+
+TEST_CASE("spans: the union of many random intervals equals a microsecond-by-microsecond count") {
+    // 20,000 intervals (above the radix-sort threshold) in [0, 100000): counted against a bitmap.
+    std::uint64_t state = 7;
+    auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+    std::vector<std::pair<std::int64_t, std::int64_t>> iv;
+    std::vector<bool> covered(100000, false);
+    for (int i = 0; i < 20000; ++i) {
+        auto s = static_cast<std::int64_t>(next() % 99000);
+        auto e = s + static_cast<std::int64_t>(next() % 30);
+        iv.push_back({s, e});
+        for (auto t = s; t < e; ++t) covered[static_cast<std::size_t>(t)] = true;
+    }
+    auto expected = static_cast<std::int64_t>(std::count(covered.begin(), covered.end(), true));
+    CHECK(union_length(iv) == expected);
+}
+
+TEST_CASE("chrome: thousands of B/E pairs on interleaved threads are matched per thread in time order") {
+    // 3 threads x 3000 pairs; each pair begins at 10k and ends at 10k+7 on its thread; events
+    // are written thread-interleaved with every end before its begin in the file, and ties
+    // (an end and the next begin at one time stamp) only within a thread's own order.
+    std::string ev;
+    for (int k = 0; k < 3000; ++k)
+        for (int t = 0; t < 3; ++t) {
+            if (!ev.empty()) ev += ",\n";
+            ev += fmt::format(R"({{"ph":"E","pid":1,"tid":{},"ts":{}}},)", t, 10 * k + 7);
+            ev += fmt::format(R"({{"ph":"B","pid":1,"tid":{},"ts":{},"name":"n{}"}})", t, 10 * k, t);
+        }
+    auto s = read_chrome(chrome(ev));
+    REQUIRE(s.spans.size() == 9000);
+    CHECK(s.unmatched_begins == 0);
+    CHECK(s.unmatched_ends == 0);
+    for (const auto& sp : s.spans) CHECK(sp.end_us - sp.start_us == 7);
+    CHECK(dump(read_chrome(chrome(ev), 0)) == dump(s));
+}
