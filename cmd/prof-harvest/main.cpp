@@ -107,12 +107,28 @@ int run(int argc, char** argv) {
                    prof::human_bytes(bytes / std::max(s, 1e-9)));
     };
 
+    // Clears the progress line however reading ends, so an error message starts a clean line.
+    struct clear_progress {
+        bool& shown;
+        ~clear_progress() {
+            if (shown) fmt::print(stderr, "\r\033[K");
+        }
+    };
+    bool progress_shown = false;
     prof::harvester h(hc);
-    for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
-        prof::line_reader reader(prof::is_http_url(in) ? prof::gunzip_if_gzip(prof::http_source(in, http)) : prof::open_input(in));
-        h.read(reader, show ? std::function<void(std::uint64_t, std::uint64_t)>(progress) : nullptr);
+    {
+        clear_progress guard{progress_shown};
+        auto on_progress = [&](std::uint64_t lines, std::uint64_t bytes) {
+            progress(lines, bytes);
+            progress_shown = last != t0;
+        };
+        for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
+            // gzip is recognised by its magic on every input (a .gz URL, `cat x.gz |`).
+            auto src = prof::is_http_url(in) ? prof::http_source(in, http) : prof::open_input(in);
+            prof::line_reader reader(prof::gunzip_if_gzip(std::move(src)));
+            h.read(reader, show ? std::function<void(std::uint64_t, std::uint64_t)>(on_progress) : nullptr);
+        }
     }
-    if (show && last != t0) fmt::print(stderr, "\r\033[K");
     if (h.bad_lines()) prof::warn(fmt::format("skipped {} malformed line(s)", h.bad_lines()));
 
     auto profiles = h.finish();
