@@ -35,7 +35,8 @@ struct span_set {
 };
 
 // Length of the union of half-open intervals [first, second), in the same unit. Sorts `iv`
-// in place: O(n log n). Empty intervals add nothing.
+// in place by start (a stable radix sort over the starts' range, 11 bits a pass; std::stable_sort
+// below 4096 intervals), then one sweep. Empty intervals add nothing.
 std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv);
 
 // The SPEC's split of one run: elapsed = max(end) - min(start) over all spans; fixed = length
