@@ -16,7 +16,7 @@ struct config {
     double memory_margin = prof::default_memory_margin;
     double time_margin = prof::default_time_margin;
     std::string format = "json";
-    std::size_t max_bad_lines = 0;
+    std::uint64_t max_bad_lines = 0;
 };
 
 int run(int argc, char** argv) {
@@ -33,8 +33,7 @@ int run(int argc, char** argv) {
     app.add_option("--format", c.format, "json (one profile record) or table (for people)")
         ->capture_default_str()
         ->check(CLI::IsMember({"json", "table"}));
-    app.add_option("--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted on stderr)")
-        ->capture_default_str();
+    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted on stderr)");
     prof::cli::parse(app, argc, argv);
     prof::check_margins(c.memory_margin, c.time_margin);
 
@@ -54,6 +53,10 @@ int run(int argc, char** argv) {
     pv.basis = "measured";
     pv.source = "prepass";
     auto profile = builder.finish(pv);
+    if (profile.models.empty())
+        profile.provenance.warnings.push_back(
+            "no model has a usable measurement (see first_error_by_model): this profile sizes nothing, and a "
+            "consumer falls back to its static defaults");
     for (const auto& w : profile.provenance.warnings) prof::warn(w);
     if (c.format == "table") {
         std::fputs(prof::format_profile_table(profile).c_str(), stdout);

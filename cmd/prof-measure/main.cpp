@@ -27,14 +27,19 @@ struct config {
     std::optional<std::string> host;
     bool quiet = false, ready = false;
     std::string ready_timeout = "5m";
-    std::size_t max_bad_lines = 0;
+    std::uint64_t max_bad_lines = 0;
 };
 
 struct trace_guard {  // writes the trace whatever way the run ends
     std::string path;
     prof::chrome_trace trace;
+    bool written = false;
+    void write() {  // the normal end: a trace that cannot be written is exit 73
+        written = true;
+        if (!path.empty()) prof::write_file_atomic(path, trace.render());
+    }
     ~trace_guard() {
-        if (path.empty()) return;
+        if (written || path.empty()) return;
         try {
             prof::write_file_atomic(path, trace.render());
         } catch (const std::exception& e) {
@@ -42,6 +47,14 @@ struct trace_guard {  // writes the trace whatever way the run ends
         }
     }
 };
+
+// Fails before any work when FILE's directory is missing or not writable (exit 73).
+void check_writable_dir(const std::string& path, const char* flag) {
+    auto slash = path.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw prof::cant_create_error(fmt::format("{}: cannot write '{}': {}", flag, path, std::strerror(errno)));
+}
 
 int run(int argc, char** argv) {
     config c;
@@ -70,7 +83,7 @@ int run(int argc, char** argv) {
     app.add_option("--ts-id", c.ts_id, "With -- CMD: the ts_id to record");
     app.add_option("--model-type", c.model_type, "With -- CMD: the model_type to record (default: CMD's name)");
     app.add_option("--family", c.family, "With -- CMD: the family to record (default: the model type)");
-    app.add_option("--n-obs", c.n_obs, "With -- CMD: the n_obs to record");
+    prof::cli::add_count_option(app, "--n-obs", c.n_obs, "With -- CMD: the n_obs to record");
     app.add_option("--threads", c.threads, "Thread cap: pool variables set to N and the fit bound to N CPUs; 0 = no cap")
         ->capture_default_str();
     app.add_option("--timeout", c.timeout, "Kill a fit's process group after DURATION (e.g. 30s, 5m)");
@@ -80,14 +93,22 @@ int run(int argc, char** argv) {
     app.add_flag("--ready", c.ready, "Wait for the worker's {\"ready\":true} line on descriptor 3 before the first cell");
     app.add_option("--ready-timeout", c.ready_timeout, "How long --ready waits")->capture_default_str();
     app.add_flag("--quiet", c.quiet, "No progress on stderr");
-    app.add_option("--max-bad-lines", c.max_bad_lines, "Skip up to N malformed cell lines (counted on stderr)")
-        ->capture_default_str();
+    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
+                                "Skip up to N malformed cell lines (counted on stderr)");
     prof::cli::parse(app, split, argv);
 
     int modes = !c.command.empty() + !c.run_template.empty() + !c.worker_cmd.empty();
     if (split < argc && c.command.empty()) throw prof::usage_error("nothing to run after '--'");
     if (modes != 1) throw prof::usage_error("give exactly one of: -- CMD ARGS..., --run 'TEMPLATE', --worker 'CMD'");
     if (!c.command.empty() && !c.files.empty()) throw prof::usage_error("-- CMD measures one command and reads no cells");
+    if (c.command.empty() && (!c.ts_id.empty() || !c.model_type.empty() || !c.family.empty() || c.n_obs))
+        throw prof::usage_error("--ts-id, --model-type, --family and --n-obs describe the one fit of -- CMD; "
+                                "with --run or --worker they come from the cells");
+    if (c.worker_cmd.empty() && c.ready) throw prof::usage_error("--ready applies to --worker only");
+    if (c.threads > prof::allowed_cpu_count())
+        prof::warn(fmt::format("--threads {} is more than the {} CPUs this process may use: the fits are bound to "
+                               "all {}, and pool variables say {}",
+                               c.threads, prof::allowed_cpu_count(), prof::allowed_cpu_count(), c.threads));
 
     prof::measure_options o;
     o.threads = c.threads;
@@ -102,6 +123,7 @@ int run(int argc, char** argv) {
         if (o.child_output_fd < 0)
             throw prof::cant_create_error(fmt::format("cannot open '{}': {}", c.child_output, std::strerror(errno)));
     }
+    if (!c.trace.empty()) check_writable_dir(c.trace, "--trace");
     std::string nvml_why;
     auto nvml = prof::nvml_reader::open(&nvml_why);
     o.nvml = nvml.get();
@@ -118,6 +140,7 @@ int run(int argc, char** argv) {
         auto fit = prof::measure_process(c.command, one, o);
         tg.trace.add(fit, (t - run_start) * 1e6, fit.wall_s.value_or(0) * 1e6);
         prof::cli::emit_line(prof::write_fit(fit));
+        tg.write();
         if (fit.signal) {
             int sig = 0;
             for (int s = 1; s < 65; ++s)
@@ -165,6 +188,7 @@ int run(int argc, char** argv) {
     }
     if (progress) fmt::print(stderr, "\rprof-measure: {} cells measured, {} failed\x1b[K\n", cells.size(), n_failed);
     if (worker) worker->stop();
+    tg.write();
     return 0;
 }
 

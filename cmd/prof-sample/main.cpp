@@ -15,10 +15,10 @@ namespace {
 struct config {
     std::string panel = "-";
     std::vector<std::string> models;
-    std::size_t samples = 8;
+    std::uint64_t samples = 8;
     std::string mode = "auto";
     std::uint64_t min_cells = 1000;
-    std::size_t max_bad_lines = 0;
+    std::uint64_t max_bad_lines = 0;
 };
 
 int run(int argc, char** argv) {
@@ -34,16 +34,16 @@ int run(int argc, char** argv) {
     app.add_option("--model", c.models, "A model to run, NAME or NAME:FAMILY (repeatable; family defaults to NAME)")
         ->required()
         ->allow_extra_args(false);
-    app.add_option("--samples", c.samples, "Series to sample, K")->capture_default_str()->check(CLI::PositiveNumber);
+    prof::cli::add_count_option(app, "--samples", c.samples, "Series to sample, K (>= 1)");
     app.add_option("--mode", c.mode, "Gate: off, always or auto (sample only when cells >= --min-cells)")
         ->capture_default_str();
-    app.add_option("--min-cells", c.min_cells, "Cells (usable series x models) at which auto samples")
-        ->capture_default_str();
-    app.add_option("--max-bad-lines", c.max_bad_lines, "Skip up to N malformed panel lines (counted on stderr)")
-        ->capture_default_str();
+    prof::cli::add_count_option(app, "--min-cells", c.min_cells, "Cells (usable series x models) at which auto samples");
+    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
+                                "Skip up to N malformed panel lines (counted on stderr)");
     prof::cli::parse(app, argc, argv);
 
     prof::profile_mode mode = prof::parse_profile_mode(c.mode, "--mode");
+    if (c.samples == 0) throw prof::usage_error("--samples must be at least 1");
     std::vector<prof::model_spec> models;
     std::set<std::string> seen_models;
     for (const auto& m : c.models) {

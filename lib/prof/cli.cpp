@@ -5,8 +5,10 @@
 #include "prof/errors.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <new>
 
@@ -65,6 +67,11 @@ int close_stdout() {
 
 int run_tool(const char* name, int argc, char** argv, const std::function<int(int, char**)>& body) {
     set_program_name(name);
+    // A closed standard descriptor would be handed to the next pipe or file we open, and records
+    // would flow into it. Hold each closed one with /dev/null opened the wrong way round, so a
+    // read of a closed stdin and a write to a closed stdout fail (EBADF) as they should.
+    for (int fd = 0; fd <= 2; ++fd)
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) open("/dev/null", fd == 1 ? O_RDONLY : O_WRONLY);
     int rc = 0;
     try {
         rc = body(argc, argv);
@@ -101,6 +108,33 @@ void emit_line(const std::string& line) {
         if (errno == EPIPE) throw broken_pipe{};
         throw io_error(fmt::format("write error on standard output: {}", std::strerror(errno ? errno : EIO)));
     }
+}
+
+namespace {
+std::uint64_t parse_count(const std::string& name, const std::string& text) {
+    std::uint64_t v = 0;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || r.ec != std::errc() ||
+        r.ptr != text.data() + text.size())
+        throw CLI::ValidationError(name, "expected a non-negative integer up to 18446744073709551615, got '" + text + "'");
+    return v;
+}
+}  // namespace
+
+CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::uint64_t& var, const std::string& desc) {
+    return app
+        .add_option_function<std::string>(
+            name, [&var, name](const std::string& text) { var = parse_count(name, text); }, desc)
+        ->type_name("UINT")
+        ->default_str(std::to_string(var));
+}
+
+CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::optional<std::uint64_t>& var,
+                              const std::string& desc) {
+    return app
+        .add_option_function<std::string>(
+            name, [&var, name](const std::string& text) { var = parse_count(name, text); }, desc)
+        ->type_name("UINT");
 }
 
 std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files) {

@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,12 @@ int run_tool(const char* name, int argc, char** argv, const std::function<int(in
 // EPIPE (a downstream `head` has gone, SIGPIPE ignored) throws prof::broken_pipe; any other
 // write error throws prof::io_error.
 void emit_line(const std::string& line);
+
+// A non-negative integer option read exactly (digits only, up to 2^64-1): CLI11's own unsigned
+// conversion accepts "-5" (wrapping it) and clamps values past 2^64, so counts use this.
+CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::uint64_t& var, const std::string& desc);
+CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::optional<std::uint64_t>& var,
+                              const std::string& desc);
 
 // The inputs a filter reads: the named files, or stdin ("-") when none are named.
 std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files);

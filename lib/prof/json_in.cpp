@@ -289,8 +289,14 @@ std::optional<double> read_number(od::value v, std::string_view field) {
     if (t == od::json_type::null) return std::nullopt;
     if (t == od::json_type::number) {
         double d;
-        if (v.get_double().get(d) != simdjson::SUCCESS) wrong_type(v, field, "a finite number");
-        return d;
+        if (v.get_double().get(d) == simdjson::SUCCESS) return d;
+        // A well-formed number beyond double range (1e400) is non-finite: not usable (SPEC §1).
+        std::string_view tok = v.raw_json_token();
+        while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n' || tok.back() == '\r'))
+            tok.remove_suffix(1);
+        if (is_json_number(tok)) return tok.front() == '-' ? -std::numeric_limits<double>::infinity()
+                                                         : std::numeric_limits<double>::infinity();
+        wrong_type(v, field, "a number");
     }
     if (t == od::json_type::string) {
         std::string_view s = v.get_string();
@@ -320,8 +326,10 @@ std::optional<std::uint64_t> read_count(od::value v, std::string_view field) {
         }
         if (is_json_number(s)) {
             double d = 0;
-            std::from_chars(s.data(), s.data() + s.size(), d);
-            if (d >= 0 && d < 9007199254740992.0 && d == std::floor(d)) return static_cast<std::uint64_t>(d);
+            auto r = std::from_chars(s.data(), s.data() + s.size(), d);
+            if (r.ec == std::errc::result_out_of_range && s.front() != '-') return std::nullopt;  // 1e400: not usable
+            if (r.ec == std::errc() && d >= 0 && d < 9007199254740992.0 && d == std::floor(d))
+                return static_cast<std::uint64_t>(d);
         }
         throw field_error(fmt::format("field '{}': expected a non-negative integer, found \"{}\"", field,
                                       s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s)));

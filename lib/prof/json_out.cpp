@@ -2,11 +2,52 @@
 #include "prof/json_out.hpp"
 
 #include <cmath>
+#include <simdjson.h>
 #include <fmt/format.h>
 
 namespace prof {
 
+namespace {
+// Length of the valid UTF-8 sequence starting at s[i] (RFC 3629: no overlongs, no surrogates,
+// nothing above U+10FFFF), or 0 when the bytes there are not valid UTF-8.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+    auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned char c = b(i);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((b(i + k) & 0xC0) != 0x80) return 0;
+    if (n == 2 && c < 0xC2) return 0;
+    if (n == 3) {
+        unsigned cp = ((c & 0x0Fu) << 12) | ((b(i + 1) & 0x3Fu) << 6);
+        if (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    }
+    if (n == 4) {
+        unsigned cp = ((c & 0x07u) << 18) | ((b(i + 1) & 0x3Fu) << 12);
+        if (cp < 0x10000 || cp > 0x10FFFF) return 0;
+    }
+    return n;
+}
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view s) {
+    // Output is UTF-8 JSON (SPEC §1) even when a child's stderr or an environment value is not:
+    // each invalid byte becomes U+FFFD.
+    if (!simdjson::validate_utf8(s.data(), s.size())) {
+        std::string clean;
+        for (std::size_t i = 0; i < s.size();) {
+            std::size_t n = utf8_sequence(s, i);
+            if (n == 0) {
+                clean += "\xEF\xBF\xBD";
+                ++i;
+            } else {
+                clean.append(s, i, n);
+                i += n;
+            }
+        }
+        append_json_string(out, clean);
+        return;
+    }
     out.push_back('"');
     for (unsigned char c : s) {
         switch (c) {

@@ -5,6 +5,7 @@
 #include "prof/json_out.hpp"
 #include "prof/units.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -61,6 +62,24 @@ bool drain(int fd, stderr_tee& tee) {
     }
 }
 
+// {"ready":true} and nothing that says otherwise.
+bool is_ready_line(const std::string& line) {
+    try {
+        simdjson::padded_string ps(line);
+        simdjson::ondemand::parser parser;
+        simdjson::ondemand::document doc = parser.iterate(ps);
+        simdjson::ondemand::object obj = doc.get_object();
+        bool ready = false;
+        for (auto field : obj) {
+            std::string_view k = field.unescaped_key();
+            if (k == "ready") ready = read_bool(field.value(), k).value_or(false);
+        }
+        return ready;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 measured_fit base_record(const cell& c, const measure_options& o) {
     measured_fit f;
     f.ts_id = c.ts_id;
@@ -91,6 +110,7 @@ void forward_and_throw(pid_t pgid, int pidfd, int sig) {
     while (waitpid(pgid, &status, 0) < 0 && errno == EINTR) {
     }
     kill_group_leftovers(pgid);
+    reap_orphans();
     close(pidfd);
     throw interrupted(sig);
 }
@@ -180,7 +200,10 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     }
     close(ch.pidfd);
     if (err_open) err_open = drain(errp[0], tee);
-    std::size_t left = kill_group_leftovers(ch.pid);
+    std::vector<pid_t> gone = kill_group_leftovers(ch.pid);
+    for (pid_t p : reap_orphans())
+        if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
+    std::size_t left = gone.size();
     if (err_open && left > 0) {
         // The killed leftovers held the pipe; read what they wrote until it closes.
         pollfd pfd{errp[0], POLLIN, 0};
@@ -245,6 +268,7 @@ void warm_worker::start() {
     close(rep[1]);
     in_fd_ = in[1];
     reply_fd_ = rep[0];
+    fcntl(in_fd_, F_SETFL, O_NONBLOCK);
     fcntl(reply_fd_, F_SETFL, O_NONBLOCK);
     reply_buf_.clear();
     alive_ = true;
@@ -281,6 +305,11 @@ void warm_worker::start() {
         }
         if (!line.empty()) break;
     }
+    if (!is_ready_line(line)) {
+        stop(0);
+        throw unavailable_error(fmt::format("worker '{}' wrote '{}' on descriptor 3 before it was ready; --ready "
+                                            "expects {{\"ready\":true}}", argv_[0], line.substr(0, 120)));
+    }
 }
 
 bool warm_worker::read_reply_line(std::string& line) {
@@ -298,6 +327,7 @@ void warm_worker::reap_dead(int* exit_status, int* sig) {
     if (WIFEXITED(status)) *exit_status = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) *sig = WTERMSIG(status);
     kill_group_leftovers(child_.pid);
+    reap_orphans();
     for (int* fd : {&in_fd_, &reply_fd_, &child_.pidfd}) {
         if (*fd >= 0) close(*fd);
         *fd = -1;
@@ -336,22 +366,45 @@ measured_fit warm_worker::measure(const cell& c) {
     std::string line = write_cell(c) + "\n";
     gpu_peak_tracker gpu{o_.nvml, {}, false};
     double t0 = monotonic_seconds();
-    bool write_failed = false;
+    double deadline = o_.timeout_s > 0 ? t0 + o_.timeout_s : 0;
+    bool write_failed = false, timed_out = false;
+    // The worker's stdin is non-blocking: a worker that stops reading must not stall the timeout
+    // or a signal behind a full pipe.
     for (std::size_t off = 0; off < line.size();) {
         ssize_t w = ::write(in_fd_, line.data() + off, line.size() - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            write_failed = true;  // EPIPE: the worker is gone (SIGPIPE is ignored here)
-            break;
+        if (w > 0) {
+            off += static_cast<std::size_t>(w);
+            continue;
         }
-        off += static_cast<std::size_t>(w);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            double left = deadline > 0 ? deadline - monotonic_seconds() : -1;
+            if (deadline > 0 && left <= 0) {
+                timed_out = true;
+                break;
+            }
+            pollfd pfds[3] = {{in_fd_, POLLOUT, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+            poll(pfds, 3, left < 0 ? -1 : static_cast<int>(left * 1000) + 1);
+            if (pending_signal()) {
+                int s = take_pending_signal();
+                kill(-pid, s);
+                stop(2.0);
+                throw interrupted(s);
+            }
+            if (pfds[1].revents & POLLIN) {
+                write_failed = true;
+                break;
+            }
+            continue;
+        }
+        write_failed = true;  // EPIPE: the worker is gone (SIGPIPE is ignored here)
+        break;
     }
-    double deadline = o_.timeout_s > 0 ? t0 + o_.timeout_s : 0;
     double next_sample = t0;
     std::string reply;
-    bool got = false, died = write_failed, timed_out = false;
+    bool got = false, died = write_failed;
     double t1 = 0;
-    while (!got && !died) {
+    while (!got && !died && !timed_out) {
         double now = monotonic_seconds();
         if (o_.nvml && now >= next_sample) {
             gpu.sample(group_members(pid));

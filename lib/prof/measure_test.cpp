@@ -40,7 +40,7 @@ run_result sh(const std::string& cmd) {
     int efd = mkstemp(errpath);
     close(efd);
     run_result r;
-    FILE* p = popen((cmd + " 2>" + errpath).c_str(), "r");
+    FILE* p = popen(("{ " + cmd + "\n} 2>" + errpath).c_str(), "r");
     REQUIRE(p != nullptr);
     std::array<char, 4096> buf;
     std::size_t n;
@@ -274,4 +274,23 @@ TEST_CASE("without a GPU the GPU peak is null, never 0" * doctest::skip(gpu_pres
     auto f = one_fit("-- /bin/true");
     CHECK_FALSE(f.peak_gpu_bytes.has_value());
     CHECK_FALSE(f.gpu_method.has_value());
+}
+
+TEST_CASE("a worker that stops reading its stdin still times out: the cell write never blocks") {
+    std::string big(1 << 20, 'x');
+    std::string lines = "{\"ts_id\":\"" + big + "\",\"model_type\":\"m\"}\n";
+    run_result raw;
+    double t0 = monotonic_seconds();
+    auto v = run_cells(lines, "--worker 'sleep 30' --timeout 500ms", &raw);
+    REQUIRE(v.size() == 1);
+    CHECK(v[0].error.value() == "timeout after 0.5 s");
+    CHECK(monotonic_seconds() - t0 < 10);
+}
+
+TEST_CASE("a fit's process that escaped its group with setsid is still killed and reported") {
+    // The duration travels as $1, so this shell's own command line never matches the pattern.
+    auto r = sh(bin() + "/prof-measure -- sh -c 'setsid sleep \"$1\" & sleep 0.1; exit 0' sh 47.25; sleep 0.2; "
+                        "pgrep -f '[s]leep 47.25' || echo none-left");
+    CHECK(r.out.find("none-left") != std::string::npos);
+    CHECK(r.err.find("left behind") != std::string::npos);
 }

@@ -122,7 +122,9 @@ std::optional<double> median_of_parts(const std::vector<const std::vector<double
 }
 
 std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin) {
+    constexpr long double limit = 18446744073709551615.0L;
     long double x = static_cast<long double>(bytes) * static_cast<long double>(margin);
+    if (!(x < limit)) return UINT64_MAX;  // saturate: an absurd slot is never printed as 0
     long double r = std::nearbyint(x);
     if (std::fabs(x - r) <= 1e-12L * x) return static_cast<std::uint64_t>(r);
     return static_cast<std::uint64_t>(std::ceil(x));
@@ -130,6 +132,7 @@ std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin) {
 
 std::uint64_t snap_cores(double max_effective_cores) {
     double c = std::ceil(max_effective_cores - 0.05);
+    if (!(c < 18446744073709551615.0)) return UINT64_MAX;
     return c < 1 ? 1 : static_cast<std::uint64_t>(c);
 }
 

@@ -222,3 +222,10 @@ TEST_CASE("fit records with quoted numbers, integers above 2^53 and NaN strings 
     CHECK_FALSE(m.median_cpu_s.has_value());
     CHECK(m.median_wall_s.value() == 0.5);
 }
+
+TEST_CASE("sized values saturate instead of wrapping to 0 on absurd inputs") {
+    CHECK(scale_bytes_up(14757395258967641293ull, 1.25) == UINT64_MAX);
+    CHECK(scale_bytes_up(18446744073709551615ull, 1.0) == UINT64_MAX);
+    CHECK(snap_cores(1e25) == UINT64_MAX);
+    CHECK_FALSE(effective_cores(2e-3, 1e306).has_value());
+}

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -241,11 +242,11 @@ std::vector<pid_t> group_members(pid_t pgid) {
     return out;
 }
 
-std::size_t kill_group_leftovers(pid_t pgid) {
-    if (kill(-pgid, 0) != 0) return 0;  // the usual case: the group is empty, no /proc scan
-    std::size_t n = group_members(pgid).size();
+std::vector<pid_t> kill_group_leftovers(pid_t pgid) {
+    if (kill(-pgid, 0) != 0) return {};  // the usual case: the group is empty, no /proc scan
+    std::vector<pid_t> members = group_members(pgid);
     kill(-pgid, SIGKILL);
-    return n;
+    return members;
 }
 
 std::optional<std::uint64_t> proc_status_bytes(pid_t pid, const char* field) {
@@ -269,6 +270,47 @@ std::optional<std::uint64_t> proc_status_bytes(pid_t pid, const char* field) {
         if (line) ++line;
     }
     return std::nullopt;
+}
+
+std::vector<pid_t> reap_orphans(pid_t keep) {
+    std::vector<pid_t> total;
+    for (int pass = 0; pass < 3; ++pass) {
+        siginfo_t info{};
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) break;  // ECHILD: no child at all
+        std::vector<pid_t> orphans;
+        pid_t self = getpid();
+        DIR* d = opendir("/proc");
+        if (!d) break;
+        while (dirent* e = readdir(d)) {
+            if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+            char path[300];
+            std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue;
+            char buf[512];
+            ssize_t n = read(fd, buf, sizeof buf - 1);
+            close(fd);
+            if (n <= 0) continue;
+            buf[n] = '\0';
+            char* rp = std::strrchr(buf, ')');
+            char state;
+            int ppid;
+            pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+            if (rp && std::sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == self && pid != keep)
+                orphans.push_back(pid);
+        }
+        closedir(d);
+        if (orphans.empty()) break;
+        for (pid_t p : orphans) {
+            kill(p, SIGKILL);
+            int status;
+            while (waitpid(p, &status, 0) < 0 && errno == EINTR) {
+            }
+        }
+        total.insert(total.end(), orphans.begin(), orphans.end());
+        usleep(10000);  // let the killed ones' own children re-parent before the next pass
+    }
+    return total;
 }
 
 bool reset_peak_rss(pid_t pid) {
@@ -317,6 +359,7 @@ void install_supervisor_signals() {
     struct sigaction ign {};
     ign.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &ign, nullptr);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
 int signal_pipe_fd() { return g_sigpipe[0]; }

@@ -53,9 +53,15 @@ spawned_child spawn_child(const child_options& opts);
 
 // Process ids whose process group is `pgid` (a scan of /proc/*/stat).
 std::vector<pid_t> group_members(pid_t pgid);
-// Kills every process left in the group with SIGKILL and reaps nothing (they are not our
-// children); returns how many there were.
-std::size_t kill_group_leftovers(pid_t pgid);
+// Kills every process left in the group with SIGKILL (reaping is reap_orphans' job: with the
+// subreaper flag they come back to us); returns their pids.
+std::vector<pid_t> kill_group_leftovers(pid_t pgid);
+
+// Kills and reaps the processes re-parented to this one (a fit's descendants that left its
+// process group, e.g. with setsid, and were orphaned), except `keep`; returns how many. Needs
+// the subreaper flag that install_supervisor_signals sets. No /proc scan when we have no child.
+// Returns their pids.
+std::vector<pid_t> reap_orphans(pid_t keep = -1);
 
 // /proc/PID/status fields in bytes ("VmRSS", "VmHWM"); nullopt when unreadable.
 std::optional<std::uint64_t> proc_status_bytes(pid_t pid, const char* field);
@@ -71,7 +77,8 @@ double monotonic_seconds();
 std::string signal_name(int sig);
 
 // SIGINT/SIGTERM/SIGHUP are caught and written to a self-pipe; SIGPIPE is ignored (a
-// supervisor must not die with a dead worker). Call once.
+// supervisor must not die with a dead worker); this process becomes the child subreaper
+// (prctl PR_SET_CHILD_SUBREAPER), so a fit's orphans come back to it. Call once.
 void install_supervisor_signals();
 int signal_pipe_fd();          // readable when a signal arrived
 int take_pending_signal();     // the signal number, 0 if none (drains the pipe)

@@ -1,6 +1,7 @@
 // Size and duration flags, RFC 3339 time stamps, key file names (SPEC §1).
 #include "prof/keys.hpp"
 #include "prof/units.hpp"
+#include "prof/json_out.hpp"
 
 #include "prof/errors.hpp"
 
@@ -51,4 +52,10 @@ TEST_CASE("key components are percent-encoded so no key names a path, and keys n
     CHECK(long_name != key_file_name({std::string(301, 'k')}));
     CHECK_THROWS_AS(path_under("/tmp/root", "../etc"), error);
     CHECK(path_under("/tmp/root", "x%2F..") == "/tmp/root/x%2F..");
+}
+
+TEST_CASE("strings written to records are valid UTF-8: invalid bytes become U+FFFD") {
+    json_writer w;
+    w.value(std::string_view("bad \xff x \xc3\xa9 \xed\xa0\x80"));
+    CHECK(w.str() == "\"bad \xEF\xBF\xBD x \xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
 }
