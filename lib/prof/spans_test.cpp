@@ -5,6 +5,7 @@
 #include "prof/json_in.hpp"
 #include "prof/spans.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <doctest/doctest.h>
@@ -375,6 +376,6 @@ TEST_CASE("chrome: thousands of B/E pairs on interleaved threads are matched per
     REQUIRE(s.spans.size() == 9000);
     CHECK(s.unmatched_begins == 0);
     CHECK(s.unmatched_ends == 0);
-    for (const auto& sp : s.spans) CHECK(sp.end_us - sp.start_us == 7);
+    CHECK(std::all_of(s.spans.begin(), s.spans.end(), [](const span& sp) { return sp.end_us - sp.start_us == 7; }));
     CHECK(dump(read_chrome(chrome(ev), 0)) == dump(s));
 }
