@@ -71,6 +71,9 @@ int run(int argc, char** argv) {
     app.add_flag("--check", c.check, "Only check a pinned source for drift: no output, exit 0 or 78");
     prof::cli::parse(app, argc, argv);
     if (c.source.empty()) throw prof::usage_error("--source: expected auto, none, baseline or a run id, found ''");
+    for (const char* flag : {"--registry", "--signature", "--baseline"})
+        if (app.count(flag) && app.get_option(flag)->as<std::string>().empty())
+            throw prof::usage_error(fmt::format("{}: expected a value, found ''", flag));
 
     prof::resolve_request req;
     req.source = c.source;
