@@ -437,6 +437,8 @@ TEST_CASE("an unreadable registry directory is a warning, not an error") {
 TEST_CASE("--signature must be one readable JSON object") {
     temp_dir d;
     CHECK_THROWS_AS(prof::read_signature_file(d.path + "/absent.json"), prof::no_input_error);
+    CHECK_THROWS_WITH_AS(prof::read_signature_file(d.path), ("cannot read '" + d.path + "': Is a directory").c_str(),
+                         prof::no_input_error);
     prof::write_file_atomic(d.path + "/array.json", "[1,2]");
     prof::write_file_atomic(d.path + "/bad.json", "{\"a\":");
     prof::write_file_atomic(d.path + "/ok.json", "{\n  \"b\": 2,\n  \"a\": 1\n}\n");
