@@ -275,9 +275,38 @@ std::vector<double> measure_samples(link_copier& copier, std::uint64_t bytes, st
     return out;
 }
 
+namespace {
+// Notes the CPU the calling thread is on around every copy (sched_getcpu), so the record says
+// where the measurement actually ran, not only where it was allowed to.
+class cpu_noting_copier final : public link_copier {
+public:
+    explicit cpu_noting_copier(link_copier& inner) : inner_(inner) {}
+    double copy_seconds() override {
+        note();
+        double s = inner_.copy_seconds();
+        note();
+        return s;
+    }
+    std::vector<int> cpus() const { return {seen_.begin(), seen_.end()}; }
+
+private:
+    void note() {
+        int c = sched_getcpu();
+        if (c >= 0 && std::find(seen_.begin(), seen_.end(), c) == seen_.end()) {
+            seen_.push_back(c);
+            std::sort(seen_.begin(), seen_.end());
+        }
+    }
+    link_copier& inner_;
+    std::vector<int> seen_;
+};
+}  // namespace
+
 link_rate measure_link_rate(link_backend& backend, const std::string& host, const std::string& direction,
                             const std::string& memory, std::uint64_t bytes, std::size_t samples, std::size_t warmups) {
-    auto copier = backend.prepare(direction, memory, bytes);
+    auto inner = backend.prepare(direction, memory, bytes);
+    cpu_noting_copier copier_on_cpus(*inner);
+    link_copier* copier = &copier_on_cpus;
     link_rate r;
     r.host = host;
     r.device = backend.device();
@@ -290,7 +319,8 @@ link_rate measure_link_rate(link_backend& backend, const std::string& host, cons
     r.method = backend.method();
     r.driver_version = backend.driver_version();
     r.runtime_version = backend.runtime_version();
-    r.cpus = backend.cpus();
+    r.cpus = copier_on_cpus.cpus();
+    if (r.cpus.empty()) r.cpus = backend.cpus();  // sched_getcpu unavailable: the allowed set
     return r;
 }
 

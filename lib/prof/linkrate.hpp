@@ -38,7 +38,8 @@ struct link_rate {
     std::optional<std::string> measured_at;  // RFC 3339; null = undated (always stale)
     std::string method;                   // cuda-events | host-memcpy
     std::optional<std::string> driver_version, runtime_version;  // "12.4"; null for host
-    std::vector<int> cpus;                // CPUs the measuring thread was allowed to run on
+    std::vector<int> cpus;                // CPUs the measuring thread ran on (sched_getcpu around
+                                          // each copy); the allowed set where that is unavailable
 };
 
 std::string write_link_rate(const link_rate& r);
@@ -104,7 +105,8 @@ public:
 // timed at 0 s or less is refused (internal error: the clock cannot resolve it).
 std::vector<double> measure_samples(link_copier& copier, std::uint64_t bytes, std::size_t samples, std::size_t warmups);
 
-// Measures one link_rate (samples, median, measured_at now) over a backend.
+// Measures one link_rate (samples, median, measured_at now, the CPUs the copies ran on) over a
+// backend.
 link_rate measure_link_rate(link_backend& backend, const std::string& host, const std::string& direction,
                             const std::string& memory, std::uint64_t bytes, std::size_t samples, std::size_t warmups);
 

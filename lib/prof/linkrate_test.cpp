@@ -6,6 +6,7 @@
 #include "prof/fsutil.hpp"
 #include "prof/linkrate.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <doctest/doctest.h>
 #include <filesystem>
@@ -173,6 +174,10 @@ TEST_CASE("linkrate: --device host measures a real host memcpy, pinned and pagea
         CHECK(r.bytes_per_second > 1e8);
         CHECK(r.bytes_per_second < 1e12);
         CHECK(parse_rfc3339(*r.measured_at));
+        // The CPUs the copies ran on: at least one, all of them ones the thread may use.
+        auto allowed = bind_thread_to({});
+        REQUIRE_FALSE(r.cpus.empty());
+        CHECK(std::includes(allowed.begin(), allowed.end(), r.cpus.begin(), r.cpus.end()));
         CHECK_FALSE(link_rate_stale(r, now_ns(), 60));
     }
 }
