@@ -395,18 +395,18 @@ std::function<compute_profile()> installed_baseline_loader(const std::string& ex
 json_value read_signature_file(const std::string& path) {
     std::string text;
     std::string name = path == "-" ? std::string("<stdin>") : path;
-    if (path == "-") {
-        auto src = open_input("-");
-        char buf[65536];
-        for (std::size_t n; (n = src->read(buf, sizeof buf)) > 0;) text.append(buf, n);
-    } else {
-        // Issue 4: this run's own input that cannot be read is 66, a read error (a directory)
-        // included, not only a missing file.
-        try {
+    // Issue 4: this run's own input that cannot be read is 66, a read error (a directory, a
+    // closed stdin) included, not only a missing file.
+    try {
+        if (path == "-") {
+            auto src = open_input("-");
+            char buf[65536];
+            for (std::size_t n; (n = src->read(buf, sizeof buf)) > 0;) text.append(buf, n);
+        } else {
             text = read_file(path);
-        } catch (const io_error& e) {
-            throw no_input_error(e.what());
         }
+    } catch (const io_error& e) {
+        throw no_input_error(e.what());
     }
     if (text.find_first_not_of(" \t\r\n") == std::string::npos)
         throw input_error(name, 1, "--signature: the file is empty; expected one JSON object");
