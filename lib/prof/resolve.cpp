@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <map>
 #include <set>
 #include <unistd.h>
@@ -242,9 +243,18 @@ registry_fetch directory_fetch(const std::string& dir) {
         std::string rel;
         for (const auto& c : components) rel += (rel.empty() ? "" : "/") + c;
         // A plain fd source, never open_input: a name ending in ".gz" is not decompressed here.
+        // O_NONBLOCK so a FIFO planted in the registry cannot hang the open; anything but a
+        // regular file is refused before a byte is read.
         std::string path = path_under(dir, rel);
-        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            ::close(fd);
+            throw no_input_error(fmt::format("cannot read '{}': not a regular file", path));
+        }
+        int flags = ::fcntl(fd, F_GETFL);
+        if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
         return fd_source(fd, path, true);
     };
 }

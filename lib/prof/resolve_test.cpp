@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace {
@@ -431,7 +432,17 @@ TEST_CASE("an unreadable registry directory is a warning, not an error") {
     auto io = prof::registry_loaders(prof::directory_fetch(d.path), d.path);
     auto p = prof::resolve_profile_source(request("auto", A), io);
     CHECK(p.provenance.basis == "assumed");
-    CHECK(any_contains(p.provenance.warnings, "Is a directory"));
+    CHECK(any_contains(p.provenance.warnings, "index.jsonl': not a regular file"));
+}
+
+TEST_CASE("a FIFO planted in a registry directory is refused without hanging") {
+    temp_dir d;
+    prof::make_dirs(d.path + "/runs");
+    REQUIRE(::mkfifo((d.path + "/runs/" + prof::run_file_name("r1")).c_str(), 0600) == 0);
+    auto io = prof::registry_loaders(prof::directory_fetch(d.path), d.path);
+    auto p = prof::resolve_profile_source(request("r1", A), io);
+    CHECK(p.provenance.basis == "assumed");
+    CHECK(any_contains(p.provenance.warnings, "r1.json': not a regular file"));
 }
 
 TEST_CASE("--signature must be one readable JSON object") {
