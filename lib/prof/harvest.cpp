@@ -92,6 +92,15 @@ inline std::optional<std::uint64_t> count_field(od::value v, std::string_view fi
     return read_count(v, field);
 }
 
+// fold_id / ensemble_id: set unless null or "" (a non-Nullable String column, as ClickHouse
+// exports it, writes "" where there is no fold).
+inline bool is_set(od::value& v) {
+    od::json_type t = v.type();
+    if (t == od::json_type::null) return false;
+    if (t == od::json_type::string) return !std::string_view(v.get_string()).empty();
+    return true;
+}
+
 // The key's text straight from the line when it has no escape (every real column name);
 // otherwise unescaped.
 inline std::string_view key_of(simdjson::simdjson_result<od::field>& f) {
@@ -127,7 +136,7 @@ harvest_row read_harvest_row(od::object& obj) {
             else if (k == "family") r.family = read_text(v, "family");
             break;
         case 7:
-            if (k == "fold_id") r.fold = !v.is_null();
+            if (k == "fold_id") r.fold = is_set(v);
             break;
         case 10:
             if (k == "model_type") {
@@ -140,7 +149,7 @@ harvest_row read_harvest_row(od::object& obj) {
         case 11:
             if (k == "fit_seconds") r.fit_seconds = number_field(v, "fit_seconds");
             else if (k == "cpu_seconds") r.cpu_seconds = number_field(v, "cpu_seconds");
-            else if (k == "ensemble_id") r.ensemble = !v.is_null();
+            else if (k == "ensemble_id") r.ensemble = is_set(v);
             else if (k == "finished_at") {
                 if (auto s = read_text(v, "finished_at")) {
                     auto t = parse_rfc3339(*s);
@@ -393,7 +402,7 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
                 else if (is_key(key, "family")) ok = fast_text(k, text, r.family);
                 break;
             case 7:
-                if (is_key(key, "fold_id")) r.fold = k != kind::null;
+                if (is_key(key, "fold_id")) r.fold = !(k == kind::null || (k == kind::string && text.empty()));
                 break;
             case 10:
                 if (is_key(key, "model_type")) {
@@ -404,7 +413,7 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
             case 11:
                 if (is_key(key, "fit_seconds")) ok = fast_seconds(k, text, r.fit_seconds);
                 else if (is_key(key, "cpu_seconds")) ok = fast_seconds(k, text, r.cpu_seconds);
-                else if (is_key(key, "ensemble_id")) r.ensemble = k != kind::null;
+                else if (is_key(key, "ensemble_id")) r.ensemble = !(k == kind::null || (k == kind::string && text.empty()));
                 else if (is_key(key, "finished_at")) {
                     if (k == kind::null) {
                         r.finished_at_ns.reset();

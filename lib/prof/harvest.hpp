@@ -11,8 +11,9 @@
 //   fit_seconds   number or null                — the fit's wall time (→ wall_s)
 //   cpu_seconds   number or null                — user + system CPU (→ cpu_s)
 //   process_rss_bytes, peak_rss_bytes, peak_gpu_bytes   non-negative integers or null
-//   fold_id, ensemble_id   any; a non-null value skips the row (a fold is bracketed by its
-//                 full fit; an ensemble is arithmetic over predictions, not a fit)
+//   fold_id, ensemble_id   any; a value other than null or "" skips the row (a fold is
+//                 bracketed by its full fit; an ensemble is arithmetic over predictions, not a
+//                 fit; "" is how a non-Nullable ClickHouse String column says "none")
 //   finished_at   RFC 3339 string or null       — the latest one is provenance.measured_at
 //   error         string or null                — the failure text of a failed row
 // Rules (issue 3): a finite fit_seconds > 0 is a fit that happened (ok); any other row is a

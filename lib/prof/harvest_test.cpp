@@ -40,12 +40,13 @@ TEST_CASE("fold and ensemble rows are skipped and counted, never measured") {
         R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":1})" "\n"
         R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":9,"fold_id":0})" "\n"
         R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":9,"ensemble_id":"e"})" "\n"
-        R"({"run_id":"r","ts_id":"b","model_type":"m","family":"f","fit_seconds":3,"fold_id":null,"ensemble_id":null})" "\n");
+        R"({"run_id":"r","ts_id":"b","model_type":"m","family":"f","fit_seconds":3,"fold_id":null,"ensemble_id":null})" "\n"
+        R"({"run_id":"r","ts_id":"c","model_type":"m","family":"f","fit_seconds":2,"fold_id":"","ensemble_id":""})" "\n");
     REQUIRE(ps.size() == 1);
-    CHECK(ps[0].n_measurements == 2);
-    CHECK(ps[0].models.at("m").median_wall_s == 2.0);  // (1 + 3) / 2; the 9 s rows never count
+    CHECK(ps[0].n_measurements == 3);  // "" is no fold and no ensemble
+    CHECK(ps[0].models.at("m").median_wall_s == 2.0);  // median of 1, 2, 3; the 9 s rows never count
     CHECK(counts(ps[0]) ==
-          R"({"bad_lines_skipped":0,"ensemble_rows_skipped":1,"fold_rows_skipped":1,"rows_read":4})");
+          R"({"bad_lines_skipped":0,"ensemble_rows_skipped":1,"fold_rows_skipped":1,"rows_read":5})");
 }
 
 TEST_CASE("a row without a finite positive fit_seconds is a failed cell with a stated error") {
@@ -220,6 +221,8 @@ TEST_CASE("the fast row reader agrees with the simdjson reader wherever it accep
         {R"( { "run_id" : 42 , "ts_id" : 7 , "model_type" : "m" , "fit_seconds" : "2.5E1" , "extra" : true , "x" : -0.0 } )", true},
         {R"({"run_id":"r","ts_id":"a","model_type":"m","fit_seconds":1,"fit_seconds":2,"fold_id":0,"ensemble_id":false})", true},
         {R"({"run_id":"r","ts_id":"a","model_type":"m","n_obs":"0012"})", true},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","fold_id":"","ensemble_id":"e"})", true},
+        {R"({"run_id":"r","ts_id":"a","model_type":"m","fold_id":"2","ensemble_id":""})", true},
         {R"({"run_id":"r","ts_id":"a\"b","model_type":"m"})", false},          // an escape
         {R"({"run_id":"r","ts_id":"a","model_type":"m","tags":{"a":1}})", false}, // a nested value
         {R"({"run_id":"r","ts_id":"a","model_type":"m","fit_seconds":"NaN"})", false},
