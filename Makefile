@@ -9,8 +9,10 @@ CC           ?= gcc
 # lets simdjson's on-demand parser, which is compiled into our code, use its haswell kernel
 # instead of the portable fallback (x86-64-v3 alone lacks PCLMUL, and simdjson then falls back);
 # `make ARCH_FLAGS=` turns it off.
+# -ffp-contract=off: no fused multiply-add, so every build (AVX2 or not, -O1 or -O2) computes
+# the same doubles and records stay byte-stable across machines.
 # Project flags first, the user's CXXFLAGS after them: `make CXXFLAGS=-O0` never drops -std.
-PROF_CXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Wpedantic -Wshadow -MMD -MP -Ilib \
+PROF_CXXFLAGS := -std=c++20 -O2 -g -ffp-contract=off -Wall -Wextra -Wpedantic -Wshadow -MMD -MP -Ilib \
                  -DPROF_VERSION=\"$(PROF_VERSION)\"
 PROF_LDFLAGS  := -Wl,--as-needed
 
@@ -48,7 +50,7 @@ $(BUILD)/config.mk: scripts/install-deps
 .SECONDARY:
 all: $(BINS) $(UNIT) $(HELPER_BINS)
 
-$(BUILD)/obj/%.o: %.cpp $(BUILD)/config.mk
+$(BUILD)/obj/%.o: %.cpp $(BUILD)/config.mk Makefile
 	@mkdir -p $(@D)
 	$(CXX) $(PROF_CXXFLAGS) $(ARCH_FLAGS) $(DEP_CFLAGS) $(CXXFLAGS) -c $< -o $@
 
