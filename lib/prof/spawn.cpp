@@ -215,8 +215,16 @@ spawned_child spawn_child(const child_options& opts) {
     return c;
 }
 
-std::vector<pid_t> group_members(pid_t pgid) {
-    std::vector<pid_t> out;
+namespace {
+struct proc_stat {
+    pid_t pid;
+    char state;
+    pid_t ppid, pgrp;
+};
+
+// Every process's state, parent and group, from /proc/*/stat.
+std::vector<proc_stat> scan_processes() {
+    std::vector<proc_stat> out;
     DIR* d = opendir("/proc");
     if (!d) return out;
     while (dirent* e = readdir(d)) {
@@ -232,13 +240,23 @@ std::vector<pid_t> group_members(pid_t pgid) {
         buf[n] = '\0';
         // "pid (comm) state ppid pgrp ...": comm may hold spaces or ')', so parse after the last ')'.
         char* rp = std::strrchr(buf, ')');
-        if (!rp) continue;
-        char state;
+        proc_stat ps{static_cast<pid_t>(std::atoi(e->d_name)), '?', 0, 0};
         int ppid, pgrp;
-        if (std::sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z')
-            out.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+        if (rp && std::sscanf(rp + 1, " %c %d %d", &ps.state, &ppid, &pgrp) == 3) {
+            ps.ppid = ppid;
+            ps.pgrp = pgrp;
+            out.push_back(ps);
+        }
     }
     closedir(d);
+    return out;
+}
+}  // namespace
+
+std::vector<pid_t> group_members(pid_t pgid) {
+    std::vector<pid_t> out;
+    for (const auto& p : scan_processes())
+        if (p.pgrp == pgid && p.state != 'Z') out.push_back(p.pid);
     return out;
 }
 
@@ -279,27 +297,8 @@ std::vector<pid_t> reap_orphans(pid_t keep) {
         if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) break;  // ECHILD: no child at all
         std::vector<pid_t> orphans;
         pid_t self = getpid();
-        DIR* d = opendir("/proc");
-        if (!d) break;
-        while (dirent* e = readdir(d)) {
-            if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-            char path[300];
-            std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue;
-            char buf[512];
-            ssize_t n = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            if (n <= 0) continue;
-            buf[n] = '\0';
-            char* rp = std::strrchr(buf, ')');
-            char state;
-            int ppid;
-            pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-            if (rp && std::sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == self && pid != keep)
-                orphans.push_back(pid);
-        }
-        closedir(d);
+        for (const auto& p : scan_processes())
+            if (p.ppid == self && p.pid != keep) orphans.push_back(p.pid);
         if (orphans.empty()) break;
         for (pid_t p : orphans) {
             kill(p, SIGKILL);
