@@ -28,7 +28,7 @@ int run(int argc, char** argv) {
                  "shortest and the longest, every model on every sampled series.",
                  "prof-sample"};
     prof::cli::configure(app, "prof-sample --panel panel.jsonl --model theta:statistical --model sarimax:statistical "
-                              "| prof-measure --worker 'python3 worker.py' | prof-aggregate",
+                              "| prof-measure --worker 'python3 worker.py' --ready | prof-aggregate",
                          "reads panel lines {ts_id, n_obs, ...}; writes cell records");
     app.add_option("--panel", c.panel, "Panel file of {ts_id, n_obs} lines ('-' = stdin)");
     app.add_option("--model", c.models, "A model to run, NAME or NAME:FAMILY (repeatable; family defaults to NAME)")

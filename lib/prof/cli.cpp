@@ -22,8 +22,8 @@ void configure(CLI::App& app, const std::string& example, const std::string& rec
     app.set_version_flag("--version", fmt::format("{} (prof) {}", app.get_name(), PROF_VERSION),
                          "Print the version and exit");
     std::string footer = "Example:\n  " + example + "\n\nRecords: " + records +
-                         "\nExit status: 0 ok, 64 usage, 65 bad input, 66 missing input, 74 I/O error "
-                         "(see prof(7)).\nManual: man " +
+                         "\nExit status: 0 ok, 64 usage, 65 bad input, 66 missing input, 74 I/O error; this "
+                         "program's others are under EXIT STATUS in its manual.\nManual: man " +
                          app.get_name() + "\n";
     app.footer(footer);
 }

@@ -65,7 +65,8 @@ struct cuda_runtime::api {
     void check(cuda_error e, const char* call) const {
         if (e == cuda_success) return;
         const char* s = error_string ? error_string(e) : nullptr;
-        throw unavailable_error(fmt::format("{}: {} (CUDA error {})", call, s ? s : "unknown error", e));
+        throw unavailable_error(fmt::format("{}: {} (CUDA error {}); without a usable GPU, --device host measures "
+                                            "host memory instead", call, s ? s : "unknown error", e));
     }
 };
 

@@ -282,7 +282,7 @@ void warm_worker::start() {
         if (left <= 0) {
             stop(0);
             throw unavailable_error(fmt::format("worker '{}' sent no ready line within {} s (--ready expects "
-                                                "{{\"ready\":true}} on descriptor 3)", argv_[0], format_double(ready_timeout_s_)));
+                                                "{{\"ready\":true}} on descriptor 3)", command_text(), format_double(ready_timeout_s_)));
         }
         pollfd pfds[3] = {{reply_fd_, POLLIN, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
         poll(pfds, 3, static_cast<int>(left * 1000) + 1);
@@ -300,7 +300,7 @@ void warm_worker::start() {
         if ((pfds[1].revents & POLLIN) && !read_reply_line(line)) {
             int code = -1, sig = 0;
             reap_dead(&code, &sig);
-            throw unavailable_error(fmt::format("worker '{}' {} before it was ready", argv_[0],
+            throw unavailable_error(fmt::format("worker '{}' {} before it was ready (its stderr, above, says why)", command_text(),
                                                 sig ? "was killed by " + signal_name(sig) : fmt::format("exited with status {}", code)));
         }
         if (!line.empty()) break;
@@ -308,8 +308,14 @@ void warm_worker::start() {
     if (!is_ready_line(line)) {
         stop(0);
         throw unavailable_error(fmt::format("worker '{}' wrote '{}' on descriptor 3 before it was ready; --ready "
-                                            "expects {{\"ready\":true}}", argv_[0], line.substr(0, 120)));
+                                            "expects {{\"ready\":true}}", command_text(), line.substr(0, 120)));
     }
+}
+
+std::string warm_worker::command_text() const {
+    std::string out;
+    for (const auto& w : argv_) out += (out.empty() ? "" : " ") + w;
+    return out;
 }
 
 bool warm_worker::read_reply_line(std::string& line) {

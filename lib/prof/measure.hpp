@@ -61,6 +61,7 @@ private:
     void start();
     void reap_dead(int* exit_status, int* sig);
     bool read_reply_line(std::string& line);  // one complete line from the reply buffer
+    std::string command_text() const;         // the worker command, for messages
     std::vector<std::string> argv_;
     measure_options o_;
     bool wait_ready_;

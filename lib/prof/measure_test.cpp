@@ -126,9 +126,13 @@ TEST_CASE("a 2-thread burner reads >= 1.5 effective cores uncapped and <= 1.1 un
         MESSAGE("needs 2 CPUs; this machine allows ", allowed_cpu_count());
         return;
     }
-    auto free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
-    auto capped = one_fit("--threads 1 -- " + helper("burn") + " 2 0.5");
     auto eff = [](const measured_fit& f) { return effective_cores(f.wall_s, f.cpu_s).value(); };
+    // Two cores are only free when nobody else runs: on a shared machine a transient load can
+    // take one, so the uncapped reading gets three tries (the capped one must hold every time).
+    auto free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
+    for (int attempt = 1; attempt < 3 && eff(free_run) < 1.5; ++attempt)
+        free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
+    auto capped = one_fit("--threads 1 -- " + helper("burn") + " 2 0.5");
     MESSAGE("uncapped ", eff(free_run), " cores, capped ", eff(capped));
     CHECK(eff(free_run) >= 1.5);
     CHECK(eff(capped) <= 1.1);

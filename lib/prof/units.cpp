@@ -52,15 +52,20 @@ std::uint64_t parse_size(std::string_view text, std::string_view flag) {
         throw usage_error(fmt::format("{}: '{}' is not a size (e.g. 4096, 64MiB, 1.5GB)", flag, text));
     double mult = 0;
     if (unit.empty() || unit == "B") mult = 1;
-    else if (unit == "KiB" || unit == "K" || unit == "k") mult = 1024.0;
-    else if (unit == "MiB" || unit == "M") mult = 1024.0 * 1024;
-    else if (unit == "GiB" || unit == "G") mult = 1024.0 * 1024 * 1024;
-    else if (unit == "TiB" || unit == "T") mult = 1024.0 * 1024 * 1024 * 1024;
+    else if (unit == "KiB" || unit == "Ki") mult = 1024.0;
+    else if (unit == "MiB" || unit == "Mi") mult = 1024.0 * 1024;
+    else if (unit == "GiB" || unit == "Gi") mult = 1024.0 * 1024 * 1024;
+    else if (unit == "TiB" || unit == "Ti") mult = 1024.0 * 1024 * 1024 * 1024;
+    else if (unit == "K" || unit == "k" || unit == "M" || unit == "G" || unit == "T")
+        // A bare letter means 1024^n to one tool and 1000^n to another (Kubernetes' "64G" is
+        // 64e9): a size that could be read two ways is refused rather than guessed.
+        throw usage_error(fmt::format("{}: '{}' is ambiguous: write {}iB (powers of 1024) or {}B (powers of 1000)",
+                                      flag, text, unit == "k" ? "K" : std::string(unit), unit == "K" ? "k" : std::string(unit)));
     else if (unit == "kB" || unit == "KB") mult = 1e3;
     else if (unit == "MB") mult = 1e6;
     else if (unit == "GB") mult = 1e9;
     else if (unit == "TB") mult = 1e12;
-    else throw usage_error(fmt::format("{}: unknown size unit '{}' in '{}' (use B, KiB, MiB, GiB, TiB, kB, MB, GB, TB)", flag, unit, text));
+    else throw usage_error(fmt::format("{}: unknown size unit '{}' in '{}' (use B, KiB/Ki, MiB/Mi, GiB/Gi, TiB/Ti, or kB, MB, GB, TB)", flag, unit, text));
     double bytes = std::ceil(v * mult);
     if (bytes >= 18446744073709551615.0)
         throw usage_error(fmt::format("{}: '{}' is too large", flag, text));

@@ -9,8 +9,9 @@
 
 namespace prof {
 
-// "4096", "64MiB", "2GiB" (powers of 1024: KiB MiB GiB TiB), "1.5GB" (powers of 1000: kB/KB MB GB
-// TB), "512B". Result rounded up to whole bytes. Throws usage_error naming `flag`.
+// "4096", "64MiB", "2GiB", "64Gi" (powers of 1024: KiB MiB GiB TiB, or Ki Mi Gi Ti as Kubernetes
+// writes them), "1.5GB" (powers of 1000: kB/KB MB GB TB), "512B". A bare K, M, G or T is refused
+// as ambiguous. Result rounded up to whole bytes. Throws usage_error naming `flag`.
 std::uint64_t parse_size(std::string_view text, std::string_view flag);
 // "250ms", "30s", "5m", "1h", "1d", "1.5s"; a bare number is seconds. Throws usage_error.
 double parse_duration(std::string_view text, std::string_view flag);

@@ -14,6 +14,8 @@ TEST_CASE("sizes take plain bytes, IEC powers of 1024 and SI powers of 1000") {
     CHECK(parse_size("64MiB", "--x") == 64ull << 20);
     CHECK(parse_size("2GiB", "--x") == 2ull << 30);
     CHECK(parse_size("1.5GB", "--x") == 1500000000ull);
+    CHECK(parse_size("64Gi", "--x") == 64ull << 30);
+    CHECK_THROWS_AS(parse_size("64G", "--x"), usage_error);  // 64 GiB or 64e9? refused, not guessed
     CHECK_THROWS_AS(parse_size("12 parsecs", "--x"), usage_error);
     CHECK_THROWS_AS(parse_size("", "--x"), usage_error);
 }
