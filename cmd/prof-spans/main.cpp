@@ -4,18 +4,14 @@
 #include "prof/cli.hpp"
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
+#include "prof/fsutil.hpp"
 #include "prof/host.hpp"
 #include "prof/json_in.hpp"
 #include "prof/json_out.hpp"
 #include "prof/spans.hpp"
 
-#include <algorithm>
 #include <charconv>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <ctime>
-#include <unistd.h>
 #include <fmt/format.h>
 
 namespace {
@@ -27,7 +23,7 @@ struct config {
     std::optional<double> fixed_seconds, selectivity;
     std::optional<std::string> host, engine_version_flag;
     double factor = 10.0;
-    std::size_t max_bad_lines = 0;
+    std::uint64_t max_bad_lines = 0;
     bool stats = false;
 };
 
@@ -44,57 +40,6 @@ std::optional<std::uint64_t> parse_rows(const std::string& text, bool allow_zero
     if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < 0 || (v == 0 && !allow_zero))
         throw prof::usage_error(fmt::format("--rows must be a {} integer, not '{}'", allow_zero ? "non-negative" : "positive", text));
     return static_cast<std::uint64_t>(v);
-}
-
-// The whole input, readable for SIMDJSON_PADDING bytes past its end (the Chrome reader parses
-// in place). A regular file is mapped when the zero fill of its last page covers the padding
-// (no copy: a large trace is read at page-cache speed); anything else is read into memory.
-struct input_text {
-    std::string owned;
-    void* map = nullptr;
-    std::size_t map_len = 0;
-    std::string_view text;
-    input_text() = default;
-    input_text(const input_text&) = delete;
-    input_text& operator=(const input_text&) = delete;
-    ~input_text() {
-        if (map) ::munmap(map, map_len);
-    }
-};
-
-void slurp(const std::string& path, input_text& in) {
-    auto src = prof::open_input(path);  // the error (66) for a missing file, and stdin/.gz decoding
-    struct stat st {};
-    bool regular = path != "-" && !(path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) &&
-                   ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-    if (regular && st.st_size > 0) {
-        auto size = static_cast<std::size_t>(st.st_size);
-        auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-        if (size % page != 0 && page - size % page >= simdjson::SIMDJSON_PADDING) {
-            int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-            void* m = fd >= 0 ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-            if (fd >= 0) ::close(fd);
-            if (m != MAP_FAILED) {
-                in.map = m;
-                in.map_len = size;
-                in.text = std::string_view(static_cast<const char*>(m), size);
-                return;
-            }
-        }
-        in.owned.reserve(size + simdjson::SIMDJSON_PADDING + 1);
-    }
-    constexpr std::size_t chunk = 1 << 20;
-    for (;;) {
-        std::size_t at = in.owned.size();
-        if (in.owned.capacity() - at < chunk) in.owned.reserve(std::max(in.owned.capacity() * 2, at + chunk));
-        in.owned.resize(in.owned.capacity());
-        std::size_t n = src->read(in.owned.data() + at, in.owned.size() - at);
-        in.owned.resize(at + n);
-        if (n == 0) break;
-    }
-    std::size_t length = in.owned.size();
-    in.owned.append(simdjson::SIMDJSON_PADDING, '\0');
-    in.text = std::string_view(in.owned.data(), length);
 }
 
 // query_profile lines from every input, in order.
@@ -115,9 +60,8 @@ int build(const config& c) {
     if (c.files.size() > 1) throw prof::usage_error("build reads one profiled run: give at most one FILE");
     std::string path = c.files.empty() ? "-" : c.files[0];
     std::string name = path == "-" ? "<stdin>" : path;
-    input_text input;
-    slurp(path, input);
-    std::string_view text = input.text;
+    prof::padded_input input(path);
+    std::string_view text = input.text();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) return 0;  // empty input → empty output
     if (c.plan_key.empty()) throw prof::usage_error("--plan-key K is required: the cache key of the query plan");
     if (!c.fixed.empty() && c.fixed_seconds) throw prof::usage_error("--fixed and --fixed-seconds exclude each other");
@@ -195,8 +139,8 @@ int run(int argc, char** argv) {
     app.add_option("--factor", c.factor, "stale: the row ratio (either way) beyond which a profile is stale")->capture_default_str();
     app.add_option("--cache", c.cache, "ProfileCache directory (put, get, list; build also stores its profile there)");
     app.add_flag("--stats", c.stats, "build: print span counts and the CPU time of parsing and of the union on stderr");
-    app.add_option("--max-bad-lines", c.max_bad_lines, "Skip up to N malformed query_profile lines (counted on stderr)")
-        ->capture_default_str();
+    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
+                                "Skip up to N malformed query_profile lines (counted on stderr)");
     auto* estimate = app.add_subcommand("estimate", "Print fixed + per_row x rows for each query_profile read");
     auto* stale = app.add_subcommand("stale", "Exit 0 if every profile read can price --rows on --engine-version, 1 (reason on stderr) if not");
     auto* fit = app.add_subcommand("fit", "Fit fixed and per-row cost by non-negative least squares over profiles at different row counts");

@@ -2,7 +2,9 @@
 #include "prof/fsutil.hpp"
 
 #include "prof/errors.hpp"
+#include "prof/json_in.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -10,6 +12,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace prof {
@@ -87,6 +91,45 @@ std::string read_file(const std::string& path) {
     }
     ::close(fd);
     return out;
+}
+
+padded_input::padded_input(const std::string& path) {
+    auto src = open_input(path);  // the error (66) for a missing file, and stdin/.gz decoding
+    struct stat st {};
+    bool regular = path != "-" && !(path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) &&
+                   ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    if (regular && st.st_size > 0) {
+        auto size = static_cast<std::size_t>(st.st_size);
+        auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        if (size % page != 0 && page - size % page >= simdjson::SIMDJSON_PADDING) {
+            int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+            void* m = fd >= 0 ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+            if (fd >= 0) ::close(fd);
+            if (m != MAP_FAILED) {
+                map_ = m;
+                map_len_ = size;
+                text_ = std::string_view(static_cast<const char*>(m), size);
+                return;
+            }
+        }
+        owned_.reserve(size + simdjson::SIMDJSON_PADDING + 1);
+    }
+    constexpr std::size_t chunk = 1 << 20;
+    for (;;) {
+        std::size_t at = owned_.size();
+        if (owned_.capacity() - at < chunk) owned_.reserve(std::max(owned_.capacity() * 2, at + chunk));
+        owned_.resize(owned_.capacity());
+        std::size_t n = src->read(owned_.data() + at, owned_.size() - at);
+        owned_.resize(at + n);
+        if (n == 0) break;
+    }
+    std::size_t length = owned_.size();
+    owned_.append(simdjson::SIMDJSON_PADDING, '\0');
+    text_ = std::string_view(owned_.data(), length);
+}
+
+padded_input::~padded_input() {
+    if (map_) ::munmap(map_, map_len_);
 }
 
 }  // namespace prof

@@ -17,6 +17,25 @@ void append_line_locked(const std::string& path, std::string_view line);
 // The whole file as a string; throws no_input_error (66) when it cannot be opened, io_error
 // on a read failure.
 std::string read_file(const std::string& path);
+// A whole input held in memory and readable for simdjson::SIMDJSON_PADDING bytes past its end,
+// so a parser can work in place. A regular file is mapped when the zero fill of its last page
+// covers the padding (no copy: a large trace reads at page-cache speed); stdin, .gz files and
+// anything else are read through open_input (66 for a missing file).
+class padded_input {
+public:
+    explicit padded_input(const std::string& path);
+    ~padded_input();
+    padded_input(const padded_input&) = delete;
+    padded_input& operator=(const padded_input&) = delete;
+    std::string_view text() const { return text_; }
+
+private:
+    std::string owned_;
+    void* map_ = nullptr;
+    std::size_t map_len_ = 0;
+    std::string_view text_;
+};
+
 // mkdir -p; throws cant_create_error.
 void make_dirs(const std::string& path);
 
