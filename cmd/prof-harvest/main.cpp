@@ -24,7 +24,7 @@ struct config {
     bool force = false, quiet = false;
     double memory_margin = prof::default_memory_margin;
     double time_margin = prof::default_time_margin;
-    std::size_t max_bad_lines = 0;
+    std::uint64_t max_bad_lines = 0;
     std::vector<std::string> headers, headers_from_env;
     std::string connect_timeout = "10s", timeout = "0", stall_timeout = "60s", retry_backoff = "1s";
     unsigned retries = 3;
@@ -67,7 +67,7 @@ int run(int argc, char** argv) {
     app.add_flag("--force", c.force, "Replace a run already in the registry (default: skip it with a note)");
     app.add_option("--memory-margin", c.memory_margin, "Multiplier on peak memory, >= 1.0")->capture_default_str();
     app.add_option("--time-margin", c.time_margin, "Multiplier on median wall time, >= 1.0")->capture_default_str();
-    app.add_option("--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted)")->capture_default_str();
+    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted)");
     // allow_extra_args(false): each --header takes one value, so a URL after it stays an input.
     app.add_option("--header", c.headers, "HTTP request header 'Name: value' (repeatable)")->allow_extra_args(false);
     app.add_option("--header-from-env", c.headers_from_env,
@@ -78,7 +78,8 @@ int run(int argc, char** argv) {
     app.add_option("--stall-timeout", c.stall_timeout, "Abandon an HTTP transfer idle this long (0 = never)")
         ->capture_default_str();
     app.add_option("--retries", c.retries, "HTTP retries before the first body byte (429, 5xx, resets)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(0u, 100u));
     app.add_option("--retry-backoff", c.retry_backoff, "First retry delay; doubled each retry, at most 30 s")
         ->capture_default_str();
     app.add_flag("--quiet,-q", c.quiet, "No progress display on a terminal");

@@ -18,7 +18,7 @@ namespace {
 struct config {
     std::string device = "0", direction = "both", memory = "both", cache, max_age = "1d";
     std::vector<std::string> bytes{"64MiB"};
-    std::size_t samples = 20;
+    std::uint64_t samples = 20;
     bool refresh = false;
     std::optional<std::string> host;
 };
@@ -52,7 +52,7 @@ int run(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::IsMember({"pinned", "pageable", "both"}));
     app.add_option("--bytes", c.bytes, "Transfer sizes (64MiB, 1GiB, 1.5GB, plain bytes); several allowed")->capture_default_str();
-    app.add_option("--samples", c.samples, "Timed copies per rate (the median is the rate)")->capture_default_str();
+    prof::cli::add_count_option(app, "--samples", c.samples, "Timed copies per rate (the median is the rate)");
     app.add_option("--cache", c.cache, "ProfileCache directory: a fresh cached rate is returned without measuring");
     app.add_option("--max-age", c.max_age, "A cached rate older than this is measured again (250ms, 30s, 5m, 1h, 1d)")
         ->capture_default_str();

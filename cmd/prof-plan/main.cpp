@@ -47,7 +47,9 @@ int run(int argc, char** argv) {
                          "--deadline 1h --target spark",
                          "reads one profile record (or nothing); writes one plan record, or a rendering");
     app.add_option("file", c.file, "Profile file ('-' = stdin; default stdin)");
-    app.add_option("--series", c.rq.series, "Series in the run (every model runs on every series)")->required();
+    prof::cli::add_count_option(app, "--series", c.rq.series, "Series in the run (every model runs on every series)")
+        ->required()
+        ->default_str("");
     app.add_option("--models", c.rq.models, "The run's models, comma-separated (default: the profile's)")
         ->delimiter(',');
     app.add_option("--node-cores", c.rq.node.cores, "Cores one node offers")->required();
@@ -68,8 +70,7 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--default-gpu-memory", c.default_gpu_memory,
                    "GPU memory of a slot the profile does not size (default: no GPU)");
-    app.add_option("--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence")
-        ->capture_default_str();
+    prof::cli::add_count_option(app, "--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence");
     prof::cli::parse(app, argc, argv);
 
     c.rq.node.memory_bytes = prof::parse_size(c.node_memory, "--node-memory");
