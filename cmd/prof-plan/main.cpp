@@ -52,18 +52,17 @@ int run(int argc, char** argv) {
         ->default_str("");
     app.add_option("--models", c.rq.models, "The run's models, comma-separated (default: the profile's)")
         ->delimiter(',');
-    app.add_option("--node-cores", c.rq.node.cores, "Cores one node offers")->required();
+    prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node offers")->required()->default_str("");
     app.add_option("--node-memory", c.node_memory, "Memory one node offers (e.g. 64GiB)")->required();
-    app.add_option("--node-gpus", c.rq.node.gpus, "GPUs per node")->capture_default_str();
+    prof::cli::add_count_option(app, "--node-gpus", c.rq.node.gpus, "GPUs per node");
     app.add_option("--node-gpu-memory", c.node_gpu_memory, "Memory of one GPU device (e.g. 80GiB)");
     auto* deadline = app.add_option("--deadline", c.deadline, "Finish within this duration: plan the node count");
-    auto* nodes = app.add_option("--nodes", c.nodes, "Run on this many nodes: plan the makespan (a lower bound)");
+    auto* nodes = prof::cli::add_count_option(app, "--nodes", c.nodes, "Run on this many nodes: plan the makespan (a lower bound)");
     deadline->excludes(nodes);
     app.add_option("--target", c.target, "json (plan record), spark, ray, k8s or table")
         ->capture_default_str()
         ->check(CLI::IsMember({"json", "spark", "ray", "k8s", "table"}));
-    app.add_option("--default-cores", c.rq.defaults.cores, "Cores of a slot the profile does not size")
-        ->capture_default_str();
+    prof::cli::add_count_option(app, "--default-cores", c.rq.defaults.cores, "Cores of a slot the profile does not size");
     app.add_option("--default-memory", c.default_memory, "Memory of a slot the profile does not size")
         ->capture_default_str();
     app.add_option("--default-wall", c.default_wall, "Wall time per cell of a model the profile does not time")
