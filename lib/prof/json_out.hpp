@@ -43,6 +43,14 @@ public:
         value(v);
     }
     void null_field(std::string_view k) { key(k); null(); }
+    // "k":[v,...] for a range of scalars (strings, numbers, optionals).
+    template <class Range>
+    void array_field(std::string_view k, const Range& values) {
+        key(k);
+        begin_array();
+        for (const auto& v : values) value(v);
+        end_array();
+    }
 
     const std::string& str() const { return out_; }
     std::string take() { return std::move(out_); }

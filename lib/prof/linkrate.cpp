@@ -36,18 +36,12 @@ std::string write_link_rate(const link_rate& r) {
     w.field("memory", r.memory);
     w.field("transfer_bytes", r.transfer_bytes);
     w.field("bytes_per_second", r.bytes_per_second);
-    w.key("samples");
-    w.begin_array();
-    for (double s : r.samples) w.value(s);
-    w.end_array();
+    w.array_field("samples", r.samples);
     w.field("measured_at", r.measured_at);
     w.field("method", r.method);
     w.field("driver_version", r.driver_version);
     w.field("runtime_version", r.runtime_version);
-    w.key("cpus");
-    w.begin_array();
-    for (int c : r.cpus) w.value(c);
-    w.end_array();
+    w.array_field("cpus", r.cpus);
     w.end_object();
     return w.take();
 }

@@ -292,10 +292,7 @@ std::string write_plan(const plan_record& p) {
     w.key("run");
     w.begin_object();
     w.field("series", p.run.series);
-    w.key("models");
-    w.begin_array();
-    for (const auto& m : p.run.models) w.value(m);
-    w.end_array();
+    w.array_field("models", p.run.models);
     w.field("deadline_s", p.run.deadline_s);
     w.field("nodes", p.run.nodes);
     w.field("min_fits", p.run.min_fits);
@@ -305,10 +302,7 @@ std::string write_plan(const plan_record& p) {
     for (const auto& [name, f] : p.families) {
         w.key(name);
         w.begin_object();
-        w.key("models");
-        w.begin_array();
-        for (const auto& m : f.models) w.value(m);
-        w.end_array();
+        w.array_field("models", f.models);
         w.field("slot_cores", f.slot_cores);
         w.field("slot_rss_bytes", f.slot_rss_bytes);
         w.field("slot_gpu_bytes", f.slot_gpu_bytes);
@@ -328,10 +322,7 @@ std::string write_plan(const plan_record& p) {
         w.end_object();
         w.field("n_ok", f.n_ok);
         w.field("low_confidence", f.low_confidence);
-        w.key("warnings");
-        w.begin_array();
-        for (const auto& s : f.warnings) w.value(s);
-        w.end_array();
+        w.array_field("warnings", f.warnings);
         w.end_object();
     }
     w.end_object();
@@ -344,10 +335,7 @@ std::string write_plan(const plan_record& p) {
     w.field("makespan_s", p.totals.makespan_s);
     w.field("makespan_is_lower_bound", true);
     w.end_object();
-    w.key("warnings");
-    w.begin_array();
-    for (const auto& s : p.warnings) w.value(s);
-    w.end_array();
+    w.array_field("warnings", p.warnings);
     w.end_object();
     return w.take();
 }

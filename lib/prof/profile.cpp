@@ -274,21 +274,9 @@ void write_provenance(json_writer& w, const profile_provenance& pv) {
     w.key("signature");
     if (pv.signature) w.raw(pv.signature->dump());
     else w.null();
-    w.key("warnings");
-    w.begin_array();
-    for (const auto& s : pv.warnings) w.value(s);
-    w.end_array();
+    w.array_field("warnings", pv.warnings);
     w.end_object();
 }
-
-namespace {
-void write_strings(json_writer& w, std::string_view key, const std::vector<std::string>& v) {
-    w.key(key);
-    w.begin_array();
-    for (const auto& s : v) w.value(s);
-    w.end_array();
-}
-}  // namespace
 
 std::string write_profile(const compute_profile& p) {
     json_writer w;
@@ -303,8 +291,8 @@ std::string write_profile(const compute_profile& p) {
     w.field("n_ok", p.n_ok);
     w.field("n_failed", p.n_failed);
     w.field("n_sample_series", p.n_sample_series);
-    write_strings(w, "sample_ts_ids", p.sample_ts_ids);
-    write_strings(w, "dropped_models", p.dropped_models);
+    w.array_field("sample_ts_ids", p.sample_ts_ids);
+    w.array_field("dropped_models", p.dropped_models);
     w.key("first_error_by_model");
     w.begin_object();
     for (const auto& [k, v] : p.first_error_by_model) w.field(k, v);
@@ -335,7 +323,7 @@ std::string write_profile(const compute_profile& p) {
         w.key(name);
         w.begin_object();
         w.field("family", f.family);
-        write_strings(w, "models", f.models);
+        w.array_field("models", f.models);
         w.field("n_fits", f.n_fits);
         w.field("n_ok", f.n_ok);
         w.field("max_process_rss_bytes", f.max_process_rss_bytes);

@@ -1107,10 +1107,7 @@ std::string write_query_profile(const query_profile& p) {
         }
         w.end_array();
     }
-    w.key("warnings");
-    w.begin_array();
-    for (const auto& s : p.warnings) w.value(s);
-    w.end_array();
+    w.array_field("warnings", p.warnings);
     w.end_object();
     return w.take();
 }
