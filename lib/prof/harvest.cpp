@@ -555,41 +555,20 @@ void harvester::add(const harvest_row& row) {
 }
 
 void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
-    text_line line;
-    while (in.next(line)) {
+    // Flat rows go through the strict fast reader; anything it declines (escapes, nesting, NaN
+    // words, errors) is parsed by simdjson on-demand. The line loop, UTF-8 check, trailing-content
+    // check and the --max-bad-lines budget are the shared for_each_object's.
+    auto fast = [&](std::string_view text) {
         if (progress && (++lines_seen_ & 0xFFFF) == 0) progress(lines_seen_, bytes_base_ + in.bytes_read());
-        std::string what;
-        try {
-            if (!simdjson::validate_utf8(line.text.data(), line.text.size())) {
-                what = "invalid UTF-8";
-            } else if (read_harvest_row_fast(line.text, fast_row_)) {
-                add(fast_row_);
-            } else {
-                simdjson::padded_string_view psv(line.text.data(), line.text.size(),
-                                                 line.text.size() + simdjson::SIMDJSON_PADDING);
-                od::document doc = parser_.iterate(psv);
-                if (doc.type() != od::json_type::object) {
-                    what = "expected a JSON object";
-                } else {
-                    od::object obj = doc.get_object();
-                    harvest_row row = read_harvest_row(obj);
-                    if (document_at_end(doc)) add(row);
-                    else what = "unexpected content after the JSON object";
-                }
-            }
-        } catch (const field_error& e) {
-            what = e.what();
-        } catch (const simdjson::simdjson_error& e) {
-            what = fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
-        }
-        if (what.empty()) continue;
-        if (bad_lines_ < config_.max_bad_lines) {
-            ++bad_lines_;
-            warn(fmt::format("{}:{}: {} (skipped)", in.source_name(), line.number, what));
-            continue;
-        }
-        throw input_error(in.source_name(), line.number, what);
-    }
+        if (!read_harvest_row_fast(text, fast_row_)) return false;
+        add(fast_row_);
+        return true;
+    };
+    auto slow = [&](od::object& obj, std::size_t) {
+        harvest_row row = read_harvest_row(obj);
+        add(row);
+    };
+    bad_lines_ += for_each_object(in, config_.max_bad_lines - bad_lines_, slow, fast).bad_lines;
     bytes_base_ += in.bytes_read();
 }
 

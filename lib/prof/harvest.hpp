@@ -118,7 +118,6 @@ private:
     harvest_row fast_row_;
     measured_fit fit_;  // reused: its strings keep their capacity from row to row
     std::uint64_t bad_lines_ = 0, lines_seen_ = 0, bytes_base_ = 0;
-    simdjson::ondemand::parser parser_;
 };
 
 }  // namespace prof

@@ -241,7 +241,7 @@ bool line_reader::next(text_line& out) {
 
 // ---- for_each_object --------------------------------------------------------------------
 
-jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn) {
+jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, const line_fn& fast) {
     jsonl_stats stats;
     od::parser parser;
     text_line line;
@@ -250,7 +250,7 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
         try {
             if (!simdjson::validate_utf8(line.text.data(), line.text.size())) {
                 what = "invalid UTF-8";
-            } else {
+            } else if (!fast || !fast(line.text)) {
                 simdjson::padded_string_view psv(line.text.data(), line.text.size(),
                                                  line.text.size() + simdjson::SIMDJSON_PADDING);
                 od::document doc = parser.iterate(psv);
@@ -258,9 +258,20 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
                 if (t != od::json_type::object) {
                     what = "expected a JSON object";
                 } else {
-                    od::object obj = doc.get_object();
-                    fn(obj, line.number);
-                    if (!document_at_end(doc)) what = "unexpected content after the JSON object";
+                    // The whole line is checked before fn sees it: a line with content after its
+                    // object is bad, and a bad line skipped under --max-bad-lines must leave no
+                    // trace in the caller's state. Skipping the object costs one pass over its
+                    // structural index; rewind() then starts fn at the root again.
+                    od::object whole = doc.get_object();
+                    std::string_view skipped = whole.raw_json();
+                    (void)skipped;
+                    if (!document_at_end(doc)) {
+                        what = "unexpected content after the JSON object";
+                    } else {
+                        doc.rewind();
+                        od::object obj = doc.get_object();
+                        fn(obj, line.number);
+                    }
                 }
             }
         } catch (const field_error& e) {

@@ -70,8 +70,14 @@ struct jsonl_stats {
 // input_error("SOURCE:LINE: what"). While fewer than max_bad_lines have been skipped, a bad
 // line is reported on stderr as "PROG: warning: SOURCE:LINE: what (skipped)" and skipped;
 // the next one throws. Returns the counts.
+// The whole line is checked for content after its object before fn runs, so a bad line never
+// reaches the caller's state. `fast`, when given, sees each valid-UTF-8 line first and returns
+// true when it has consumed it without the JSON parser (prof-harvest's flat-row reader); it may
+// throw field_error like fn.
 using object_fn = std::function<void(simdjson::ondemand::object&, std::size_t line)>;
-jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn);
+using line_fn = std::function<bool(std::string_view text)>;
+jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn,
+                            const line_fn& fast = {});
 
 // ---- typed field readers (throw field_error naming the field and what was found) --------
 // null → nullopt. A string holding a number is accepted (warehouse exports quote 64-bit

@@ -96,3 +96,22 @@ TEST_CASE("json values compare as values: key order never matters") {
     CHECK(a.dump() == R"({"a":{"x":"s","y":1},"b":[1,2]})");
     CHECK_FALSE(a == parse_json_text(R"({"a":{"x":"s","y":2},"b":[1,2]})"));
 }
+
+TEST_CASE("a line skipped for content after its object leaves no trace: the callback never saw it") {
+    std::size_t bad = 0;
+    auto got = ids("{\"ts_id\":\"a\",\"model_type\":\"m\"} {\"x\":1}\n{\"ts_id\":\"b\",\"model_type\":\"m\"}\n", 1, &bad);
+    CHECK(got == std::vector<std::string>{"b@2"});
+    CHECK(bad == 1);
+}
+
+TEST_CASE("a fast line reader consumes what it can and hands the rest to the JSON parser") {
+    line_reader in(string_source("FAST\n{\"ts_id\":\"a\",\"model_type\":\"m\"}\nFAST\n", "t"));
+    int fast = 0;
+    std::vector<std::string> slow;
+    auto st = for_each_object(
+        in, 0, [&](simdjson::ondemand::object& o, std::size_t) { slow.push_back(read_cell(o).ts_id); },
+        [&](std::string_view text) { return text == "FAST" && ++fast > 0; });
+    CHECK(fast == 2);
+    CHECK(slow == std::vector<std::string>{"a"});
+    CHECK(st.records == 3);
+}
