@@ -532,6 +532,21 @@ json_value read_json_value(od::value v) {
     return out;
 }
 
+void parse_object_text(std::string_view text, const std::function<void(od::object&)>& fn) {
+    if (!simdjson::validate_utf8(text.data(), text.size())) throw field_error("invalid UTF-8");
+    simdjson::padded_string padded(text);
+    od::parser parser;
+    try {
+        od::document doc = parser.iterate(padded);
+        if (od::json_type(doc.type()) != od::json_type::object) throw field_error("expected a JSON object");
+        od::object obj = doc.get_object();
+        fn(obj);
+        if (!document_at_end(doc)) throw field_error("unexpected content after the JSON object");
+    } catch (const simdjson::simdjson_error& e) {
+        throw field_error(fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
+    }
+}
+
 json_value parse_json_text(std::string_view text) {
     if (!simdjson::validate_utf8(text.data(), text.size())) throw field_error("invalid UTF-8");
     simdjson::padded_string padded(text);

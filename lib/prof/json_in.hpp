@@ -116,6 +116,12 @@ struct json_value {
     friend bool operator==(const json_value& a, const json_value& b);
 };
 
+// Parses `text` (any length; copied into padded memory) as exactly one JSON object, UTF-8
+// checked and nothing after it, and calls fn on it. Throws field_error saying what was wrong:
+// "invalid UTF-8", "expected a JSON object", "malformed JSON (...)", trailing content, or
+// whatever fn throws.
+void parse_object_text(std::string_view text, const std::function<void(simdjson::ondemand::object&)>& fn);
+
 // True when nothing but whitespace follows the document's root value (trailing-content check).
 bool document_at_end(simdjson::ondemand::document& doc);
 

@@ -135,18 +135,9 @@ link_rate read_link_rate(od::object& obj) {
 }
 
 link_rate parse_link_rate_text(std::string_view text) {
-    simdjson::padded_string p(text);
-    od::parser parser;
-    try {
-        od::document doc = parser.iterate(p);
-        od::object obj;
-        if (doc.get_object().get(obj) != simdjson::SUCCESS) throw field_error("expected a link_rate object");
-        link_rate r = read_link_rate(obj);
-        if (!document_at_end(doc)) throw field_error("unexpected content after the JSON object");
-        return r;
-    } catch (const simdjson::simdjson_error& e) {
-        throw field_error(fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
-    }
+    link_rate r;
+    parse_object_text(text, [&](od::object& obj) { r = read_link_rate(obj); });
+    return r;
 }
 
 std::vector<std::string> link_rate_key(const std::string& uuid, const std::string& host, const std::string& direction,

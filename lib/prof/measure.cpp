@@ -64,20 +64,18 @@ bool drain(int fd, stderr_tee& tee) {
 
 // {"ready":true} and nothing that says otherwise.
 bool is_ready_line(const std::string& line) {
+    bool ready = false;
     try {
-        simdjson::padded_string ps(line);
-        simdjson::ondemand::parser parser;
-        simdjson::ondemand::document doc = parser.iterate(ps);
-        simdjson::ondemand::object obj = doc.get_object();
-        bool ready = false;
-        for (auto field : obj) {
-            std::string_view k = field.unescaped_key();
-            if (k == "ready") ready = read_bool(field.value(), k).value_or(false);
-        }
-        return ready;
-    } catch (const std::exception&) {
+        parse_object_text(line, [&](simdjson::ondemand::object& obj) {
+            for (auto field : obj) {
+                std::string_view k = field.unescaped_key();
+                if (k == "ready") ready = read_bool(field.value(), k).value_or(false);
+            }
+        });
+    } catch (const field_error&) {
         return false;
     }
+    return ready;
 }
 
 measured_fit base_record(const cell& c, const measure_options& o) {
@@ -456,21 +454,19 @@ measured_fit warm_worker::measure(const cell& c) {
         if (o_.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
         // The reply: {"ok":true} or {"ok":false,"error":"..."}; other fields are ignored.
         try {
-            simdjson::padded_string ps(reply);
-            simdjson::ondemand::parser parser;
-            simdjson::ondemand::document doc = parser.iterate(ps);
-            simdjson::ondemand::object obj = doc.get_object();
             std::optional<bool> ok;
             std::optional<std::string> err;
-            for (auto field : obj) {
-                std::string_view k = field.unescaped_key();
-                if (k == "ok") ok = read_bool(field.value(), k);
-                else if (k == "error") err = read_string(field.value(), k);
-            }
+            parse_object_text(reply, [&](simdjson::ondemand::object& obj) {
+                for (auto field : obj) {
+                    std::string_view k = field.unescaped_key();
+                    if (k == "ok") ok = read_bool(field.value(), k);
+                    else if (k == "error") err = read_string(field.value(), k);
+                }
+            });
             if (!ok) throw field_error("field 'ok': missing");
             f.ok = *ok;
             if (!f.ok) f.error = err.value_or("worker replied ok:false without an error");
-        } catch (const std::exception& e) {
+        } catch (const field_error&) {
             f.ok = false;
             f.error = fmt::format("malformed reply from the worker: {}", reply.substr(0, 200));
         }

@@ -490,24 +490,14 @@ compute_profile read_profile(od::object& obj) {
 }
 
 compute_profile parse_profile_text(std::string_view text, const std::string& source) {
-    // A profile file is one JSON object, possibly pretty-printed over several lines: parse the
-    // whole text as one document.
-    std::string padded(text);
-    if (!simdjson::validate_utf8(padded.data(), padded.size())) throw input_error(source, 1, "invalid UTF-8");
-    simdjson::padded_string ps(padded);
-    od::parser parser;
+    // A profile file is one JSON object, possibly pretty-printed over several lines.
+    compute_profile p;
     try {
-        od::document doc = parser.iterate(ps);
-        if (od::json_type(doc.type()) != od::json_type::object) throw input_error(source, 1, "expected a JSON object");
-        od::object obj = doc.get_object();
-        compute_profile p = read_profile(obj);
-        if (!document_at_end(doc)) throw input_error(source, 1, "unexpected content after the profile object");
-        return p;
+        parse_object_text(text, [&](od::object& obj) { p = read_profile(obj); });
     } catch (const field_error& e) {
         throw input_error(source, 1, e.what());
-    } catch (const simdjson::simdjson_error& e) {
-        throw input_error(source, 1, fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
     }
+    return p;
 }
 
 // ---- table ------------------------------------------------------------------------------
