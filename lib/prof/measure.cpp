@@ -404,7 +404,7 @@ measured_fit warm_worker::measure(const cell& c) {
         write_failed = true;  // EPIPE: the worker is gone (SIGPIPE is ignored here)
         break;
     }
-    double next_sample = t0;
+    double next_sample = t0 + o_.sample_interval_s;  // never a /proc scan or NVML query inside a short cell
     std::string reply;
     bool got = false, died = write_failed;
     double t1 = 0;
