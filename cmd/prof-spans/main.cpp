@@ -10,6 +10,7 @@
 #include "prof/json_out.hpp"
 #include "prof/spans.hpp"
 
+#include <malloc.h>
 #include <charconv>
 #include <ctime>
 #include <fmt/format.h>
@@ -100,9 +101,14 @@ int build(const config& c) {
         p = prof::build_from_spans(s, o, f == prof::span_format::chrome ? std::vector<std::string>{}
                                                                          : std::vector<std::string>{"optimization"},
                                    f == prof::span_format::chrome ? "chrome" : "polars");
-        if (c.stats)
-            prof::note(fmt::format("stats: {} bytes, {} spans of {} nodes; cpu s: read+parse {:.3f}, union {:.3f}",
-                                   text.size(), s.spans.size(), s.names.size(), t1 - t0, cpu_seconds() - t1));
+        if (c.stats) {
+            std::string how;
+            if (f == prof::span_format::chrome)
+                how = s.whole_document ? "; events read by one whole-document parse"
+                                       : fmt::format("; events: {} scanned, {} from DOM batches", s.scanned_events, s.dom_events);
+            prof::note(fmt::format("stats: {} bytes, {} spans of {} nodes; cpu s: read+parse {:.3f}, union {:.3f}{}",
+                                   text.size(), s.spans.size(), s.names.size(), t1 - t0, cpu_seconds() - t1, how));
+        }
     }
     for (const auto& w : p.warnings) prof::warn(w);
     std::string line = prof::write_query_profile(p);
@@ -220,4 +226,12 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) { return prof::cli::run_tool("prof-spans", argc, argv, run); }
+int main(int argc, char** argv) {
+    // A large trace's arrays (spans, B/E events, sort buffers: ~100 MB at 2 M spans) are made
+    // and freed one after another. glibc maps each large block afresh and unmaps it when freed,
+    // so every one is faulted in page by page again; served from the heap and kept there, a
+    // later block reuses pages already mapped (34 k → 24 k page faults, ~6 % of the CPU time).
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    return prof::cli::run_tool("prof-spans", argc, argv, run);
+}

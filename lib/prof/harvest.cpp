@@ -1,17 +1,14 @@
-// Warehouse rows → profiles (see harvest.hpp). The row loop is hand-written rather than
-// for_each_object so that a row is added only after its line has been accepted whole (a line
-// with trailing content must not have half-counted), and to keep the per-row path lean.
+// Warehouse rows → profiles (see harvest.hpp). Lines go through the shared for_each_object
+// loop, with a strict fast reader for flat rows and simdjson on-demand for everything else.
 #include "prof/harvest.hpp"
 
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
 #include "prof/json_out.hpp"
+#include "prof/json_scan.hpp"
 #include "prof/units.hpp"
 
 #include <charconv>
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
 #include <cstring>
 #include <cmath>
 #include <fmt/format.h>
@@ -179,128 +176,11 @@ harvest_row read_harvest_row(od::object& obj) {
 
 // ---- the fast reader ------------------------------------------------------------------------
 // Warehouse rows are flat objects of plain strings, numbers and literals. This reader accepts
-// exactly that subset of JSON (strictly: RFC 8259 numbers, no control characters in strings)
-// and gives up — returns false — on anything else: an escape, a nested value, a quoted
-// non-integer, a NaN word, a missing column, any syntax error. The caller then re-reads the
-// line with simdjson's on-demand parser, which owns every rule and every error message, so the
-// two paths cannot disagree on what a line means; this one only skips simdjson's per-field
-// bookkeeping, which dominated the profile (~35 % of the time).
+// exactly that subset of JSON (json_scan.hpp) and gives up — returns false — on anything else:
+// an escape, a nested value, a quoted non-integer, a NaN word, a missing column, any syntax
+// error. The caller then re-reads the line with simdjson's on-demand parser, which owns every
+// rule and every error message, so the two paths cannot disagree on what a line means.
 namespace {
-
-struct flat_scanner {
-    const char* p;
-    const char* e;
-
-    void ws() {
-        while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
-    }
-    bool eat(char c) {
-        if (p < e && *p == c) {
-            ++p;
-            return true;
-        }
-        return false;
-    }
-    // A string without escapes or control characters; `out` is its contents.
-    bool string(std::string_view& out) {
-        if (p >= e || *p != '"') return false;
-        const char* q = ++p;
-#ifdef __AVX2__
-        // 32 bytes at a time while a whole block lies inside the line: the first quote ends the
-        // string unless a backslash or control character comes before it.
-        const __m256i quote = _mm256_set1_epi8('"'), backslash = _mm256_set1_epi8('\\'),
-                      ctl_max = _mm256_set1_epi8(0x1F);
-        while (e - q >= 32) {
-            __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
-            auto mq = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote)));
-            __m256i bad = _mm256_or_si256(_mm256_cmpeq_epi8(v, backslash),
-                                          _mm256_cmpeq_epi8(_mm256_max_epu8(v, ctl_max), ctl_max));
-            auto mb = static_cast<std::uint32_t>(_mm256_movemask_epi8(bad));
-            if (mq | mb) {
-                unsigned iq = mq ? static_cast<unsigned>(__builtin_ctz(mq)) : 32;
-                unsigned ib = mb ? static_cast<unsigned>(__builtin_ctz(mb)) : 32;
-                if (ib < iq) return false;
-                out = std::string_view(p, static_cast<std::size_t>(q + iq - p));
-                p = q + iq + 1;
-                return true;
-            }
-            q += 32;
-        }
-#endif
-        while (q < e) {
-            unsigned char c = static_cast<unsigned char>(*q);
-            if (c == '"') {
-                out = std::string_view(p, static_cast<std::size_t>(q - p));
-                p = q + 1;
-                return true;
-            }
-            if (c == '\\' || c < 0x20) return false;
-            ++q;
-        }
-        return false;
-    }
-    // An RFC 8259 number; `integer` tells whether it had neither fraction nor exponent.
-    bool number(std::string_view& out, bool& integer) {
-        const char* b = p;
-        if (p < e && *p == '-') ++p;
-        if (p >= e) return false;
-        if (*p == '0') {
-            ++p;
-        } else if (*p >= '1' && *p <= '9') {
-            while (p < e && *p >= '0' && *p <= '9') ++p;
-        } else {
-            return false;
-        }
-        integer = true;
-        if (p < e && *p == '.') {
-            integer = false;
-            const char* d = ++p;
-            while (p < e && *p >= '0' && *p <= '9') ++p;
-            if (p == d) return false;
-        }
-        if (p < e && (*p == 'e' || *p == 'E')) {
-            integer = false;
-            ++p;
-            if (p < e && (*p == '+' || *p == '-')) ++p;
-            const char* d = p;
-            while (p < e && *p >= '0' && *p <= '9') ++p;
-            if (p == d) return false;
-        }
-        out = std::string_view(b, static_cast<std::size_t>(p - b));
-        return true;
-    }
-    bool literal(std::string_view word) {
-        if (static_cast<std::size_t>(e - p) < word.size() || std::string_view(p, word.size()) != word) return false;
-        p += word.size();
-        return true;
-    }
-};
-
-enum class kind { string, number, integer, null, boolean };
-
-// One scalar value: its kind and text (a string's contents, a number's token).
-bool scalar(flat_scanner& s, kind& k, std::string_view& text) {
-    if (s.p >= s.e) return false;
-    switch (*s.p) {
-    case '"': k = kind::string; return s.string(text);
-    case 'n': k = kind::null; return s.literal("null");
-    case 't': k = kind::boolean; return s.literal("true");
-    case 'f': k = kind::boolean; return s.literal("false");
-    default: {
-        bool integer = false;
-        if (!s.number(text, integer)) return false;
-        k = integer ? kind::integer : kind::number;
-        return true;
-    }
-    }
-}
-
-// key == literal for a key already known to have the literal's length: a fixed-size compare
-// the compiler turns into a few loads (a runtime-length memcmp call was 15 % of the profile).
-template <std::size_t N>
-inline bool is_key(std::string_view key, const char (&lit)[N]) {
-    return std::memcmp(key.data(), lit, N - 1) == 0;
-}
 
 bool all_digits(std::string_view t) {
     if (t.empty()) return false;
@@ -311,12 +191,12 @@ bool all_digits(std::string_view t) {
 
 // Counts: a plain or quoted run of digits that fits 64 bits; null → nullopt. Up to 19 digits
 // cannot overflow, so they are summed in one pass; longer runs go through from_chars.
-bool fast_count(kind k, std::string_view t, std::optional<std::uint64_t>& out) {
-    if (k == kind::null) {
+bool fast_count(scan_kind k, std::string_view t, std::optional<std::uint64_t>& out) {
+    if (k == scan_kind::null) {
         out.reset();
         return true;
     }
-    if ((k != kind::integer && k != kind::string) || t.empty()) return false;
+    if ((k != scan_kind::integer && k != scan_kind::string) || t.empty()) return false;
     if (t.size() <= 19) {
         std::uint64_t u = 0;
         for (char c : t) {
@@ -336,17 +216,17 @@ bool fast_count(kind k, std::string_view t, std::optional<std::uint64_t>& out) {
 }
 
 // Seconds: a number (or a string holding an RFC 8259 number) within double range; null → nullopt.
-bool fast_seconds(kind k, std::string_view t, std::optional<double>& out) {
-    if (k == kind::null) {
+bool fast_seconds(scan_kind k, std::string_view t, std::optional<double>& out) {
+    if (k == scan_kind::null) {
         out.reset();
         return true;
     }
-    if (k == kind::string) {
-        flat_scanner inner{t.data(), t.data() + t.size()};
+    if (k == scan_kind::string) {
+        json_scanner inner{t.data(), t.data() + t.size()};
         std::string_view tok;
         bool integer = false;
         if (!inner.number(tok, integer) || inner.p != inner.e) return false;
-    } else if (k != kind::number && k != kind::integer) {
+    } else if (k != scan_kind::number && k != scan_kind::integer) {
         return false;
     }
     double d = 0;
@@ -356,18 +236,18 @@ bool fast_seconds(kind k, std::string_view t, std::optional<double>& out) {
     return true;
 }
 
-bool fast_text(kind k, std::string_view t, std::optional<std::string_view>& out) {
-    if (k == kind::null) {
+bool fast_text(scan_kind k, std::string_view t, std::optional<std::string_view>& out) {
+    if (k == scan_kind::null) {
         out.reset();
         return true;
     }
-    if (k != kind::string) return false;
+    if (k != scan_kind::string) return false;
     out = t;
     return true;
 }
 
-bool fast_id(kind k, std::string_view t, std::string_view& out) {
-    if (k != kind::string && k != kind::integer) return false;
+bool fast_id(scan_kind k, std::string_view t, std::string_view& out) {
+    if (k != scan_kind::string && k != scan_kind::integer) return false;
     out = t;
     return true;
 }
@@ -376,7 +256,7 @@ bool fast_id(kind k, std::string_view t, std::string_view& out) {
 
 bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
     r = harvest_row{};
-    flat_scanner s{line.data(), line.data() + line.size()};
+    json_scanner s{line.data(), line.data() + line.size()};
     bool have_run = false, have_ts = false, have_model = false;
     s.ws();
     if (!s.eat('{')) return false;
@@ -384,41 +264,41 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
     if (!s.eat('}')) {
         for (;;) {
             std::string_view key, text;
-            kind k;
+            scan_kind k;
             if (!s.string(key)) return false;
             s.ws();
             if (!s.eat(':')) return false;
             s.ws();
-            if (!scalar(s, k, text)) return false;
+            if (!s.scalar(k, text)) return false;
             bool ok = true;
             switch (key.size()) {
             case 5:
-                if (is_key(key, "ts_id")) ok = have_ts = fast_id(k, text, r.ts_id);
-                else if (is_key(key, "n_obs")) ok = fast_count(k, text, r.n_obs);
-                else if (is_key(key, "error")) ok = fast_text(k, text, r.error);
+                if (scan_key_is(key, "ts_id")) ok = have_ts = fast_id(k, text, r.ts_id);
+                else if (scan_key_is(key, "n_obs")) ok = fast_count(k, text, r.n_obs);
+                else if (scan_key_is(key, "error")) ok = fast_text(k, text, r.error);
                 break;
             case 6:
-                if (is_key(key, "run_id")) ok = have_run = fast_id(k, text, r.run_id);
-                else if (is_key(key, "family")) ok = fast_text(k, text, r.family);
+                if (scan_key_is(key, "run_id")) ok = have_run = fast_id(k, text, r.run_id);
+                else if (scan_key_is(key, "family")) ok = fast_text(k, text, r.family);
                 break;
             case 7:
-                if (is_key(key, "fold_id")) r.fold = !(k == kind::null || (k == kind::string && text.empty()));
+                if (scan_key_is(key, "fold_id")) r.fold = !(k == scan_kind::null || (k == scan_kind::string && text.empty()));
                 break;
             case 10:
-                if (is_key(key, "model_type")) {
-                    ok = have_model = k == kind::string;
+                if (scan_key_is(key, "model_type")) {
+                    ok = have_model = k == scan_kind::string;
                     r.model_type = text;
                 }
                 break;
             case 11:
-                if (is_key(key, "fit_seconds")) ok = fast_seconds(k, text, r.fit_seconds);
-                else if (is_key(key, "cpu_seconds")) ok = fast_seconds(k, text, r.cpu_seconds);
-                else if (is_key(key, "ensemble_id")) r.ensemble = !(k == kind::null || (k == kind::string && text.empty()));
-                else if (is_key(key, "finished_at")) {
-                    if (k == kind::null) {
+                if (scan_key_is(key, "fit_seconds")) ok = fast_seconds(k, text, r.fit_seconds);
+                else if (scan_key_is(key, "cpu_seconds")) ok = fast_seconds(k, text, r.cpu_seconds);
+                else if (scan_key_is(key, "ensemble_id")) r.ensemble = !(k == scan_kind::null || (k == scan_kind::string && text.empty()));
+                else if (scan_key_is(key, "finished_at")) {
+                    if (k == scan_kind::null) {
                         r.finished_at_ns.reset();
                     } else {
-                        ok = k == kind::string;
+                        ok = k == scan_kind::string;
                         if (ok) {
                             r.finished_at_ns = parse_rfc3339(text);
                             ok = r.finished_at_ns.has_value();
@@ -427,11 +307,11 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
                 }
                 break;
             case 14:
-                if (is_key(key, "peak_rss_bytes")) ok = fast_count(k, text, r.peak_rss_bytes);
-                else if (is_key(key, "peak_gpu_bytes")) ok = fast_count(k, text, r.peak_gpu_bytes);
+                if (scan_key_is(key, "peak_rss_bytes")) ok = fast_count(k, text, r.peak_rss_bytes);
+                else if (scan_key_is(key, "peak_gpu_bytes")) ok = fast_count(k, text, r.peak_gpu_bytes);
                 break;
             case 17:
-                if (is_key(key, "process_rss_bytes")) ok = fast_count(k, text, r.process_rss_bytes);
+                if (scan_key_is(key, "process_rss_bytes")) ok = fast_count(k, text, r.process_rss_bytes);
                 break;
             default:
                 break;

@@ -4,6 +4,7 @@
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/json_out.hpp"
+#include "prof/json_scan.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -28,47 +29,52 @@ const char* const single_run_warning =
 
 namespace {
 
-// Stable LSD radix sort of `v` by an integer key, 11 bits a pass over the keys' actual range
-// (a trace's time stamps span ~25 bits: 3 passes), O(n) per pass. Below a few thousand
-// elements std::stable_sort is as fast. Stability keeps file order among equal keys.
+// Stable LSD radix sort of v[0, n) by an integer key, 11 bits a pass over the keys' actual
+// range (a trace's time stamps span ~25 bits: 3 passes), O(n) per pass, through `tmp` (room for
+// n elements). Below a few thousand elements std::stable_sort is as fast. Stability keeps file
+// order among equal keys.
 template <class T, class Key>
-void radix_sort_by(std::vector<T>& v, Key key) {
-    if (v.size() < 4096) {
-        std::stable_sort(v.begin(), v.end(), [&](const T& a, const T& b) { return key(a) < key(b); });
+void radix_sort_range(T* v, std::size_t n, T* tmp, Key key) {
+    if (n < 4096) {
+        std::stable_sort(v, v + n, [&](const T& a, const T& b) { return key(a) < key(b); });
         return;
     }
     std::int64_t lo = key(v[0]), hi = lo;
-    for (const T& x : v) {
-        std::int64_t k = key(x);
+    for (std::size_t i = 0; i < n; ++i) {
+        std::int64_t k = key(v[i]);
         lo = std::min(lo, k);
         hi = std::max(hi, k);
     }
     auto range = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
-    std::vector<T> tmp(v.size());
     constexpr int bits = 11;
     constexpr std::size_t radix = std::size_t{1} << bits;
+    auto digit = [&](const T& x, int shift) {
+        return (static_cast<std::uint64_t>(key(x)) - static_cast<std::uint64_t>(lo)) >> shift & (radix - 1);
+    };
+    T* src = v;
+    T* dst = tmp;
     for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += bits) {
         std::size_t count[radix + 1] = {};
-        for (const T& x : v) ++count[((static_cast<std::uint64_t>(key(x)) - static_cast<std::uint64_t>(lo)) >> shift & (radix - 1)) + 1];
+        for (std::size_t i = 0; i < n; ++i) ++count[digit(src[i], shift) + 1];
         for (std::size_t d = 1; d <= radix; ++d) count[d] += count[d - 1];
-        for (const T& x : v) tmp[count[(static_cast<std::uint64_t>(key(x)) - static_cast<std::uint64_t>(lo)) >> shift & (radix - 1)]++] = x;
-        v.swap(tmp);
+        for (std::size_t i = 0; i < n; ++i) dst[count[digit(src[i], shift)]++] = src[i];
+        std::swap(src, dst);
     }
+    if (src != v) std::copy(src, src + n, v);
 }
 
-}  // namespace
+using interval = std::pair<std::int64_t, std::int64_t>;
 
-std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv) {
+// The union's length of iv[0, n), sorted in place by start (through tmp, room for n).
+std::int64_t union_length(interval* iv, std::size_t n, interval* tmp) {
     // Ordered by start only: among equal starts the sweep below takes the largest end anyway.
-    auto by_start = [](const std::pair<std::int64_t, std::int64_t>& a, const std::pair<std::int64_t, std::int64_t>& b) {
-        return a.first < b.first;
-    };
-    if (!std::is_sorted(iv.begin(), iv.end(), by_start))
-        radix_sort_by(iv, [](const std::pair<std::int64_t, std::int64_t>& x) { return x.first; });
+    auto by_start = [](const interval& a, const interval& b) { return a.first < b.first; };
+    if (!std::is_sorted(iv, iv + n, by_start)) radix_sort_range(iv, n, tmp, [](const interval& x) { return x.first; });
     std::int64_t total = 0;
     bool open = false;
     std::int64_t cur_s = 0, cur_e = 0;
-    for (const auto& [s, e] : iv) {
+    for (std::size_t i = 0; i < n; ++i) {
+        auto [s, e] = iv[i];
         if (e <= s) continue;
         if (open && s <= cur_e) {
             cur_e = std::max(cur_e, e);
@@ -83,32 +89,46 @@ std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv
     return total;
 }
 
+}  // namespace
+
+std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv) {
+    std::vector<interval> tmp(iv.size() < 4096 ? 0 : iv.size());
+    return union_length(iv.data(), iv.size(), tmp.data());
+}
+
 span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixed) {
     span_summary out;
     out.node_us.assign(s.names.size(), 0);
     if (s.spans.empty()) return out;
     std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-    // Bucket by node (counting sort, O(n)), then each bucket's union: O(n log n) overall, on
-    // integers only.
+    // Bucket by node (counting sort, O(n)), then each bucket's union, sorted in place through
+    // one scratch buffer: O(n log n) overall, on integers only.
     std::vector<std::size_t> offset(s.names.size() + 1, 0);
     for (const auto& sp : s.spans) {
         lo = std::min(lo, sp.start_us);
         hi = std::max(hi, sp.end_us);
         ++offset[sp.node + 1];
     }
-    for (std::size_t k = 1; k < offset.size(); ++k) offset[k] += offset[k - 1];
-    std::vector<std::pair<std::int64_t, std::int64_t>> iv(s.spans.size());
+    std::size_t largest = 0;
+    for (std::size_t k = 1; k < offset.size(); ++k) {
+        largest = std::max(largest, offset[k]);
+        offset[k] += offset[k - 1];
+    }
+    std::vector<interval> iv(s.spans.size());
     {
         std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
         for (const auto& sp : s.spans) iv[fill[sp.node]++] = {sp.start_us, sp.end_us};
     }
-    std::vector<std::pair<std::int64_t, std::int64_t>> fixed_iv;
+    std::vector<interval> tmp(largest < 4096 ? 0 : largest);
+    std::vector<interval> fixed_iv;
     for (std::size_t n = 0; n < s.names.size(); ++n) {
-        std::vector<std::pair<std::int64_t, std::int64_t>> bucket(iv.begin() + offset[n], iv.begin() + offset[n + 1]);
-        out.node_us[n] = union_length(bucket);
-        if (n < is_fixed.size() && is_fixed[n]) fixed_iv.insert(fixed_iv.end(), bucket.begin(), bucket.end());
+        out.node_us[n] = union_length(iv.data() + offset[n], offset[n + 1] - offset[n], tmp.data());
+        if (n < is_fixed.size() && is_fixed[n])
+            fixed_iv.insert(fixed_iv.end(), iv.begin() + static_cast<std::ptrdiff_t>(offset[n]),
+                            iv.begin() + static_cast<std::ptrdiff_t>(offset[n + 1]));
     }
-    out.fixed_us = union_length(fixed_iv);
+    if (fixed_iv.size() > tmp.size() && fixed_iv.size() >= 4096) tmp.resize(fixed_iv.size());
+    out.fixed_us = union_length(fixed_iv.data(), fixed_iv.size(), tmp.data());
     out.elapsed_us = hi - lo;
     return out;
 }
@@ -238,20 +258,62 @@ std::string_view format_name(span_format f) {
 
 namespace {
 
-struct name_table {
-    std::unordered_map<std::string, std::uint32_t> ids;
-    std::vector<std::string>* names;
+// Strings → dense ids in order of first appearance, the ids indexing `names`: open addressing
+// over (hash, id) slots, FNV-1a, power-of-two size, at most half full. Looked up by view and
+// stored as a copy in `names`, so the table holds no view that could dangle. A trace names a
+// node per event: this lookup runs millions of times and must not allocate.
+class string_interner {
+public:
+    explicit string_interner(std::vector<std::string>& names) : names_(names) {}
+    string_interner(const string_interner&) = delete;
+    string_interner& operator=(const string_interner&) = delete;
+
     std::uint32_t intern(std::string_view n) {
-        auto it = ids.find(std::string(n));
-        if (it != ids.end()) return it->second;
-        auto id = static_cast<std::uint32_t>(names->size());
-        names->emplace_back(n);
-        ids.emplace(std::string(n), id);
+        std::uint64_t h = 1469598103934665603ull;
+        for (unsigned char c : n) h = (h ^ c) * 1099511628211ull;
+        auto h32 = static_cast<std::uint32_t>(h ^ (h >> 32));
+        std::size_t mask = table_.size() - 1;
+        std::size_t i = h32 & mask;
+        for (; table_[i].id != empty; i = (i + 1) & mask)
+            if (table_[i].hash == h32 && same(names_[table_[i].id], n)) return table_[i].id;
+        auto id = static_cast<std::uint32_t>(names_.size());
+        names_.emplace_back(n);
+        table_[i] = {h32, id};
+        if (2 * names_.size() > table_.size()) grow();
         return id;
     }
+
+private:
+    static constexpr std::uint32_t empty = UINT32_MAX;
+    struct slot {
+        std::uint32_t hash;
+        std::uint32_t id;
+    };
+    // Names are short: a byte loop beats a call to memcmp.
+    static bool same(const std::string& a, std::string_view b) {
+        if (a.size() != b.size()) return false;
+        if (b.size() > 32) return std::memcmp(a.data(), b.data(), b.size()) == 0;
+        for (std::size_t k = 0; k < b.size(); ++k)
+            if (a[k] != b[k]) return false;
+        return true;
+    }
+    void grow() {
+        std::vector<slot> bigger(table_.size() * 2, slot{0, empty});
+        std::size_t mask = bigger.size() - 1;
+        for (const slot& sl : table_) {
+            if (sl.id == empty) continue;
+            std::size_t j = sl.hash & mask;
+            while (bigger[j].id != empty) j = (j + 1) & mask;
+            bigger[j] = sl;
+        }
+        table_ = std::move(bigger);
+    }
+
+    std::vector<std::string>& names_;
+    std::vector<slot> table_ = std::vector<slot>(64, slot{0, empty});
 };
 
-void add_polars_row(span_set& out, name_table& names, std::string_view node, std::int64_t start, std::int64_t end) {
+void add_polars_row(span_set& out, string_interner& names, std::string_view node, std::int64_t start, std::int64_t end) {
     if (end < start) throw field_error(fmt::format("span '{}' ends before it starts (start {}, end {})", node, start, end));
     out.spans.push_back({start, end, names.intern(node)});
 }
@@ -260,7 +322,7 @@ void add_polars_row(span_set& out, name_table& names, std::string_view node, std
 
 span_set read_polars_jsonl(std::string_view text, const std::string& source) {
     span_set out;
-    name_table names{{}, &out.names};
+    string_interner names(out.names);
     line_reader in(string_source(std::string(text), source));
     for_each_object(in, 0, [&](od::object& obj, std::size_t) {
         std::optional<std::string> node;
@@ -282,7 +344,7 @@ span_set read_polars_jsonl(std::string_view text, const std::string& source) {
 
 span_set read_polars_csv(std::string_view text, const std::string& source) {
     span_set out;
-    name_table names{{}, &out.names};
+    string_interner names(out.names);
     line_reader in(string_source(std::string(text), source));
     text_line line;
     int ci_node = -1, ci_start = -1, ci_end = -1;
@@ -387,6 +449,38 @@ const char* event_location(std::string_view text, std::size_t index) {
     return nullptr;
 }
 
+// The identity fields (pid, tid, cat, id) are compared as text, in one canonical form on every
+// path, so that a thread is one thread however its pid is spelled: a string as its unescaped
+// contents in quotes, an integer in decimal, any other number as the shortest text that reads
+// back as the same double, a literal as its word. For the plain forms that is the raw token.
+std::string_view identity(od::value v, std::string& scratch) {
+    std::string_view raw = token(v);
+    if (raw.empty()) return raw;
+    if (raw[0] == '"') {
+        if (raw.find('\\') == std::string_view::npos) return raw;
+        std::string_view u = v.get_string();
+        scratch.assign(1, '"');
+        scratch.append(u);
+        scratch.push_back('"');
+        return scratch;
+    }
+    if (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
+        std::int64_t i;
+        if (v.get_int64().get(i) == simdjson::SUCCESS) {
+            char b[24];
+            auto r = std::to_chars(b, b + sizeof b, i);
+            scratch.assign(b, r.ptr);
+            return scratch;
+        }
+        double d;
+        if (v.get_double().get(d) == simdjson::SUCCESS) {
+            scratch = fmt::format("{}", d);
+            return scratch;
+        }
+    }
+    return raw;
+}
+
 // The fields of one trace event that matter here, read in one pass over its members.
 struct event_fields {
     char ph = 0;
@@ -397,7 +491,7 @@ struct event_fields {
 
 // Kept out of line: inlined into the event loop, the field iterator's copies spilled through
 // the stack with store-to-load forwarding stalls that cost more than the whole parse.
-[[gnu::noinline]] void read_event(od::object& ev, event_fields& e) {
+[[gnu::noinline]] void read_event(od::object& ev, event_fields& e, std::string (&scratch)[4]) {
     for (auto f : ev) {
         const char* k = f.key().raw();
         if (key_is(k, "ph")) {
@@ -419,13 +513,13 @@ struct event_fields {
         } else if (key_is(k, "name")) {
             e.name = string_in_place(f.value(), "name");
         } else if (key_is(k, "pid")) {
-            e.pid = token(f.value());
+            e.pid = identity(f.value(), scratch[0]);
         } else if (key_is(k, "tid")) {
-            e.tid = token(f.value());
+            e.tid = identity(f.value(), scratch[1]);
         } else if (key_is(k, "cat")) {
-            e.cat = token(f.value());
+            e.cat = identity(f.value(), scratch[2]);
         } else if (key_is(k, "id") || key_is(k, "id2")) {
-            e.id = token(f.value());
+            e.id = identity(f.value(), scratch[3]);
         }
     }
 }
@@ -454,6 +548,11 @@ std::string_view dom_token(simdjson::dom::element v, std::string& scratch) {
         char b[24];
         auto r = std::to_chars(b, b + sizeof b, i);
         scratch.assign(b, r.ptr);
+        return scratch;
+    }
+    double d;
+    if (v.get_double().get(d) == simdjson::SUCCESS) {
+        scratch = fmt::format("{}", d);
         return scratch;
     }
     scratch = simdjson::minify(v);
@@ -494,12 +593,154 @@ void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
     }
 }
 
+// The fast reader of one event (json_scan.hpp): the fields read_event reads, in the plainest
+// form of each; false declines the event (an escape in a wanted string, a quoted or huge
+// number, a float or -0 where an identity is kept, any syntax error) and simdjson reads it.
+// Identity fields keep their JSON text, which for the forms accepted here is what the DOM path
+// builds (dom_token): a string with its quotes, an integer's digits, a literal's word.
+bool scan_micros(json_scanner& s, std::int64_t& out) {
+    // Up to 18 digits with neither fraction nor exponent: summed as they are read (cannot
+    // overflow). Anything longer or with a fraction goes through json_scanner::number and
+    // from_chars (correctly rounded, as simdjson's), then to the nearest microsecond.
+    const char* q = s.p;
+    bool neg = q < s.e && *q == '-';
+    q += neg;
+    if (q < s.e && *q >= '1' && *q <= '9') {
+        const char* first = q;
+        std::int64_t v = 0;
+        while (q < s.e && *q >= '0' && *q <= '9' && q - first < 18) v = v * 10 + (*q++ - '0');
+        if (q == s.e || (*q != '.' && *q != 'e' && *q != 'E' && (*q < '0' || *q > '9'))) {
+            s.p = q;
+            out = neg ? -v : v;
+            return true;
+        }
+    }
+    std::string_view t;
+    bool integer = false;
+    if (s.p >= s.e || (*s.p != '-' && (*s.p < '0' || *s.p > '9')) || !s.number(t, integer)) return false;
+    if (integer && t.size() > 19) return false;  // beyond 18 digits: simdjson's int64 range rules
+    double v = 0;
+    auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(v) || !(std::fabs(v) < 9.0e15)) return false;
+    out = static_cast<std::int64_t>(std::llround(v));
+    return true;
+}
+
+bool scan_identity(json_scanner& s, std::string_view& out) {
+    const char* b = s.p;
+    // The common forms first: a short positive integer, a plain string.
+    if (s.p < s.e && *s.p >= '1' && *s.p <= '9') {
+        const char* q = s.p + 1;
+        while (q < s.e && *q >= '0' && *q <= '9' && q - b < 18) ++q;
+        if (q == s.e || (*q != '.' && *q != 'e' && *q != 'E' && (*q < '0' || *q > '9'))) {
+            s.p = q;
+            out = std::string_view(b, static_cast<std::size_t>(q - b));
+            return true;
+        }
+    }
+    scan_kind k;
+    std::string_view t;
+    if (!s.scalar(k, t)) return false;
+    if (k == scan_kind::number || (k == scan_kind::integer && (t == "-0" || t.size() > 18))) return false;
+    out = std::string_view(b, static_cast<std::size_t>(s.p - b));
+    return true;
+}
+
+enum class trace_key { ph, ts, dur, name, pid, tid, cat, id, other, bad };
+
+// The little-endian word of up to 8 characters, as a load of them reads it.
+constexpr std::uint64_t word_of(std::string_view t) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < t.size(); ++i) v |= std::uint64_t{static_cast<unsigned char>(t[i])} << (8 * i);
+    return v;
+}
+
+// A member name, at s.p. The keys read here are recognized, closing quote included, from one
+// 8-byte load when 9 bytes remain (a key followed by its quote has no escape, so this is
+// exact); anything else goes through json_scanner::string.
+[[gnu::always_inline]] inline trace_key read_key(json_scanner& s) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (s.e - s.p >= 9 && *s.p == '"') {
+        std::uint64_t w;
+        std::memcpy(&w, s.p + 1, 8);
+        std::uint64_t w3 = w & 0xFFFFFFu, w4 = w & 0xFFFFFFFFu, w5 = w & 0xFFFFFFFFFFu;
+        auto hit = [&](trace_key k, std::size_t len) {
+            s.p += len + 2;
+            return k;
+        };
+        if (w3 == word_of("ph\"")) return hit(trace_key::ph, 2);
+        if (w3 == word_of("ts\"")) return hit(trace_key::ts, 2);
+        if (w4 == word_of("dur\"")) return hit(trace_key::dur, 3);
+        if (w5 == word_of("name\"")) return hit(trace_key::name, 4);
+        if (w4 == word_of("pid\"")) return hit(trace_key::pid, 3);
+        if (w4 == word_of("tid\"")) return hit(trace_key::tid, 3);
+        if (w4 == word_of("cat\"")) return hit(trace_key::cat, 3);
+        if (w3 == word_of("id\"")) return hit(trace_key::id, 2);
+        if (w4 == word_of("id2\"")) return hit(trace_key::id, 3);
+    }
+#endif
+    std::string_view key;
+    if (!s.string(key)) return trace_key::bad;
+    if (scan_key_is(key, "ph")) return trace_key::ph;
+    if (scan_key_is(key, "ts")) return trace_key::ts;
+    if (scan_key_is(key, "dur")) return trace_key::dur;
+    if (scan_key_is(key, "name")) return trace_key::name;
+    if (scan_key_is(key, "pid")) return trace_key::pid;
+    if (scan_key_is(key, "tid")) return trace_key::tid;
+    if (scan_key_is(key, "cat")) return trace_key::cat;
+    if (scan_key_is(key, "id") || scan_key_is(key, "id2")) return trace_key::id;
+    return trace_key::other;
+}
+
+bool scan_event(json_scanner& s, event_fields& e) {
+    if (!s.eat('{')) return false;
+    s.ws();
+    if (s.eat('}')) return true;
+    for (;;) {
+        trace_key key = read_key(s);
+        if (key == trace_key::bad) return false;
+        s.ws();
+        if (!s.eat(':')) return false;
+        s.ws();
+        bool ok;
+        switch (key) {
+        case trace_key::ph: {
+            // A one-character string: its quote, one printable ASCII character, its quote.
+            if (s.e - s.p >= 3 && s.p[0] == '"' && s.p[2] == '"' && s.p[1] >= 0x20 && s.p[1] < 0x7F && s.p[1] != '\\' &&
+                s.p[1] != '"') {
+                e.ph = s.p[1];
+                s.p += 3;
+                ok = true;
+            } else {
+                ok = false;
+            }
+            break;
+        }
+        case trace_key::ts: ok = e.has_ts = scan_micros(s, e.ts); break;
+        case trace_key::dur: ok = e.has_dur = scan_micros(s, e.dur); break;
+        case trace_key::name: ok = s.p < s.e && *s.p == '"' && s.string(e.name); break;
+        case trace_key::pid: ok = scan_identity(s, e.pid); break;
+        case trace_key::tid: ok = scan_identity(s, e.tid); break;
+        case trace_key::cat: ok = scan_identity(s, e.cat); break;
+        case trace_key::id: ok = scan_identity(s, e.id); break;
+        default: ok = s.skip_value(); break;
+        }
+        if (!ok) return false;
+        s.ws();
+        if (s.eat('}')) return true;
+        if (!s.eat(',')) return false;
+        s.ws();
+    }
+}
+
+// A 'B' or 'E' event waiting to be matched: 16 bytes, since a large trace holds millions. File
+// order among equal time stamps is kept by the stable sorts, not stored.
 struct be_event {
-    std::uint32_t thread;  // interned (pid, tid) raw JSON tokens
     std::int64_t ts;
-    std::uint32_t seq;
-    std::uint32_t node;
-    bool begin;
+    std::uint32_t thread;  // interned (pid, tid) raw JSON tokens
+    std::uint32_t node;    // interned name of a 'B'; end_mark for an 'E'
+    static constexpr std::uint32_t end_mark = UINT32_MAX;
+    bool begin() const { return node != end_mark; }
 };
 
 }  // namespace
@@ -521,7 +762,7 @@ public:
         od::object ev;
         if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
         event_fields e;
-        read_event(ev, e);
+        read_event(ev, e, scratch_);
         take(e);
     }
 
@@ -543,6 +784,12 @@ public:
         take(e);
     }
 
+    // An event read by the fast scanner.
+    void consume(const event_fields& e) {
+        ++index;
+        take(e);
+    }
+
 private:
     void take(const event_fields& e) {
         ++out.events;
@@ -551,13 +798,12 @@ private:
             if (!e.has_ts) missing_field("ts");
             if (!e.has_dur) missing_field("dur");
             if (e.dur < 0) throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", e.name, e.dur));
-            out.spans.push_back({e.ts, e.ts + e.dur, intern(e.name)});
+            out.spans.push_back({e.ts, e.ts + e.dur, names_.intern(e.name)});
             break;
         case 'B':
         case 'E':
             if (!e.has_ts) missing_field("ts");
-            be_.push_back({thread_of(e.pid, e.tid), e.ts, static_cast<std::uint32_t>(be_.size()),
-                           e.ph == 'B' ? intern(e.name) : 0u, e.ph == 'B'});
+            be_.push_back({e.ts, thread_of(e.pid, e.tid), e.ph == 'B' ? names_.intern(e.name) : be_event::end_mark});
             break;
         case 'b':
         case 'S':
@@ -578,8 +824,10 @@ public:
             if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
         // B/E pairs: per thread, in time order (ties keep file order), an E closes the
         // innermost open B. Two stable passes: by time, then by thread.
-        radix_sort_by(be_, [](const be_event& e) { return e.ts; });
-        radix_sort_by(be_, [](const be_event& e) { return static_cast<std::int64_t>(e.thread); });
+        std::vector<be_event> tmp(be_.size() < 4096 ? 0 : be_.size());
+        radix_sort_range(be_.data(), be_.size(), tmp.data(), [](const be_event& e) { return e.ts; });
+        radix_sort_range(be_.data(), be_.size(), tmp.data(), [](const be_event& e) { return std::int64_t{e.thread}; });
+        tmp = {};
         std::vector<const be_event*> stack;
         for (std::size_t k = 0; k < be_.size(); ++k) {
             const be_event& e = be_[k];
@@ -587,7 +835,7 @@ public:
                 out.unmatched_begins += stack.size();
                 stack.clear();
             }
-            if (e.begin) {
+            if (e.begin()) {
                 stack.push_back(&e);
             } else if (stack.empty()) {
                 ++out.unmatched_ends;
@@ -601,46 +849,17 @@ public:
     }
 
 private:
-    static std::uint64_t fnv(std::string_view n) {
-        std::uint64_t h = 1469598103934665603ull;
-        for (unsigned char c : n) h = (h ^ c) * 1099511628211ull;
-        return h;
-    }
-    // Node names → ids: open addressing (FNV-1a, power-of-two size) over indexes into
-    // out.names, so the table holds no view that could dangle.
-    std::uint32_t intern(std::string_view n) {
-        std::size_t mask = table_.size() - 1;
-        std::size_t i = fnv(n) & mask;
-        for (; table_[i] != UINT32_MAX; i = (i + 1) & mask)
-            if (out.names[table_[i]] == n) return table_[i];
-        auto id = static_cast<std::uint32_t>(out.names.size());
-        out.names.emplace_back(n);
-        table_[i] = id;
-        if (2 * out.names.size() > table_.size()) {
-            std::vector<std::uint32_t> bigger(table_.size() * 2, UINT32_MAX);
-            for (std::uint32_t k = 0; k < out.names.size(); ++k) {
-                std::size_t j = fnv(out.names[k]) & (bigger.size() - 1);
-                while (bigger[j] != UINT32_MAX) j = (j + 1) & (bigger.size() - 1);
-                bigger[j] = k;
-            }
-            table_ = std::move(bigger);
-        }
-        return id;
-    }
-    // (pid, tid) raw tokens → a small integer; looked up by view, stored as a copy.
+    // (pid, tid) raw tokens → a small integer.
     std::uint32_t thread_of(std::string_view pid, std::string_view tid) {
         key_.assign(pid);
         key_.push_back('\x1f');
         key_.append(tid);
-        auto it = threads_.find(key_);
-        if (it != threads_.end()) return it->second;
-        auto id = static_cast<std::uint32_t>(threads_.size());
-        threads_.emplace(key_, id);
-        return id;
+        return threads_.intern(key_);
     }
 
-    std::vector<std::uint32_t> table_ = std::vector<std::uint32_t>(64, UINT32_MAX);
-    std::unordered_map<std::string, std::uint32_t> threads_;
+    string_interner names_{out.names};
+    std::vector<std::string> thread_keys_;
+    string_interner threads_{thread_keys_};
     std::string key_;
     std::vector<be_event> be_;
     std::unordered_map<std::string, std::int64_t> async_open_;
@@ -696,46 +915,90 @@ std::size_t next_boundary(std::string_view in, std::size_t from) {
     return std::string_view::npos;
 }
 
-// The fast path: the event array parsed in batches of about `batch` bytes, each copied into a
-// reused buffer as "[" + events + "]" and parsed whole by simdjson's DOM parser, whose buffers
-// are reused from batch to batch: memory stays bounded by the batch, no index over the whole
-// input is faulted in page by page, and each batch is walked while it is in cache. The DOM parse
-// validates the whole batch before a single event is taken, so a batch cut in the wrong place
-// (a '},{' inside a string or a nested array) is simply extended to the next boundary; after a
-// few tries, or on any error at all, this returns nullopt and the whole-document path reads
-// (and, for bad input, reports with its line) instead.
-std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t batch) {
+// The DOM reader of the batched path: from `pos` (the start of an event), about `batch` bytes
+// of events copied into a reused buffer as "[" + events + "]" and parsed whole by simdjson's
+// DOM parser, whose buffers are reused from batch to batch, so memory stays bounded by the
+// batch and each batch is walked while it is in cache. The DOM parse validates the whole batch
+// before a single event is taken, so a batch cut in the wrong place (a '},{' inside a string or
+// a nested array) is simply extended to the next boundary. Returns where the next event starts
+// (past the ',' after the batch), or nullopt when the batch does not parse after a few tries.
+class dom_batches {
+public:
+    explicit dom_batches(std::size_t batch) : batch_(batch) {}
+
+    std::optional<std::size_t> read(std::string_view in, std::size_t pos, chrome_reader& r) {
+        if (!allocated_) {
+            // Room for a batch and a few extensions, allocated once: a parser grown batch by
+            // batch would map (and fault in) fresh buffers each time a batch came out longer.
+            if (parser_.allocate(batch_ + (batch_ >> 1) + 4096)) return std::nullopt;
+            buf_.reserve(batch_ + (batch_ >> 1) + 4096 + simdjson::SIMDJSON_PADDING);
+            allocated_ = true;
+        }
+        std::size_t cut = in.size() - pos <= batch_ ? std::string_view::npos : next_boundary(in, pos + batch_);
+        for (int attempt = 0;; ++attempt) {
+            std::size_t end = cut == std::string_view::npos ? in.size() : cut;
+            buf_.assign(1, '[');
+            buf_.append(in.data() + pos, end - pos);
+            buf_.push_back(']');
+            std::size_t len = buf_.size();
+            buf_.append(simdjson::SIMDJSON_PADDING, '\0');
+            simdjson::dom::element doc;
+            simdjson::dom::array arr;
+            if (parser_.parse(buf_.data(), len, false).get(doc) == simdjson::SUCCESS &&
+                doc.get_array().get(arr) == simdjson::SUCCESS) {
+                for (simdjson::dom::element el : arr) {
+                    r.consume(el);
+                    ++r.out.dom_events;
+                }
+                pos = end;
+                while (pos < in.size() && in[pos] != ',') ++pos;
+                if (pos < in.size()) ++pos;
+                return pos;
+            }
+            if (cut == std::string_view::npos || attempt == 4) return std::nullopt;
+            cut = next_boundary(in, cut);
+        }
+    }
+
+private:
+    std::size_t batch_;
+    bool allocated_ = false;
+    simdjson::dom::parser parser_;
+    std::string buf_;
+};
+
+// The fast path, for the two common shapes (see event_array_interior): the whole array checked
+// to be UTF-8 once, then each event read in place by scan_event; an event the scanner declines
+// starts a DOM batch (dom_batches), after which the scanner goes on. Any error at all returns
+// nullopt, and the whole-document path reads (and, for bad input, reports with its line)
+// instead.
+std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t batch, bool scan) {
     auto interior = event_array_interior(text);
     if (!interior) return std::nullopt;
     std::string_view in = *interior;
+    if (!simdjson::validate_utf8(in.data(), in.size())) return std::nullopt;
     chrome_reader r(text.size() / 80);
-    simdjson::dom::parser parser;
-    std::string buf;
+    dom_batches dom(batch);
     try {
-        std::size_t pos = 0;
-        while (!skip_ws(in.substr(pos)).empty()) {
-            std::size_t cut = in.size() - pos <= batch ? std::string_view::npos : next_boundary(in, pos + batch);
-            for (int attempt = 0;; ++attempt) {
-                std::size_t end = cut == std::string_view::npos ? in.size() : cut;
-                buf.assign(1, '[');
-                buf.append(in.data() + pos, end - pos);
-                buf.push_back(']');
-                std::size_t len = buf.size();
-                buf.append(simdjson::SIMDJSON_PADDING, '\0');
-                simdjson::dom::element doc;
-                simdjson::dom::array arr;
-                if (parser.parse(buf.data(), len, false).get(doc) == simdjson::SUCCESS &&
-                    doc.get_array().get(arr) == simdjson::SUCCESS) {
-                    for (simdjson::dom::element el : arr) r.consume(el);
-                    pos = end;
-                    // Past the ',' that separated this batch from the next.
-                    while (pos < in.size() && in[pos] != ',') ++pos;
-                    if (pos < in.size()) ++pos;
-                    break;
-                }
-                if (cut == std::string_view::npos || attempt == 4) return std::nullopt;
-                cut = next_boundary(in, cut);
+        json_scanner s{in.data(), in.data() + in.size()};
+        s.ws();
+        while (s.p < s.e) {
+            const char* start = s.p;
+            event_fields e;
+            if (scan && scan_event(s, e)) {
+                r.consume(e);
+                ++r.out.scanned_events;
+                s.ws();
+                if (s.p == s.e) break;
+                if (!s.eat(',')) return std::nullopt;
+                s.ws();
+                if (s.p == s.e) return std::nullopt;  // a trailing comma
+                continue;
             }
+            auto next = dom.read(in, static_cast<std::size_t>(start - in.data()), r);
+            if (!next) return std::nullopt;
+            s.p = in.data() + *next;
+            s.ws();
         }
     } catch (const field_error&) {
         return std::nullopt;
@@ -747,10 +1010,11 @@ std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t b
 
 }  // namespace
 
-span_set read_chrome_trace(std::string_view text, const std::string& source, std::size_t batch_bytes) {
+span_set read_chrome_trace(std::string_view text, const std::string& source, std::size_t batch_bytes, bool scan) {
     if (batch_bytes > 0)
-        if (auto fast = read_chrome_batched(text, batch_bytes)) return std::move(*fast);
+        if (auto fast = read_chrome_batched(text, batch_bytes, scan)) return std::move(*fast);
     chrome_reader r(text.size() / 80);
+    r.out.whole_document = true;
     od::parser parser;
     od::document doc;
     const char* loc = text.data();

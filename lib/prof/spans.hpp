@@ -32,6 +32,11 @@ struct span_set {
     std::size_t async_unmatched = 0;      // Chrome async begins ('b', 'S') with no end: ignored
     std::size_t unmatched_begins = 0;     // Chrome 'B' with no 'E' on its thread: ignored
     std::size_t unmatched_ends = 0;       // Chrome 'E' with no open 'B' on its thread: ignored
+    // How a Chrome trace was read (prof-spans --stats, tests): events taken by the strict
+    // scanner, events taken from simdjson DOM batches, or the whole document by on-demand.
+    std::size_t scanned_events = 0;
+    std::size_t dom_events = 0;
+    bool whole_document = false;
 };
 
 // Length of the union of half-open intervals [first, second), in the same unit. Sorts `iv`
@@ -74,14 +79,20 @@ span_set read_polars_csv(std::string_view text, const std::string& source);
 // Instants, metadata, counters, flow and async events do not count; async begins with no end
 // are counted. ts and dur are microseconds; fractional values are rounded to the nearest
 // microsecond. `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
-// Speed: the two common shapes (a bare array; an object whose only key is "traceEvents") are read
-// in batches of about `batch_bytes` (cut at "},{" boundaries, each batch validated whole by
-// simdjson's DOM parser before any event is taken, a bad cut extended to the next boundary), so
-// memory stays bounded and every batch is parsed in cache; any other shape, and any error, goes
-// through one whole-document parse, which is also what names the line of a bad event. 0 = the
-// whole-document parse only. Both give identical results.
+// Identity fields (pid, tid, cat, id) are compared in one canonical text: a string by its
+// unescaped contents, an integer in decimal, another number as the shortest text of its double.
+// Speed: the two common shapes (a bare array; an object whose only key is "traceEvents") are
+// checked to be UTF-8 once, then read event by event in place by a strict scanner of a subset of
+// JSON (json_scan.hpp); an event it declines (an escape in a name, a fractional pid, ...) starts
+// a batch of about `batch_bytes` parsed by simdjson's DOM parser (cut at "},{" boundaries, each
+// batch validated whole before any event is taken, a bad cut extended to the next boundary), so
+// memory stays bounded and every batch is parsed in cache. Any other shape, and any error, goes
+// through one whole-document parse with simdjson's on-demand parser, which is also what names
+// the line of a bad event. batch_bytes 0 = the whole-document parse only; scan false = no
+// scanner, every event through the DOM batches. All give identical results (spans_test.cpp
+// compares them on random traces).
 span_set read_chrome_trace(std::string_view padded_text, const std::string& source,
-                           std::size_t batch_bytes = std::size_t{1} << 20);
+                           std::size_t batch_bytes = std::size_t{1} << 20, bool scan = true);
 
 // A DuckDB JSON profile (PRAGMA enable_profiling='json'; times in seconds, see
 // shared/data/README.md): elapsed = root "latency"; fixed = "planner" + "all_optimizers" +
