@@ -254,6 +254,34 @@ bool fast_id(scan_kind k, std::string_view t, std::string_view& out) {
 
 }  // namespace
 
+namespace {
+
+// Counts and seconds straight from the text in their common forms (json_scanner::uint19 and
+// exact_decimal); anything else through scalar() and fast_count / fast_seconds.
+bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
+    std::uint64_t u;
+    if (s.uint19(u)) {
+        out = u;
+        return true;
+    }
+    scan_kind k;
+    std::string_view t;
+    return s.scalar(k, t) && fast_count(k, t, out);
+}
+
+bool scan_seconds(json_scanner& s, std::optional<double>& out) {
+    double d;
+    if (s.exact_decimal(d)) {
+        out = d;
+        return true;
+    }
+    scan_kind k;
+    std::string_view t;
+    return s.scalar(k, t) && fast_seconds(k, t, out);
+}
+
+}  // namespace
+
 bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
     r = harvest_row{};
     json_scanner s{line.data(), line.data() + line.size()};
@@ -269,52 +297,55 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
             s.ws();
             if (!s.eat(':')) return false;
             s.ws();
-            if (!s.scalar(k, text)) return false;
+            // Counts and seconds are read by their own fast paths; every other value is one
+            // scalar, read first.
             bool ok = true;
-            switch (key.size()) {
-            case 5:
-                if (scan_key_is(key, "ts_id")) ok = have_ts = fast_id(k, text, r.ts_id);
-                else if (scan_key_is(key, "n_obs")) ok = fast_count(k, text, r.n_obs);
-                else if (scan_key_is(key, "error")) ok = fast_text(k, text, r.error);
-                break;
-            case 6:
-                if (scan_key_is(key, "run_id")) ok = have_run = fast_id(k, text, r.run_id);
-                else if (scan_key_is(key, "family")) ok = fast_text(k, text, r.family);
-                break;
-            case 7:
-                if (scan_key_is(key, "fold_id")) r.fold = !(k == scan_kind::null || (k == scan_kind::string && text.empty()));
-                break;
-            case 10:
-                if (scan_key_is(key, "model_type")) {
-                    ok = have_model = k == scan_kind::string;
-                    r.model_type = text;
-                }
-                break;
-            case 11:
-                if (scan_key_is(key, "fit_seconds")) ok = fast_seconds(k, text, r.fit_seconds);
-                else if (scan_key_is(key, "cpu_seconds")) ok = fast_seconds(k, text, r.cpu_seconds);
-                else if (scan_key_is(key, "ensemble_id")) r.ensemble = !(k == scan_kind::null || (k == scan_kind::string && text.empty()));
-                else if (scan_key_is(key, "finished_at")) {
-                    if (k == scan_kind::null) {
-                        r.finished_at_ns.reset();
-                    } else {
-                        ok = k == scan_kind::string;
-                        if (ok) {
-                            r.finished_at_ns = parse_rfc3339(text);
-                            ok = r.finished_at_ns.has_value();
+            if (key.size() == 11 && (scan_key_is(key, "fit_seconds") || scan_key_is(key, "cpu_seconds"))) {
+                ok = scan_seconds(s, key[0] == 'f' ? r.fit_seconds : r.cpu_seconds);
+            } else if ((key.size() == 14 && (scan_key_is(key, "peak_rss_bytes") || scan_key_is(key, "peak_gpu_bytes"))) ||
+                       scan_key_is(key, "process_rss_bytes") || scan_key_is(key, "n_obs")) {
+                ok = scan_count(s, key[0] == 'n' ? r.n_obs
+                                   : key[0] == 'p' && key[1] == 'r' ? r.process_rss_bytes
+                                   : key[5] == 'r' ? r.peak_rss_bytes
+                                                   : r.peak_gpu_bytes);
+            } else {
+                if (!s.scalar(k, text)) return false;
+                switch (key.size()) {
+                case 5:
+                    if (scan_key_is(key, "ts_id")) ok = have_ts = fast_id(k, text, r.ts_id);
+                    else if (scan_key_is(key, "error")) ok = fast_text(k, text, r.error);
+                    break;
+                case 6:
+                    if (scan_key_is(key, "run_id")) ok = have_run = fast_id(k, text, r.run_id);
+                    else if (scan_key_is(key, "family")) ok = fast_text(k, text, r.family);
+                    break;
+                case 7:
+                    if (scan_key_is(key, "fold_id")) r.fold = !(k == scan_kind::null || (k == scan_kind::string && text.empty()));
+                    break;
+                case 10:
+                    if (scan_key_is(key, "model_type")) {
+                        ok = have_model = k == scan_kind::string;
+                        r.model_type = text;
+                    }
+                    break;
+                case 11:
+                    if (scan_key_is(key, "ensemble_id")) {
+                        r.ensemble = !(k == scan_kind::null || (k == scan_kind::string && text.empty()));
+                    } else if (scan_key_is(key, "finished_at")) {
+                        if (k == scan_kind::null) {
+                            r.finished_at_ns.reset();
+                        } else {
+                            ok = k == scan_kind::string;
+                            if (ok) {
+                                r.finished_at_ns = parse_rfc3339(text);
+                                ok = r.finished_at_ns.has_value();
+                            }
                         }
                     }
+                    break;
+                default:
+                    break;
                 }
-                break;
-            case 14:
-                if (scan_key_is(key, "peak_rss_bytes")) ok = fast_count(k, text, r.peak_rss_bytes);
-                else if (scan_key_is(key, "peak_gpu_bytes")) ok = fast_count(k, text, r.peak_gpu_bytes);
-                break;
-            case 17:
-                if (scan_key_is(key, "process_rss_bytes")) ok = fast_count(k, text, r.process_rss_bytes);
-                break;
-            default:
-                break;
             }
             if (!ok) return false;
             s.ws();
@@ -412,26 +443,34 @@ void harvester::add(const harvest_row& row) {
         return;
     }
     if (row.finished_at_ns && (!r.latest_ns || *row.finished_at_ns > *r.latest_ns)) r.latest_ns = row.finished_at_ns;
-    fit_.ts_id.assign(row.ts_id);
-    fit_.model_type.assign(row.model_type);
+    fit_evidence f;
+    f.ts_id = row.ts_id;
+    f.model_type = row.model_type;
     if (row.family && !row.family->empty()) {
-        fit_.family.assign(*row.family);
+        f.family = *row.family;
     } else if (auto it = family_map_.find(row.model_type); it != family_map_.end()) {
-        fit_.family.assign(it->second);
+        f.family = it->second;
     } else {
-        fit_.family.assign(row.model_type);
-        if (!r.unmapped_models.count(fit_.model_type)) r.unmapped_models.insert(fit_.model_type);
+        f.family = row.model_type;
+        if (!r.unmapped_models.count(row.model_type)) r.unmapped_models.emplace(row.model_type);
     }
-    fit_.n_obs = row.n_obs;
-    fit_.ok = usable(row.fit_seconds);
-    fit_.wall_s = row.fit_seconds;
-    fit_.cpu_s = row.cpu_seconds;
-    fit_.process_rss_bytes = row.process_rss_bytes;
-    fit_.peak_rss_bytes = row.peak_rss_bytes;
-    fit_.peak_gpu_bytes = row.peak_gpu_bytes;
-    if (fit_.ok) fit_.error.reset();
-    else fit_.error = row.error ? std::string(*row.error) : fit_seconds_error(row.fit_seconds);
-    r.builder.add(fit_);
+    f.n_obs = row.n_obs;
+    f.ok = usable(row.fit_seconds);
+    f.wall_s = row.fit_seconds;
+    f.cpu_s = row.cpu_seconds;
+    f.process_rss_bytes = row.process_rss_bytes;
+    f.peak_rss_bytes = row.peak_rss_bytes;
+    f.peak_gpu_bytes = row.peak_gpu_bytes;
+    std::string error;
+    if (!f.ok) {
+        if (row.error) {
+            f.error = *row.error;
+        } else {
+            error = fit_seconds_error(row.fit_seconds);
+            f.error = error;
+        }
+    }
+    r.builder.add(f);
 }
 
 void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {

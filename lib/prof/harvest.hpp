@@ -106,7 +106,7 @@ private:
         profile_builder builder;
         harvest_counts counts;
         std::optional<std::int64_t> latest_ns;
-        std::set<std::string> unmapped_models;
+        std::set<std::string, std::less<>> unmapped_models;
     };
     run_acc& run_for(std::string_view run_id);
 
@@ -116,7 +116,6 @@ private:
     run_acc* last_run_ = nullptr;
     std::string last_run_id_;
     harvest_row fast_row_;
-    measured_fit fit_;  // reused: its strings keep their capacity from row to row
     std::uint64_t bad_lines_ = 0, lines_seen_ = 0, bytes_base_ = 0;
 };
 

@@ -157,16 +157,40 @@ profile_builder::profile_builder(double memory_margin, double time_margin)
 }
 
 void profile_builder::add(const measured_fit& f) {
+    fit_evidence v;
+    v.ts_id = f.ts_id;
+    v.model_type = f.model_type;
+    v.family = f.family;
+    v.n_obs = f.n_obs;
+    v.ok = f.ok;
+    if (f.error) v.error = *f.error;
+    v.wall_s = f.wall_s;
+    v.cpu_s = f.cpu_s;
+    v.process_rss_bytes = f.process_rss_bytes;
+    v.peak_rss_bytes = f.peak_rss_bytes;
+    v.peak_gpu_bytes = f.peak_gpu_bytes;
+    v.intraop_threads = f.intraop_threads;
+    if (f.measured_at) v.measured_at = *f.measured_at;
+    add(v);
+}
+
+void profile_builder::add(const fit_evidence& f) {
     ++n_measurements_;
     if (f.ok) ++n_ok_;
-    ts_ids_.insert(f.ts_id);
+    if (ts_ids_.empty() || f.ts_id != last_ts_id_) {
+        last_ts_id_.assign(f.ts_id);
+        ts_ids_.insert(last_ts_id_);
+    }
     if (f.measured_at) {
         if (auto t = parse_rfc3339(*f.measured_at); t && (!latest_ns_ || *t > *latest_ns_)) latest_ns_ = t;
     }
-    model_acc& m = models_[f.model_type];
+    key_.assign(f.model_type);
+    auto it = models_.find(key_);
+    if (it == models_.end()) it = models_.emplace(key_, model_acc{}).first;
+    model_acc& m = it->second;
     ++m.n_fits;
     auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
-    if (fam == m.families.end() || *fam != f.family) m.families.insert(fam, f.family);
+    if (fam == m.families.end() || *fam != f.family) m.families.emplace(fam, f.family);
     keep_max(m.max_n_obs, f.n_obs);
     if (!m.threads_seen) {
         m.threads_seen = true;
@@ -204,7 +228,12 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
     if (latest_ns_) p.provenance.measured_at = format_rfc3339(*latest_ns_);
 
     std::map<std::string, std::vector<const std::vector<double>*>> family_walls;
-    for (const auto& [name, acc] : models_) {
+    std::vector<const std::pair<const std::string, model_acc>*> by_name;
+    by_name.reserve(models_.size());
+    for (const auto& entry : models_) by_name.push_back(&entry);
+    std::sort(by_name.begin(), by_name.end(), [](auto* a, auto* b) { return a->first < b->first; });
+    for (const auto* entry : by_name) {
+        const auto& [name, acc] = *entry;
         if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
         bool any_axis = acc.max_process_rss || acc.max_peak_rss || acc.max_peak_gpu || !acc.wall.empty() ||
                         !acc.cpu.empty();

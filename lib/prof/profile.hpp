@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -90,10 +91,24 @@ std::uint64_t snap_cores(double max_effective_cores);
 // Streaming form of build_profile: add() each record (any order), then finish(). Memory per
 // usable record is the two clock values (16 bytes, up to 32 with vector growth) plus the set
 // of distinct ts_ids; finish() adds no per-record copy.
+// The fields of one measured fit that a profile depends on, with its texts as views (valid
+// for the call): what profile_builder::add reads. prof-harvest fills one per warehouse row
+// without copying a string.
+struct fit_evidence {
+    std::string_view ts_id, model_type, family;
+    std::optional<std::uint64_t> n_obs;
+    bool ok = false;
+    std::optional<std::string_view> error;
+    std::optional<double> wall_s, cpu_s;
+    std::optional<std::uint64_t> process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads;
+    std::optional<std::string_view> measured_at;
+};
+
 class profile_builder {
 public:
     profile_builder(double memory_margin, double time_margin);
     void add(const measured_fit& f);
+    void add(const fit_evidence& f);
     // Builds the profile; `provenance` is copied in, with measured_at set to the latest input
     // measured_at and warnings appended (e.g. a model seen under two families).
     compute_profile finish(profile_provenance provenance) const;
@@ -113,8 +128,10 @@ private:
     };
     double memory_margin_, time_margin_;
     std::uint64_t n_measurements_ = 0, n_ok_ = 0;
-    std::map<std::string, model_acc> models_;
+    std::unordered_map<std::string, model_acc> models_;  // hashed: one lookup per fit; finish() sorts
     std::unordered_set<std::string> ts_ids_;
+    std::string last_ts_id_;  // the ts_id added last: rows of one series come together
+    std::string key_;         // lookup scratch
     std::optional<std::int64_t> latest_ns_;
 };
 

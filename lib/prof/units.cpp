@@ -97,10 +97,18 @@ double parse_double_flag(std::string_view text, std::string_view flag) {
 }
 
 std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
-    int Y, M, D, h, m, sec;
-    if (!digits(s, 0, 4, Y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, M) || s[7] != '-' ||
-        !digits(s, 8, 2, D) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !digits(s, 11, 2, h) ||
-        s[13] != ':' || !digits(s, 14, 2, m) || s[16] != ':' || !digits(s, 17, 2, sec))
+    // YYYY-MM-DDTHH:MM:SS, checked and converted in one pass (prof-harvest reads one per row).
+    if (s.size() < 19) return std::nullopt;
+    unsigned bad = 0;
+    auto digit = [&](std::size_t i) {
+        unsigned d = static_cast<unsigned char>(s[i]) - unsigned{'0'};
+        bad |= d > 9;
+        return static_cast<int>(d);
+    };
+    auto two = [&](std::size_t i) { return digit(i) * 10 + digit(i + 1); };
+    int Y = two(0) * 100 + two(2), M = two(5), D = two(8), h = two(11), m = two(14), sec = two(17);
+    if (bad || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' ||
+        s[16] != ':')
         return std::nullopt;
     if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return std::nullopt;
     static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
