@@ -8,6 +8,10 @@
 #include "prof/json_scan.hpp"
 #include "prof/units.hpp"
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 #include <charconv>
 #include <cstring>
 #include <cmath>
@@ -282,7 +286,91 @@ bool scan_seconds(json_scanner& s, std::optional<double>& out) {
 
 }  // namespace
 
-bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
+namespace {
+
+// The columns the row rules read; anything else is `other` (a scalar, checked and ignored).
+enum class column : std::uint8_t {
+    run_id, ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
+    peak_rss_bytes, peak_gpu_bytes, fold_id, ensemble_id, finished_at, error, other
+};
+
+column column_of(std::string_view key) {
+    switch (key.size()) {
+    case 5:
+        if (scan_key_is(key, "ts_id")) return column::ts_id;
+        if (scan_key_is(key, "n_obs")) return column::n_obs;
+        if (scan_key_is(key, "error")) return column::error;
+        break;
+    case 6:
+        if (scan_key_is(key, "run_id")) return column::run_id;
+        if (scan_key_is(key, "family")) return column::family;
+        break;
+    case 7:
+        if (scan_key_is(key, "fold_id")) return column::fold_id;
+        break;
+    case 10:
+        if (scan_key_is(key, "model_type")) return column::model_type;
+        break;
+    case 11:
+        if (scan_key_is(key, "fit_seconds")) return column::fit_seconds;
+        if (scan_key_is(key, "cpu_seconds")) return column::cpu_seconds;
+        if (scan_key_is(key, "ensemble_id")) return column::ensemble_id;
+        if (scan_key_is(key, "finished_at")) return column::finished_at;
+        break;
+    case 14:
+        if (scan_key_is(key, "peak_rss_bytes")) return column::peak_rss_bytes;
+        if (scan_key_is(key, "peak_gpu_bytes")) return column::peak_gpu_bytes;
+        break;
+    case 17:
+        if (scan_key_is(key, "process_rss_bytes")) return column::process_rss_bytes;
+        break;
+    default:
+        break;
+    }
+    return column::other;
+}
+
+// One value of a known column, at s.p, into the row.
+bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool& have_ts, bool& have_model) {
+    switch (c) {
+    case column::fit_seconds: return scan_seconds(s, r.fit_seconds);
+    case column::cpu_seconds: return scan_seconds(s, r.cpu_seconds);
+    case column::n_obs: return scan_count(s, r.n_obs);
+    case column::process_rss_bytes: return scan_count(s, r.process_rss_bytes);
+    case column::peak_rss_bytes: return scan_count(s, r.peak_rss_bytes);
+    case column::peak_gpu_bytes: return scan_count(s, r.peak_gpu_bytes);
+    default: break;
+    }
+    scan_kind k;
+    std::string_view text;
+    if (!s.scalar(k, text)) return false;
+    switch (c) {
+    case column::ts_id: return have_ts = fast_id(k, text, r.ts_id);
+    case column::run_id: return have_run = fast_id(k, text, r.run_id);
+    case column::model_type:
+        r.model_type = text;
+        return have_model = k == scan_kind::string;
+    case column::family: return fast_text(k, text, r.family);
+    case column::error: return fast_text(k, text, r.error);
+    case column::fold_id: r.fold = !(k == scan_kind::null || (k == scan_kind::string && text.empty())); return true;
+    case column::ensemble_id: r.ensemble = !(k == scan_kind::null || (k == scan_kind::string && text.empty())); return true;
+    case column::finished_at:
+        if (k == scan_kind::null) {
+            r.finished_at_ns.reset();
+            return true;
+        }
+        if (k != scan_kind::string) return false;
+        r.finished_at_ns = parse_rfc3339(text);
+        return r.finished_at_ns.has_value();
+    default: return true;  // another column: any scalar
+    }
+}
+
+}  // namespace
+
+bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded) {
+    // The 32-byte compare may look past the line's end into its padding (never past that).
+    const char* readable_end = line.data() + line.size() + (padded ? simdjson::SIMDJSON_PADDING : 0);
     r = harvest_row{};
     json_scanner s{line.data(), line.data() + line.size()};
     bool have_run = false, have_ts = false, have_model = false;
@@ -290,64 +378,36 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
     if (!s.eat('{')) return false;
     s.ws();
     if (!s.eat('}')) {
-        for (;;) {
-            std::string_view key, text;
-            scan_kind k;
-            if (!s.string(key)) return false;
-            s.ws();
-            if (!s.eat(':')) return false;
-            s.ws();
-            // Counts and seconds are read by their own fast paths; every other value is one
-            // scalar, read first.
-            bool ok = true;
-            if (key.size() == 11 && (scan_key_is(key, "fit_seconds") || scan_key_is(key, "cpu_seconds"))) {
-                ok = scan_seconds(s, key[0] == 'f' ? r.fit_seconds : r.cpu_seconds);
-            } else if ((key.size() == 14 && (scan_key_is(key, "peak_rss_bytes") || scan_key_is(key, "peak_gpu_bytes"))) ||
-                       scan_key_is(key, "process_rss_bytes") || scan_key_is(key, "n_obs")) {
-                ok = scan_count(s, key[0] == 'n' ? r.n_obs
-                                   : key[0] == 'p' && key[1] == 'r' ? r.process_rss_bytes
-                                   : key[5] == 'r' ? r.peak_rss_bytes
-                                                   : r.peak_gpu_bytes);
-            } else {
-                if (!s.scalar(k, text)) return false;
-                switch (key.size()) {
-                case 5:
-                    if (scan_key_is(key, "ts_id")) ok = have_ts = fast_id(k, text, r.ts_id);
-                    else if (scan_key_is(key, "error")) ok = fast_text(k, text, r.error);
-                    break;
-                case 6:
-                    if (scan_key_is(key, "run_id")) ok = have_run = fast_id(k, text, r.run_id);
-                    else if (scan_key_is(key, "family")) ok = fast_text(k, text, r.family);
-                    break;
-                case 7:
-                    if (scan_key_is(key, "fold_id")) r.fold = !(k == scan_kind::null || (k == scan_kind::string && text.empty()));
-                    break;
-                case 10:
-                    if (scan_key_is(key, "model_type")) {
-                        ok = have_model = k == scan_kind::string;
-                        r.model_type = text;
-                    }
-                    break;
-                case 11:
-                    if (scan_key_is(key, "ensemble_id")) {
-                        r.ensemble = !(k == scan_kind::null || (k == scan_kind::string && text.empty()));
-                    } else if (scan_key_is(key, "finished_at")) {
-                        if (k == scan_kind::null) {
-                            r.finished_at_ns.reset();
-                        } else {
-                            ok = k == scan_kind::string;
-                            if (ok) {
-                                r.finished_at_ns = parse_rfc3339(text);
-                                ok = r.finished_at_ns.has_value();
-                            }
-                        }
-                    }
-                    break;
-                default:
-                    break;
+        for (std::size_t i = 0;; ++i) {
+            column c;
+            const char* start = s.p;
+            bool predicted = false;
+#ifdef __AVX2__
+            // The i-th member's `"key":` as it was written in the last row: one 32-byte compare
+            // instead of scanning and matching the key (the bytes equal, the key is that key).
+            if (i < shape_.size() && shape_[i].length && readable_end - s.p >= 32 && s.e - s.p >= shape_[i].length) {
+                const member& m = shape_[i];
+                __m256i text = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.p));
+                __m256i want = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m.bytes));
+                auto eq = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(text, want)));
+                std::uint32_t mask = m.length == 32 ? ~0u : (1u << m.length) - 1;
+                if ((eq & mask) == mask) {
+                    s.p += m.length;
+                    c = static_cast<column>(m.col);
+                    predicted = true;
                 }
             }
-            if (!ok) return false;
+#endif
+            if (!predicted) {
+                std::string_view key;
+                if (!s.string(key)) return false;
+                s.ws();
+                if (!s.eat(':')) return false;
+                c = column_of(key);
+                learn(i, start, s.p, static_cast<column_id>(c));
+            }
+            s.ws();
+            if (!read_value(s, c, r, have_run, have_ts, have_model)) return false;
             s.ws();
             if (s.eat(',')) {
                 s.ws();
@@ -359,6 +419,21 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
     }
     s.ws();
     return s.p == s.e && have_run && have_ts && have_model;
+}
+
+void harvest_row_reader::learn(std::size_t i, const char* begin, const char* end, column_id c) {
+    if (i >= max_members) return;
+    if (shape_.size() <= i) shape_.resize(i + 1);
+    member& m = shape_[i];
+    auto n = static_cast<std::size_t>(end - begin);
+    m.length = n <= sizeof m.bytes ? static_cast<std::uint8_t>(n) : 0;  // 0: not predicted
+    if (m.length) std::memcpy(m.bytes, begin, n);
+    m.col = c;
+}
+
+bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
+    harvest_row_reader reader;
+    return reader.read(line, r);
 }
 
 std::string fit_seconds_error(std::optional<double> fit_seconds) {
@@ -479,7 +554,7 @@ void harvester::read(line_reader& in, const std::function<void(std::uint64_t, st
     // check and the --max-bad-lines budget are the shared for_each_object's.
     auto fast = [&](std::string_view text) {
         if (progress && (++lines_seen_ & 0xFFFF) == 0) progress(lines_seen_, bytes_base_ + in.bytes_read());
-        if (!read_harvest_row_fast(text, fast_row_)) return false;
+        if (!row_reader_.read(text, fast_row_, true)) return false;  // lines come padded
         add(fast_row_);
         return true;
     };

@@ -189,6 +189,7 @@ line_reader::line_reader(std::unique_ptr<byte_source> src) : src_(std::move(src)
 
 bool line_reader::fill() {
     if (eof_) return false;
+    valid_to_ = 0;  // fill() runs when no newline is left: nothing unread was checked
     if (begin_ > 0) {
         std::memmove(buf_.get(), buf_.get() + begin_, end_ - begin_);
         end_ -= begin_;
@@ -217,8 +218,19 @@ bool line_reader::next(text_line& out) {
         const char* base = buf_.get();
         const void* nl = begin_ < end_ ? std::memchr(base + begin_, '\n', end_ - begin_) : nullptr;
         std::string_view text;
+        bool checked = false;
         if (nl) {
             std::size_t pos = static_cast<const char*>(nl) - base;
+            if (pos > valid_to_) {
+                // UTF-8 is checked for all the whole lines in the buffer at once: one call per
+                // megabyte instead of one per line. '\n' never occurs inside a multi-byte
+                // sequence, so the block is valid exactly when each of its lines is; when it is
+                // not, each line is checked on its own (by the caller) to find the bad one.
+                auto* last = static_cast<const char*>(memrchr(base + pos, '\n', end_ - pos));
+                std::size_t to = static_cast<std::size_t>(last - base);
+                valid_to_ = simdjson::validate_utf8(base + begin_, to - begin_) ? to : begin_;
+            }
+            checked = pos <= valid_to_;
             text = std::string_view(base + begin_, pos - begin_);
             begin_ = pos + 1;
         } else {
@@ -235,6 +247,7 @@ bool line_reader::next(text_line& out) {
         if (blank) continue;
         out.number = line_no_;
         out.text = text;
+        out.utf8_checked = checked;
         return true;
     }
 }
@@ -248,7 +261,7 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
     while (in.next(line)) {
         std::string what;
         try {
-            if (!simdjson::validate_utf8(line.text.data(), line.text.size())) {
+            if (!line.utf8_checked && !simdjson::validate_utf8(line.text.data(), line.text.size())) {
                 what = "invalid UTF-8";
             } else if (!fast || !fast(line.text)) {
                 simdjson::padded_string_view psv(line.text.data(), line.text.size(),

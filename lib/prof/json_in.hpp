@@ -37,6 +37,8 @@ struct text_line {
     std::size_t number = 0;   // 1-based physical line number in the source
     std::string_view text;    // without '\n', trailing '\r' or a leading BOM; followed in
                               // memory by at least simdjson::SIMDJSON_PADDING readable bytes
+    bool utf8_checked = false;  // known to be valid UTF-8 (checked with the lines around it in
+                                // one pass); false = not known either way
 };
 
 // Splits a byte source into lines. Blank (all-whitespace) lines are skipped but counted in the
@@ -54,6 +56,7 @@ private:
     std::unique_ptr<char[]> buf_;
     std::size_t cap_ = 0;     // usable bytes; the allocation adds SIMDJSON_PADDING
     std::size_t begin_ = 0, end_ = 0;
+    std::size_t valid_to_ = 0;  // buf_[.., valid_to_) is whole lines of valid UTF-8
     std::size_t line_no_ = 0;
     std::size_t bytes_read_ = 0;
     bool eof_ = false;

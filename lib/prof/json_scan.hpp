@@ -153,12 +153,8 @@ struct json_scanner {
     PROF_SCAN_INLINE bool uint19(std::uint64_t& out) {
         const char* q = p;
         std::uint64_t v = 0;
-        int n = 0;
-        while (q < e && static_cast<unsigned char>(*q - '0') <= 9 && n < 20) {
-            v = v * 10 + static_cast<unsigned>(*q - '0');
-            ++q;
-            ++n;
-        }
+        digit_run(q, v, 20);
+        auto n = q - p;
         if (n == 0 || n > 19 || (n > 1 && *p == '0')) return false;
         if (q < e && (*q == '.' || *q == 'e' || *q == 'E')) return false;
         out = v;
@@ -180,19 +176,16 @@ struct json_scanner {
         if (q >= e || static_cast<unsigned char>(*q - '0') > 9) return false;
         if (*q == '0' && q + 1 < e && static_cast<unsigned char>(q[1] - '0') <= 9) return false;
         std::uint64_t m = 0;
-        int n = 0, k = 0;
-        while (q < e && static_cast<unsigned char>(*q - '0') <= 9) {
-            if (++n > 19) return false;
-            m = m * 10 + static_cast<unsigned>(*q++ - '0');
-        }
+        const char* i = q;
+        digit_run(q, m, 20);
+        auto n = q - i, k = decltype(n){0};
+        if (n > 19) return false;
         if (q < e && *q == '.') {
             const char* f = ++q;
-            while (q < e && static_cast<unsigned char>(*q - '0') <= 9) {
-                if (++n > 19) return false;
-                m = m * 10 + static_cast<unsigned>(*q++ - '0');
-                ++k;
-            }
-            if (q == f) return false;
+            digit_run(q, m, 20 - n);
+            k = q - f;
+            n += k;
+            if (k == 0 || n > 19) return false;
         }
         if (q < e && (*q == 'e' || *q == 'E')) return false;
         if (m > (std::uint64_t{1} << 53) || k > 22) return false;
@@ -283,6 +276,28 @@ struct json_scanner {
     }
 
 private:
+    // Appends the decimal digits at q to v (v = v * 10 + digit), at most `limit` of them, q past
+    // them: eight at a time while eight lie inside the text (a SWAR check and conversion), then
+    // one by one. More than 19 digits overflow v; callers stop at 19 and only compare counts.
+    PROF_SCAN_INLINE void digit_run(const char*& q, std::uint64_t& v, std::ptrdiff_t limit) const {
+        const char* stop = e - q > limit ? q + limit : e;
+        while (stop - q >= 8) {
+            std::uint64_t w;
+            std::memcpy(&w, q, 8);
+            // All eight are '0'..'9': each byte's high nibble is 3, and adding 6 keeps it 3.
+            if (((w & 0xF0F0F0F0F0F0F0F0u) | (((w + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) >> 4)) !=
+                0x3333333333333333u)
+                break;
+            w &= 0x0F0F0F0F0F0F0F0Fu;                                    // digit values, first digit lowest
+            w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFu;               // pairs
+            w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFu;             // quads
+            w = (w * 10000 + (w >> 32)) & 0x00000000FFFFFFFFu;           // eight digits
+            v = v * 100000000u + w;
+            q += 8;
+        }
+        while (q < stop && static_cast<unsigned char>(*q - '0') <= 9) v = v * 10 + static_cast<unsigned>(*q++ - '0');
+    }
+
     static int hex(char c) {
         if (c >= '0' && c <= '9') return c - '0';
         if (c >= 'a' && c <= 'f') return c - 'a' + 10;
