@@ -77,10 +77,8 @@ bool starts_number(std::string_view tok) { return !tok.empty() && ((tok[0] >= '0
 // Fast paths for the common shapes (a plain JSON number); quoted numbers, null, "NaN" and
 // every error go through json_in's readers, which own the rules and the messages.
 inline std::optional<double> number_field(od::value v, std::string_view field) {
-    if (starts_number(v.raw_json_token())) {
-        double d;
-        if (v.get_double().get(d) == simdjson::SUCCESS) return d;
-    }
+    if (starts_number(v.raw_json_token()))
+        if (auto d = json_number_value(trimmed_token(v))) return d;
     return read_number(v, field);
 }
 
@@ -158,6 +156,8 @@ harvest_row read_harvest_row(od::object& obj) {
                         throw field_error(fmt::format(
                             "field 'finished_at': expected an RFC 3339 time stamp with a zone, found \"{}\"", shown(*s)));
                     r.finished_at_ns = t;
+                } else {
+                    r.finished_at_ns.reset();  // a later null wins, as for every other column
                 }
             }
             break;

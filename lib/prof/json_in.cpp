@@ -1,5 +1,6 @@
 // JSON Lines input (see json_in.hpp).
 #include "prof/json_in.hpp"
+#include "prof/json_scan.hpp"
 
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
@@ -156,6 +157,54 @@ bool is_json_number(std::string_view s) {
 
 }  // namespace
 
+std::optional<double> json_number_value(std::string_view tok) {
+    if (!is_json_number(tok)) return std::nullopt;
+    double d = 0;
+    auto r = std::from_chars(tok.data(), tok.data() + tok.size(), d);
+    if (r.ec == std::errc() && r.ptr == tok.data() + tok.size()) return d;
+    // Out of range (from_chars leaves d alone): overflow when the first significant digit's
+    // decimal exponent is positive, else underflow. Significand digits and the exponent are
+    // read as the grammar above has already checked them.
+    bool neg = tok.front() == '-';
+    std::size_t i = neg ? 1 : 0, n = tok.size();
+    long long int_digits = 0, lead_frac_zeros = 0;
+    bool nonzero = false;
+    while (i < n && tok[i] >= '0' && tok[i] <= '9') {
+        if (tok[i] != '0' || nonzero) {
+            nonzero = true;
+            ++int_digits;
+        }
+        ++i;
+    }
+    if (i < n && tok[i] == '.') {
+        ++i;
+        while (i < n && tok[i] >= '0' && tok[i] <= '9') {
+            if (!nonzero && tok[i] == '0') ++lead_frac_zeros;
+            else nonzero = true;
+            ++i;
+        }
+    }
+    long long exp = 0;
+    if (i < n && (tok[i] == 'e' || tok[i] == 'E')) {
+        ++i;
+        bool eneg = i < n && tok[i] == '-';
+        if (i < n && (tok[i] == '-' || tok[i] == '+')) ++i;
+        for (; i < n; ++i) exp = std::min(exp * 10 + (tok[i] - '0'), 1000000000LL);
+        if (eneg) exp = -exp;
+    }
+    long long magnitude = (int_digits > 0 ? int_digits - 1 : -(lead_frac_zeros + 1)) + exp;
+    double inf = std::numeric_limits<double>::infinity();
+    if (!nonzero || magnitude < 0) return neg ? -0.0 : 0.0;
+    return neg ? -inf : inf;
+}
+
+std::string_view trimmed_token(od::value v) {
+    std::string_view tok = v.raw_json_token();
+    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n' || tok.back() == '\r'))
+        tok.remove_suffix(1);
+    return tok;
+}
+
 bool document_at_end(simdjson::ondemand::document& doc) {
     // simdjson 3.0's document has no at_end(): current_location() fails with OUT_OF_BOUNDS
     // exactly when no structural character is left, i.e. nothing follows the root value.
@@ -254,6 +303,27 @@ bool line_reader::next(text_line& out) {
 
 // ---- for_each_object --------------------------------------------------------------------
 
+namespace {
+
+// simdjson's on-demand parser validates only what it reads: "n_obs":007 reads as 7, a NaN or
+// nul word in a column nobody reads passes. So a line it accepted is also checked to be one
+// JSON value by the strict scanner in validator mode (json_scan.hpp: syntax, not range, so
+// 1e400 — valid JSON, non-finite, not usable by SPEC §1 — passes). Returns "" for a valid line,
+// else the message.
+std::string strict_json_error(std::string_view text) {
+    json_scanner s{text.data(), text.data() + text.size()};
+    s.syntax_only = true;
+    s.ws();
+    if (s.skip_value()) {
+        s.ws();
+        if (s.p == s.e) return {};
+    }
+    return fmt::format("malformed JSON (near byte {}: '{}')", s.p - text.data() + 1,
+                       s.p < s.e ? std::string(1, *s.p) : std::string("end of line"));
+}
+
+}  // namespace
+
 jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, const line_fn& fast) {
     jsonl_stats stats;
     od::parser parser;
@@ -280,7 +350,7 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
                     (void)skipped;
                     if (!document_at_end(doc)) {
                         what = "unexpected content after the JSON object";
-                    } else {
+                    } else if (what = strict_json_error(line.text); what.empty()) {
                         doc.rewind();
                         od::object obj = doc.get_object();
                         fn(obj, line.number);
@@ -312,14 +382,8 @@ std::optional<double> read_number(od::value v, std::string_view field) {
     od::json_type t = v.type();
     if (t == od::json_type::null) return std::nullopt;
     if (t == od::json_type::number) {
-        double d;
-        if (v.get_double().get(d) == simdjson::SUCCESS) return d;
         // A well-formed number beyond double range (1e400) is non-finite: not usable (SPEC §1).
-        std::string_view tok = v.raw_json_token();
-        while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n' || tok.back() == '\r'))
-            tok.remove_suffix(1);
-        if (is_json_number(tok)) return tok.front() == '-' ? -std::numeric_limits<double>::infinity()
-                                                         : std::numeric_limits<double>::infinity();
+        if (auto d = json_number_value(trimmed_token(v))) return *d;
         wrong_type(v, field, "a number");
     }
     if (t == od::json_type::string) {
@@ -329,10 +393,7 @@ std::optional<double> read_number(od::value v, std::string_view field) {
             throw field_error(fmt::format("field '{}': expected a number, found \"{}\"", field,
                                           s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s)));
         }
-        double d = 0;
-        auto r = std::from_chars(s.data(), s.data() + s.size(), d);
-        if (r.ec == std::errc::result_out_of_range) return std::numeric_limits<double>::infinity();
-        return d;
+        return json_number_value(s);
     }
     wrong_type(v, field, "a number");
 }
@@ -515,7 +576,9 @@ json_value read_json_value(od::value v) {
             out.u = v.get_uint64();
         } else {
             out.t = T::number;
-            out.d = v.get_double();
+            auto d = json_number_value(trimmed_token(v));
+            if (!d) throw field_error("malformed JSON number");
+            out.d = *d;
         }
         break;
     }

@@ -82,6 +82,17 @@ using line_fn = std::function<bool(std::string_view text)>;
 jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn,
                             const line_fn& fast = {});
 
+// ---- numbers --------------------------------------------------------------------------------
+// The double a JSON number token (RFC 8259 grammar, checked) denotes, correctly rounded by
+// std::from_chars; beyond double's range, ±infinity for an overflow (1e400) and ±0 for an
+// underflow (1e-400). nullopt when `token` is not a JSON number. Every on-demand reader takes
+// doubles through this, not simdjson 3.0's value::get_double(), which misreads "0." followed by
+// about 20 or more digits (0.70000000000000000000 read as 0.1466; simdjson issue 2093, fixed
+// after the 3.0.1 that Debian 12 ships).
+std::optional<double> json_number_value(std::string_view token);
+// A value's raw token without trailing whitespace (what simdjson's raw_json_token leaves on).
+std::string_view trimmed_token(simdjson::ondemand::value v);
+
 // ---- typed field readers (throw field_error naming the field and what was found) --------
 // null → nullopt. A string holding a number is accepted (warehouse exports quote 64-bit
 // integers); "NaN"/"Infinity"/"-Infinity" read as NaN/±inf: not usable (SPEC §1).

@@ -2,7 +2,7 @@
 // (prof-harvest's warehouse rows, prof-spans' trace events). It accepts only text that is valid
 // JSON (RFC 8259 numbers, no control characters in strings, balanced containers) and, where a
 // field's value is wanted, only its plainest form (a string without escapes). On anything else —
-// an escape in a wanted string, a surrogate escape anywhere, nesting deeper than max_depth, any
+// an escape in a wanted string, a surrogate escape anywhere, nesting deeper than 64, any
 // syntax error — it declines: the method returns false, and the caller reads the same text with
 // simdjson, which owns every rule and every error message. So the two paths cannot disagree on
 // what a text means; this one only skips simdjson's per-field bookkeeping (harvest: ~35 % of
@@ -58,7 +58,10 @@ enum class scan_kind { string, number, integer, null, boolean };
 struct json_scanner {
     const char* p;
     const char* e;
-    static constexpr int max_depth = 64;
+    // false (the fast readers): decline surrogate escapes and nesting deeper than 64, leaving
+    // them to simdjson. true (a validator): accept every syntactically valid escape, nest to
+    // 1024 (simdjson's own limit), so false means "not JSON".
+    bool syntax_only = false;
 
     PROF_SCAN_INLINE void ws() {
         // Compact JSON has no whitespace between tokens: one test for that case.
@@ -104,7 +107,7 @@ struct json_scanner {
                     if (h < 0) return false;
                     v = v << 4 | static_cast<unsigned>(h);
                 }
-                if (v >= 0xD800 && v <= 0xDFFF) return false;
+                if (v >= 0xD800 && v <= 0xDFFF && !syntax_only) return false;
                 q += 6;
                 break;
             }
@@ -229,13 +232,13 @@ struct json_scanner {
         return true;
     }
 
-    // Any value, checked and skipped: containers to max_depth, strings with escapes.
+    // Any value, checked and skipped: containers (to the depth above), strings with escapes.
     bool skip_value(int depth = 0) {
         if (p >= e) return false;
         switch (*p) {
         case '"': return skip_string();
         case '{': {
-            if (depth >= max_depth) return false;
+            if (depth >= (syntax_only ? 1024 : 64)) return false;
             ++p;
             ws();
             if (eat('}')) return true;
@@ -252,7 +255,7 @@ struct json_scanner {
             }
         }
         case '[': {
-            if (depth >= max_depth) return false;
+            if (depth >= (syntax_only ? 1024 : 64)) return false;
             ++p;
             ws();
             if (eat(']')) return true;

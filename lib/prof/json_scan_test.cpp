@@ -1,11 +1,13 @@
 // Unit tests of the strict JSON-subset scanner (json_scan.hpp): what it accepts is valid JSON
 // with the value simdjson and std::from_chars give; what it declines it leaves untouched.
+#include "prof/json_in.hpp"
 #include "prof/json_scan.hpp"
 
 #include <simdjson.h>
 
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <doctest/doctest.h>
@@ -145,4 +147,21 @@ TEST_CASE("json_scan: strings — plain ones read in place, escapes checked, con
     CHECK(!scan_key_is("ts_i", "ts_id"));
     CHECK(scan_key_is("id", "id"));
     CHECK(!scan_key_is("ix", "id"));
+}
+
+TEST_CASE("json_number_value: correctly rounded, out of range to ±inf or ±0, not simdjson 3.0's get_double") {
+    CHECK(json_number_value("0.70000000000000000000") == 0.7);
+    CHECK(json_number_value("0.99999999999999999999") == 1.0);
+    CHECK(json_number_value("0.12345678901234567890123") == 0.12345678901234567890123);
+    CHECK(json_number_value("1e400") == std::numeric_limits<double>::infinity());
+    CHECK(json_number_value("-1e400") == -std::numeric_limits<double>::infinity());
+    CHECK(json_number_value("123456789e400") == std::numeric_limits<double>::infinity());
+    CHECK(json_number_value("0.000001e-400") == 0.0);
+    CHECK(json_number_value("1e-400") == 0.0);
+    CHECK(bits(*json_number_value("-1e-400")) == bits(-0.0));
+    CHECK(json_number_value("5e-324") == 5e-324);
+    CHECK(!json_number_value("01"));
+    CHECK(!json_number_value("1."));
+    CHECK(!json_number_value("nan"));
+    CHECK(!json_number_value(""));
 }

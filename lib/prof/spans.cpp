@@ -392,9 +392,8 @@ namespace {
 std::int64_t micros(od::value v, const char* field) {
     std::int64_t i;
     if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
-    double d;
-    if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9.0e15)
-        return static_cast<std::int64_t>(std::llround(d));
+    std::optional<double> d = json_number_value(trimmed_token(v));  // not get_double(): json_in.hpp
+    if (d && std::isfinite(*d) && std::fabs(*d) < 9.0e15) return static_cast<std::int64_t>(std::llround(*d));
     throw field_error(fmt::format("field '{}': expected a number of microseconds", field));
 }
 
@@ -404,12 +403,6 @@ std::string_view token(od::value v) {
     return t;
 }
 
-// A key as written (no escapes): the raw text after the opening quote equals `lit` and the
-// closing quote follows. Trace keys are plain ASCII; this avoids unescaping every key.
-template <std::size_t N>
-bool key_is(const char* raw, const char (&lit)[N]) {
-    return std::memcmp(raw, lit, N - 1) == 0 && raw[N - 1] == '"';
-}
 
 // A string value read in place when it holds no escape (a view into the input text, valid as
 // long as the text), else unescaped by simdjson (a view into the parser's buffer, valid for the
@@ -464,6 +457,17 @@ std::string_view identity(od::value v, std::string& scratch) {
         scratch.push_back('"');
         return scratch;
     }
+    if (raw[0] == '{' || raw[0] == '[') {
+        // A container (never seen in practice): the DOM reader's text for it, so both paths
+        // agree — its raw text parsed by the DOM parser and minified.
+        std::string_view whole;
+        if (raw[0] == '{') whole = od::object(v.get_object()).raw_json();
+        else whole = od::array(v.get_array()).raw_json();
+        simdjson::dom::parser dom;
+        simdjson::padded_string padded(whole);
+        scratch = simdjson::minify(dom.parse(padded).value());
+        return scratch;
+    }
     if (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
         std::int64_t i;
         if (v.get_int64().get(i) == simdjson::SUCCESS) {
@@ -472,9 +476,8 @@ std::string_view identity(od::value v, std::string& scratch) {
             scratch.assign(b, r.ptr);
             return scratch;
         }
-        double d;
-        if (v.get_double().get(d) == simdjson::SUCCESS) {
-            scratch = fmt::format("{}", d);
+        if (auto d = json_number_value(raw)) {
+            scratch = fmt::format("{}", *d);
             return scratch;
         }
     }
@@ -493,32 +496,38 @@ struct event_fields {
 // the stack with store-to-load forwarding stalls that cost more than the whole parse.
 [[gnu::noinline]] void read_event(od::object& ev, event_fields& e, std::string (&scratch)[4]) {
     for (auto f : ev) {
-        const char* k = f.key().raw();
-        if (key_is(k, "ph")) {
+        // A key is compared as written when it holds no escape (the common case, no copy),
+        // else unescaped: "p\u0068" is "ph", as the DOM reader and JSON itself have it.
+        const char* raw = f.key().raw();
+        const char* q = raw;
+        while (*q != '"' && *q != '\\') ++q;
+        std::string_view k = *q == '"' ? std::string_view(raw, static_cast<std::size_t>(q - raw))
+                                       : std::string_view(f.unescaped_key());
+        if (k == "ph") {
             od::value pv = f.value();
-            std::string_view raw = pv.raw_json_token();
-            if (raw.size() >= 3 && raw[0] == '"' && raw[2] == '"') {
-                e.ph = raw[1];
+            std::string_view tok = pv.raw_json_token();
+            if (tok.size() >= 3 && tok[0] == '"' && tok[2] == '"') {
+                e.ph = tok[1];
                 continue;
             }
             std::string_view p = string_in_place(pv, "ph");
             if (p.size() != 1) throw field_error(fmt::format("field 'ph': unknown phase \"{}\"", p));
             e.ph = p[0];
-        } else if (key_is(k, "ts")) {
+        } else if (k == "ts") {
             e.ts = micros(f.value(), "ts");
             e.has_ts = true;
-        } else if (key_is(k, "dur")) {
+        } else if (k == "dur") {
             e.dur = micros(f.value(), "dur");
             e.has_dur = true;
-        } else if (key_is(k, "name")) {
+        } else if (k == "name") {
             e.name = string_in_place(f.value(), "name");
-        } else if (key_is(k, "pid")) {
+        } else if (k == "pid") {
             e.pid = identity(f.value(), scratch[0]);
-        } else if (key_is(k, "tid")) {
+        } else if (k == "tid") {
             e.tid = identity(f.value(), scratch[1]);
-        } else if (key_is(k, "cat")) {
+        } else if (k == "cat") {
             e.cat = identity(f.value(), scratch[2]);
-        } else if (key_is(k, "id") || key_is(k, "id2")) {
+        } else if (k == "id" || k == "id2") {
             e.id = identity(f.value(), scratch[3]);
         }
     }
@@ -872,8 +881,7 @@ std::string_view skip_ws(std::string_view t) {
 }
 
 std::string_view skip_ws_back(std::string_view t) {
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r' || t.back() == '\n' || t.back() == '\0'))
-        t.remove_suffix(1);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r' || t.back() == '\n')) t.remove_suffix(1);
     return t;
 }
 
@@ -1008,6 +1016,34 @@ std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t b
     return r.finish();
 }
 
+// Where stage 1 of a parse of `text` found `error`, for the line number of the message:
+// the first line that is not valid UTF-8, or the first control character inside a string;
+// nullptr when not found (line 1 is reported).
+const char* stage1_error_location(std::string_view text, simdjson::error_code error) {
+    if (error == simdjson::UTF8_ERROR) {
+        std::size_t start = 0;
+        while (start < text.size()) {
+            std::size_t nl = text.find('\n', start);
+            std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+            if (!simdjson::validate_utf8(text.data() + start, end - start)) return text.data() + start;
+            start = end + 1;
+        }
+        return nullptr;
+    }
+    bool in_string = false;
+    for (std::size_t k = 0; k < text.size(); ++k) {
+        unsigned char c = static_cast<unsigned char>(text[k]);
+        if (in_string) {
+            if (c == '\\') ++k;
+            else if (c == '"') in_string = false;
+            else if (c < 0x20) return text.data() + k;
+        } else if (c == '"') {
+            in_string = true;
+        }
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 span_set read_chrome_trace(std::string_view text, const std::string& source, std::size_t batch_bytes, bool scan) {
@@ -1018,9 +1054,13 @@ span_set read_chrome_trace(std::string_view text, const std::string& source, std
     od::parser parser;
     od::document doc;
     const char* loc = text.data();
+    bool iterated = false;
+    // A UTF-8 byte order mark is not JSON; like the JSON Lines readers, this one skips it.
+    std::string_view body = text.substr(0, 3) == "\xEF\xBB\xBF" ? text.substr(3) : text;
     try {
-        if (auto err = parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING).get(doc))
+        if (auto err = parser.iterate(body.data(), body.size(), body.size() + simdjson::SIMDJSON_PADDING).get(doc))
             throw simdjson::simdjson_error(err);
+        iterated = true;
         od::array events;
         od::json_type root_type = doc.type();
         if (root_type == od::json_type::array) {
@@ -1042,8 +1082,11 @@ span_set read_chrome_trace(std::string_view text, const std::string& source, std
         loc = index ? event_location(text, index) : nullptr;
         throw input_error(source, line_of(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
     } catch (const simdjson::simdjson_error& e) {
+        // A document whose stage 1 failed (invalid UTF-8, a control character in a string, an
+        // unclosed string) has no position to ask for: the bad byte is looked for instead.
         const char* at = nullptr;
-        if (doc.current_location().get(at) != simdjson::SUCCESS) at = loc;
+        if (!iterated) at = stage1_error_location(body, e.error());
+        else if (doc.current_location().get(at) != simdjson::SUCCESS) at = loc;
         throw input_error(source, line_of(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
     }
     return r.finish();
