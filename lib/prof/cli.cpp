@@ -1,6 +1,8 @@
 // Shared command-line behaviour (see cli.hpp).
 #include "prof/cli.hpp"
 
+#include <malloc.h>
+
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
 
@@ -140,6 +142,11 @@ CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::optio
 std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files) {
     if (files.empty()) return {"-"};
     return files;
+}
+
+void prefer_heap_reuse() {
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
 }
 
 }  // namespace prof::cli

@@ -5,6 +5,7 @@
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
 #include "prof/json_out.hpp"
+#include "prof/interner.hpp"
 #include "prof/json_scan.hpp"
 #include "prof/units.hpp"
 
@@ -371,7 +372,19 @@ bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool&
 bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded) {
     // The 32-byte compare may look past the line's end into its padding (never past that).
     const char* readable_end = line.data() + line.size() + (padded ? simdjson::SIMDJSON_PADDING : 0);
-    r = harvest_row{};
+    // Reset member by member: `r = harvest_row{}` became a `rep stos` whose start-up cost was
+    // 8 % of this function.
+    r.run_id = r.ts_id = r.model_type = {};
+    r.family.reset();
+    r.error.reset();
+    r.finished_at_ns.reset();
+    r.n_obs.reset();
+    r.process_rss_bytes.reset();
+    r.peak_rss_bytes.reset();
+    r.peak_gpu_bytes.reset();
+    r.fit_seconds.reset();
+    r.cpu_seconds.reset();
+    r.fold = r.ensemble = false;
     json_scanner s{line.data(), line.data() + line.size()};
     bool have_run = false, have_ts = false, have_model = false;
     s.ws();
@@ -496,7 +509,7 @@ harvester::harvester(harvest_config config) : config_(std::move(config)) {
 }
 
 harvester::run_acc& harvester::run_for(std::string_view run_id) {
-    if (last_run_ && run_id == last_run_id_) return *last_run_;
+    if (last_run_ && same_text(run_id, last_run_id_)) return *last_run_;
     auto it = runs_.find(run_id);
     if (it == runs_.end())
         it = runs_.emplace(std::string(run_id), run_acc(config_.memory_margin, config_.time_margin)).first;

@@ -275,7 +275,8 @@ bool line_reader::next(text_line& out) {
                 // megabyte instead of one per line. '\n' never occurs inside a multi-byte
                 // sequence, so the block is valid exactly when each of its lines is; when it is
                 // not, each line is checked on its own (by the caller) to find the bad one.
-                auto* last = static_cast<const char*>(memrchr(base + pos, '\n', end_ - pos));
+                std::size_t limit = std::min(end_, pos + (std::size_t{1} << 20));  // by the MiB at most
+                auto* last = static_cast<const char*>(memrchr(base + pos, '\n', limit - pos));
                 std::size_t to = static_cast<std::size_t>(last - base);
                 valid_to_ = simdjson::validate_utf8(base + begin_, to - begin_) ? to : begin_;
             }

@@ -177,20 +177,19 @@ void profile_builder::add(const measured_fit& f) {
 void profile_builder::add(const fit_evidence& f) {
     ++n_measurements_;
     if (f.ok) ++n_ok_;
-    if (ts_ids_.empty() || f.ts_id != last_ts_id_) {
+    if (ts_ids_.empty() || !same_text(f.ts_id, last_ts_id_)) {
         last_ts_id_.assign(f.ts_id);
         ts_ids_.insert(last_ts_id_);
     }
     if (f.measured_at) {
         if (auto t = parse_rfc3339(*f.measured_at); t && (!latest_ns_ || *t > *latest_ns_)) latest_ns_ = t;
     }
-    key_.assign(f.model_type);
-    auto it = models_.find(key_);
-    if (it == models_.end()) it = models_.emplace(key_, model_acc{}).first;
-    model_acc& m = it->second;
+    std::uint32_t id = model_ids_.intern(f.model_type);
+    if (id == models_.size()) models_.emplace_back();
+    model_acc& m = models_[id];
     ++m.n_fits;
     auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
-    if (fam == m.families.end() || *fam != f.family) m.families.emplace(fam, f.family);
+    if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
     keep_max(m.max_n_obs, f.n_obs);
     if (!m.threads_seen) {
         m.threads_seen = true;
@@ -228,12 +227,13 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
     if (latest_ns_) p.provenance.measured_at = format_rfc3339(*latest_ns_);
 
     std::map<std::string, std::vector<const std::vector<double>*>> family_walls;
-    std::vector<const std::pair<const std::string, model_acc>*> by_name;
-    by_name.reserve(models_.size());
-    for (const auto& entry : models_) by_name.push_back(&entry);
-    std::sort(by_name.begin(), by_name.end(), [](auto* a, auto* b) { return a->first < b->first; });
-    for (const auto* entry : by_name) {
-        const auto& [name, acc] = *entry;
+    std::vector<std::uint32_t> by_name(models_.size());
+    for (std::uint32_t k = 0; k < by_name.size(); ++k) by_name[k] = k;
+    const auto& names = model_ids_.names();
+    std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) { return names[a] < names[b]; });
+    for (std::uint32_t k : by_name) {
+        const std::string& name = names[k];
+        const model_acc& acc = models_[k];
         if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
         bool any_axis = acc.max_process_rss || acc.max_peak_rss || acc.max_peak_gpu || !acc.wall.empty() ||
                         !acc.cpu.empty();

@@ -2,6 +2,7 @@
 // FamilyCost, ProfileProvenance, build_profile (the arithmetic), and reading/writing.
 #pragma once
 
+#include "prof/interner.hpp"
 #include "prof/json_in.hpp"
 #include "prof/records.hpp"
 
@@ -128,10 +129,10 @@ private:
     };
     double memory_margin_, time_margin_;
     std::uint64_t n_measurements_ = 0, n_ok_ = 0;
-    std::unordered_map<std::string, model_acc> models_;  // hashed: one lookup per fit; finish() sorts
+    string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)
+    std::vector<model_acc> models_;
     std::unordered_set<std::string> ts_ids_;
     std::string last_ts_id_;  // the ts_id added last: rows of one series come together
-    std::string key_;         // lookup scratch
     std::optional<std::int64_t> latest_ns_;
 };
 

@@ -11,15 +11,6 @@
 namespace prof {
 namespace od = simdjson::ondemand;
 
-std::optional<double> effective_cores(std::optional<double> wall_s, std::optional<double> cpu_s) {
-    if (!wall_s || !cpu_s) return std::nullopt;
-    double w = *wall_s, c = *cpu_s;
-    if (!std::isfinite(w) || !std::isfinite(c) || w <= 0 || c <= 0) return std::nullopt;
-    if (w < 1e-3) return 1.0;
-    double e = c / w;
-    if (!std::isfinite(e)) return std::nullopt;  // cpu 1e306 over wall 2e-3: no usable reading
-    return std::max(1.0, e);
-}
 
 cell read_cell(od::object& obj) {
     cell c;

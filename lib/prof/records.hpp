@@ -3,6 +3,8 @@
 
 #include "prof/json_in.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,7 +45,16 @@ struct measured_fit {
 
 // SPEC §2: max(1.0, cpu_s / wall_s); 1.0 when wall_s < 1e-3; null unless both clocks are
 // finite and > 0 (a derived field is always recomputed, never read).
-std::optional<double> effective_cores(std::optional<double> wall_s, std::optional<double> cpu_s);
+// Inline: prof-harvest computes one per warehouse row.
+inline std::optional<double> effective_cores(std::optional<double> wall_s, std::optional<double> cpu_s) {
+    if (!wall_s || !cpu_s) return std::nullopt;
+    double w = *wall_s, c = *cpu_s;
+    if (!std::isfinite(w) || !std::isfinite(c) || w <= 0 || c <= 0) return std::nullopt;
+    if (w < 1e-3) return 1.0;
+    double e = c / w;
+    if (!std::isfinite(e)) return std::nullopt;  // cpu 1e306 over wall 2e-3: no usable reading
+    return std::max(1.0, e);
+}
 
 cell read_cell(simdjson::ondemand::object& obj);
 std::string write_cell(const cell& c);  // one line, no '\n'

@@ -4,6 +4,7 @@
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/json_out.hpp"
+#include "prof/interner.hpp"
 #include "prof/json_scan.hpp"
 
 #include <algorithm>
@@ -258,61 +259,6 @@ std::string_view format_name(span_format f) {
 
 namespace {
 
-// Strings → dense ids in order of first appearance, the ids indexing `names`: open addressing
-// over (hash, id) slots, FNV-1a, power-of-two size, at most half full. Looked up by view and
-// stored as a copy in `names`, so the table holds no view that could dangle. A trace names a
-// node per event: this lookup runs millions of times and must not allocate.
-class string_interner {
-public:
-    explicit string_interner(std::vector<std::string>& names) : names_(names) {}
-    string_interner(const string_interner&) = delete;
-    string_interner& operator=(const string_interner&) = delete;
-
-    std::uint32_t intern(std::string_view n) {
-        std::uint64_t h = 1469598103934665603ull;
-        for (unsigned char c : n) h = (h ^ c) * 1099511628211ull;
-        auto h32 = static_cast<std::uint32_t>(h ^ (h >> 32));
-        std::size_t mask = table_.size() - 1;
-        std::size_t i = h32 & mask;
-        for (; table_[i].id != empty; i = (i + 1) & mask)
-            if (table_[i].hash == h32 && same(names_[table_[i].id], n)) return table_[i].id;
-        auto id = static_cast<std::uint32_t>(names_.size());
-        names_.emplace_back(n);
-        table_[i] = {h32, id};
-        if (2 * names_.size() > table_.size()) grow();
-        return id;
-    }
-
-private:
-    static constexpr std::uint32_t empty = UINT32_MAX;
-    struct slot {
-        std::uint32_t hash;
-        std::uint32_t id;
-    };
-    // Names are short: a byte loop beats a call to memcmp.
-    static bool same(const std::string& a, std::string_view b) {
-        if (a.size() != b.size()) return false;
-        if (b.size() > 32) return std::memcmp(a.data(), b.data(), b.size()) == 0;
-        for (std::size_t k = 0; k < b.size(); ++k)
-            if (a[k] != b[k]) return false;
-        return true;
-    }
-    void grow() {
-        std::vector<slot> bigger(table_.size() * 2, slot{0, empty});
-        std::size_t mask = bigger.size() - 1;
-        for (const slot& sl : table_) {
-            if (sl.id == empty) continue;
-            std::size_t j = sl.hash & mask;
-            while (bigger[j].id != empty) j = (j + 1) & mask;
-            bigger[j] = sl;
-        }
-        table_ = std::move(bigger);
-    }
-
-    std::vector<std::string>& names_;
-    std::vector<slot> table_ = std::vector<slot>(64, slot{0, empty});
-};
-
 void add_polars_row(span_set& out, string_interner& names, std::string_view node, std::int64_t start, std::int64_t end) {
     if (end < start) throw field_error(fmt::format("span '{}' ends before it starts (start {}, end {})", node, start, end));
     out.spans.push_back({start, end, names.intern(node)});
@@ -322,7 +268,7 @@ void add_polars_row(span_set& out, string_interner& names, std::string_view node
 
 span_set read_polars_jsonl(std::string_view text, const std::string& source) {
     span_set out;
-    string_interner names(out.names);
+    string_interner names;
     line_reader in(string_source(std::string(text), source));
     for_each_object(in, 0, [&](od::object& obj, std::size_t) {
         std::optional<std::string> node;
@@ -339,12 +285,13 @@ span_set read_polars_jsonl(std::string_view text, const std::string& source) {
         if (!has_end || !end) missing_field("end");
         add_polars_row(out, names, *node, *start, *end);
     });
+    out.names = names.names();
     return out;
 }
 
 span_set read_polars_csv(std::string_view text, const std::string& source) {
     span_set out;
-    string_interner names(out.names);
+    string_interner names;
     line_reader in(string_source(std::string(text), source));
     text_line line;
     int ci_node = -1, ci_start = -1, ci_end = -1;
@@ -382,6 +329,7 @@ span_set read_polars_csv(std::string_view text, const std::string& source) {
             throw input_error(source, line.number, e.what());
         }
     }
+    out.names = names.names();
     return out;
 }
 
@@ -829,6 +777,7 @@ private:
 
 public:
     span_set finish() {
+        out.names = names_.names();
         for (const auto& [k, n] : async_open_)
             if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
         // B/E pairs: per thread, in time order (ties keep file order), an E closes the
@@ -866,9 +815,8 @@ private:
         return threads_.intern(key_);
     }
 
-    string_interner names_{out.names};
-    std::vector<std::string> thread_keys_;
-    string_interner threads_{thread_keys_};
+    string_interner names_;
+    string_interner threads_;
     std::string key_;
     std::vector<be_event> be_;
     std::unordered_map<std::string, std::int64_t> async_open_;
