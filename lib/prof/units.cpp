@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <fmt/format.h>
 
@@ -106,14 +107,28 @@ std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
         return static_cast<int>(d);
     };
     auto two = [&](std::size_t i) { return digit(i) * 10 + digit(i + 1); };
-    int Y = two(0) * 100 + two(2), M = two(5), D = two(8), h = two(11), m = two(14), sec = two(17);
-    if (bad || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' ||
-        s[16] != ':')
-        return std::nullopt;
-    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60) return std::nullopt;
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
-    if (D > mdays[M - 1] || (M == 2 && D == 29 && !leap)) return std::nullopt;
+    // The date (its first 10 bytes) of the last valid time stamp, and its day number: rows of
+    // one run share a few dates, so the date is checked and converted once per date.
+    thread_local char last_date[10] = {};
+    thread_local std::int64_t last_days = 0;
+    thread_local bool have_last = false;
+    std::int64_t days;
+    if (have_last && std::memcmp(s.data(), last_date, 10) == 0) {
+        days = last_days;
+    } else {
+        int Y = two(0) * 100 + two(2), M = two(5), D = two(8);
+        if (bad || s[4] != '-' || s[7] != '-' || M < 1 || M > 12 || D < 1 || D > 31) return std::nullopt;
+        static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        bool leap = (Y % 4 == 0 && Y % 100 != 0) || Y % 400 == 0;
+        if (D > mdays[M - 1] || (M == 2 && D == 29 && !leap)) return std::nullopt;
+        days = days_from_civil(Y, static_cast<unsigned>(M), static_cast<unsigned>(D));
+        std::memcpy(last_date, s.data(), 10);
+        last_days = days;
+        have_last = true;
+    }
+    int h = two(11), m = two(14), sec = two(17);
+    if (bad || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return std::nullopt;
+    if (h > 23 || m > 59 || sec > 60) return std::nullopt;
     std::size_t i = 19;
     std::int64_t frac_ns = 0;
     if (i < s.size() && s[i] == '.') {
@@ -142,7 +157,6 @@ std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
         return std::nullopt;
     }
     if (i != s.size()) return std::nullopt;
-    std::int64_t days = days_from_civil(Y, static_cast<unsigned>(M), static_cast<unsigned>(D));
     std::int64_t secs = days * 86400 + h * 3600 + m * 60 + sec - offset_s;
     return secs * 1000000000 + frac_ns;
 }

@@ -61,3 +61,18 @@ TEST_CASE("strings written to records are valid UTF-8: invalid bytes become U+FF
     w.value(std::string_view("bad \xff x \xc3\xa9 \xed\xa0\x80"));
     CHECK(w.str() == "\"bad \xEF\xBF\xBD x \xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
 }
+
+TEST_CASE("parse_rfc3339: the per-date cache never accepts a date it did not check") {
+    // Ten NUL bytes match a zero-filled cache; the same date twice, then a bad one after it.
+    CHECK(!prof::parse_rfc3339(std::string(10, '\0') + "T00:00:00Z"));
+    auto a = prof::parse_rfc3339("2026-11-28T00:00:01Z");
+    auto b = prof::parse_rfc3339("2026-11-28T00:00:02Z");
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(*b - *a == 1000000000);
+    CHECK(!prof::parse_rfc3339("2026-11-28T24:00:00Z"));
+    CHECK(!prof::parse_rfc3339("2026-02-29T00:00:00Z"));
+    CHECK(prof::parse_rfc3339("2024-02-29T00:00:00Z"));
+    CHECK(!prof::parse_rfc3339("2024-02-30T00:00:00Z"));
+    CHECK(*prof::parse_rfc3339("2026-11-28T00:00:01+01:00") == *a - 3600000000000LL);
+}
