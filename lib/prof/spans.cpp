@@ -394,16 +394,30 @@ const char* event_location(std::string_view text, std::size_t index) {
 // path, so that a thread is one thread however its pid is spelled: a string as its unescaped
 // contents in quotes, an integer in decimal, any other number as the shortest text that reads
 // back as the same double, a literal as its word. For the plain forms that is the raw token.
+// The pieces of the canonical identity text, shared by identity() and dom_token().
+std::string_view quoted_text(std::string_view contents, std::string& scratch) {
+    scratch.assign(1, '"');
+    scratch.append(contents);
+    scratch.push_back('"');
+    return scratch;
+}
+std::string_view integer_text(std::int64_t i, std::string& scratch) {
+    char b[24];
+    auto r = std::to_chars(b, b + sizeof b, i);
+    scratch.assign(b, r.ptr);
+    return scratch;
+}
+std::string_view number_text(double d, std::string& scratch) {
+    scratch = fmt::format("{}", d);
+    return scratch;
+}
+
 std::string_view identity(od::value v, std::string& scratch) {
     std::string_view raw = token(v);
     if (raw.empty()) return raw;
     if (raw[0] == '"') {
         if (raw.find('\\') == std::string_view::npos) return raw;
-        std::string_view u = v.get_string();
-        scratch.assign(1, '"');
-        scratch.append(u);
-        scratch.push_back('"');
-        return scratch;
+        return quoted_text(std::string_view(v.get_string()), scratch);
     }
     if (raw[0] == '{' || raw[0] == '[') {
         // A container (never seen in practice): the DOM reader's text for it, so both paths
@@ -418,16 +432,8 @@ std::string_view identity(od::value v, std::string& scratch) {
     }
     if (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) {
         std::int64_t i;
-        if (v.get_int64().get(i) == simdjson::SUCCESS) {
-            char b[24];
-            auto r = std::to_chars(b, b + sizeof b, i);
-            scratch.assign(b, r.ptr);
-            return scratch;
-        }
-        if (auto d = json_number_value(raw)) {
-            scratch = fmt::format("{}", *d);
-            return scratch;
-        }
+        if (v.get_int64().get(i) == simdjson::SUCCESS) return integer_text(i, scratch);
+        if (auto d = json_number_value(raw)) return number_text(*d, scratch);
     }
     return raw;
 }
@@ -494,24 +500,11 @@ std::int64_t micros(simdjson::dom::element v, const char* field) {
 // (pid, tid, cat, id): strings by content, numbers by their JSON text.
 std::string_view dom_token(simdjson::dom::element v, std::string& scratch) {
     std::string_view s;
-    if (v.get_string().get(s) == simdjson::SUCCESS) {
-        scratch.assign(1, '"');
-        scratch.append(s);
-        scratch.push_back('"');
-        return scratch;
-    }
+    if (v.get_string().get(s) == simdjson::SUCCESS) return quoted_text(s, scratch);
     std::int64_t i;
-    if (v.get_int64().get(i) == simdjson::SUCCESS) {
-        char b[24];
-        auto r = std::to_chars(b, b + sizeof b, i);
-        scratch.assign(b, r.ptr);
-        return scratch;
-    }
+    if (v.get_int64().get(i) == simdjson::SUCCESS) return integer_text(i, scratch);
     double d;
-    if (v.get_double().get(d) == simdjson::SUCCESS) {
-        scratch = fmt::format("{}", d);
-        return scratch;
-    }
+    if (v.get_double().get(d) == simdjson::SUCCESS) return number_text(d, scratch);
     scratch = simdjson::minify(v);
     return scratch;
 }
