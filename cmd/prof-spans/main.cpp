@@ -105,7 +105,7 @@ int build(const config& c) {
             if (f == prof::span_format::chrome)
                 how = s.whole_document ? "; events read by one whole-document parse"
                                        : fmt::format("; events: {} scanned, {} from DOM batches", s.scanned_events, s.dom_events);
-            prof::note(fmt::format("stats: {} bytes, {} spans of {} nodes; cpu s: read+parse {:.3f}, union {:.3f}{}",
+            prof::note(fmt::format("stats: {} bytes, {} spans of {} nodes; cpu s: read+parse {:.6f}, union {:.6f}{}",
                                    text.size(), s.spans.size(), s.names.size(), t1 - t0, cpu_seconds() - t1, how));
         }
     }

@@ -45,9 +45,14 @@ std::string count_or_deadline(const plan_record& p) {
 }  // namespace
 
 // Spark: one executor per node holding every slot the node fits. The executor asks the node
-// for spark.executor.memory (JVM heap) + memoryOverhead + pyspark.memory; when the heap and
-// overhead leave too little room for every slot's Python memory, the executor runs fewer
-// slots and the rendering says so (and counts executors for that number).
+// for spark.executor.memory (JVM heap) + memoryOverhead, and the slots' Python memory goes in
+// memoryOverhead (Spark's documented home for Python workers' memory when pyspark.memory is
+// unset), not in pyspark.memory: PySpark turns pyspark.memory into an address-space limit
+// (RLIMIT_AS) of pyspark.memory / executor cores per worker (SPARK-25004), and the slots are
+// sized from resident memory, which address space exceeds (importing statsmodels maps ~210 MB
+// for ~141 MB resident: a 194 MiB RLIMIT_AS made the demo's own fits fail at import). When the
+// heap and base overhead leave too little room for every slot, the executor runs fewer slots
+// and the rendering says so (and counts executors for that number).
 std::string render_spark(const plan_record& p) {
     const std::uint64_t jvm = spark_executor_heap_bytes + spark_executor_overhead_bytes;
     std::string out;
@@ -74,21 +79,16 @@ std::string render_spark(const plan_record& p) {
         if (slots < f.slots_per_node)
             out += fmt::format("# {} slots per executor, not {}: the JVM heap and overhead ({}) take the rest of the node\n",
                                slots, f.slots_per_node, human_bytes(double(jvm)));
-        // PySpark's worker sets RLIMIT_AS to pyspark.memory / spark.executor.cores (SPARK-25004):
-        // an address-space cap, while the slot is resident memory. Say so where it bites.
-        out += fmt::format("# PySpark turns pyspark.memory into an address-space limit (RLIMIT_AS) of {} per Python "
-                           "worker (pyspark.memory / executor cores{}); the slot is sized from resident memory and "
-                           "address space runs larger: if fits die with MemoryError, move pyspark.memory into "
-                           "memoryOverhead\n",
-                           human_bytes(double(mib_up(slots * f.slot_rss_bytes) * mib) / double(slots * f.slot_cores)),
-                           f.slot_cores > 1 ? fmt::format(", less than a slot: a task holds {} cores", f.slot_cores)
-                                            : std::string());
+        std::uint64_t python_mib = mib_up(slots * f.slot_rss_bytes);
+        out += fmt::format("# memoryOverhead = {} MiB base + {} MiB for the {} slots' Python workers; pyspark.memory is left "
+                           "unset on purpose: PySpark would make it an address-space limit (RLIMIT_AS) per worker, "
+                           "and the slots are sized from resident memory, which address space exceeds\n",
+                           spark_executor_overhead_bytes / mib, python_mib, slots);
         auto line = [&](std::string_view k, const std::string& v) { out += fmt::format("{:<48} {}\n", k, v); };
         line("spark.executor.cores", std::to_string(slots * f.slot_cores));
         line("spark.task.cpus", std::to_string(f.slot_cores));
         line("spark.executor.memory", fmt::format("{}m", spark_executor_heap_bytes / mib));
-        line("spark.executor.memoryOverhead", fmt::format("{}m", spark_executor_overhead_bytes / mib));
-        line("spark.executor.pyspark.memory", fmt::format("{}m", mib_up(slots * f.slot_rss_bytes)));
+        line("spark.executor.memoryOverhead", fmt::format("{}m", spark_executor_overhead_bytes / mib + python_mib));
         if (f.gpu_fraction) {
             std::uint64_t per_dev = slots_per_device(*f.gpu_fraction);
             std::uint64_t devices = std::min(p.node.gpus, (slots + per_dev - 1) / per_dev);

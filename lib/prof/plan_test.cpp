@@ -367,14 +367,13 @@ TEST_CASE("spark: one executor per node with every slot, the thread cap in execu
     CHECK(s.find("\nspark.executor.cores                             16\n") != std::string::npos);  // 8 slots × 2
     CHECK(s.find("\nspark.task.cpus                                  2\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.memory                            1024m\n") != std::string::npos);
-    CHECK(s.find("\nspark.executor.memoryOverhead                    384m\n") != std::string::npos);
-    CHECK(s.find("\nspark.executor.pyspark.memory                    2000m\n") != std::string::npos);  // 8 × 250
+    CHECK(s.find("\nspark.executor.memoryOverhead                    2384m\n") != std::string::npos);  // 384 + 8 × 250
+    CHECK(s.find("\nspark.executor.pyspark.memory") == std::string::npos);  // never an address-space limit
     CHECK(s.find("\nspark.dynamicAllocation.maxExecutors             2\n") != std::string::npos);
     CHECK(s.find("\nspark.executorEnv.OMP_NUM_THREADS                1\n") != std::string::npos);
     CHECK(s.find("resource.gpu") == std::string::npos);
-    // 2000 MiB / 16 executor cores = 125 MiB of address space per Python worker, for 250 MiB slots.
-    CHECK(s.find("address-space limit (RLIMIT_AS) of 125.00 MiB per Python worker (pyspark.memory / executor cores, "
-                 "less than a slot: a task holds 2 cores)") != std::string::npos);
+    CHECK(s.find("# memoryOverhead = 384 MiB base + 2000 MiB for the 8 slots' Python workers; pyspark.memory is left "
+                 "unset on purpose") != std::string::npos);
 }
 
 TEST_CASE("spark: an executor whose JVM leaves too little room runs fewer slots and says so") {
@@ -388,7 +387,7 @@ TEST_CASE("spark: an executor whose JVM leaves too little room runs fewer slots 
     auto s = prof::render_spark(plan);
     CHECK(s.find("# 1 slots per executor, not 4: the JVM heap and overhead") != std::string::npos);
     CHECK(s.find("\nspark.executor.cores                             1\n") != std::string::npos);
-    CHECK(s.find("\nspark.executor.pyspark.memory                    512m\n") != std::string::npos);
+    CHECK(s.find("\nspark.executor.memoryOverhead                    896m\n") != std::string::npos);  // 384 + 512
     // 480 × 1.25 s = 600 s of work on 1 slot within 60 s: 10 executors (the plan says 3).
     CHECK(s.find("\nspark.dynamicAllocation.maxExecutors             10\n") != std::string::npos);
 }
