@@ -155,7 +155,7 @@ harvest_row read_harvest_row(od::object& obj) {
                     auto t = parse_rfc3339(*s);
                     if (!t)
                         throw field_error(fmt::format(
-                            "field 'finished_at': expected an RFC 3339 time stamp with a zone, found \"{}\"", shown(*s)));
+                            "field 'finished_at': expected an RFC 3339 time stamp with a zone (1677-09-21 to 2262-04-11), found \"{}\"", shown(*s)));
                     r.finished_at_ns = t;
                 } else {
                     r.finished_at_ns.reset();  // a later null wins, as for every other column

@@ -335,14 +335,26 @@ span_set read_polars_csv(std::string_view text, const std::string& source) {
 
 namespace {
 
+// Time stamps and durations are bounded to |x| < 9e15 µs (285 years) on every path, integers
+// and fractions alike: sums and differences of two of them then stay far inside 64 bits
+// (9223372036854775000 + 10000 wrapped into a negative span before).
+constexpr std::int64_t max_micros = 9000000000000000;
+
+[[noreturn]] void bad_micros(const char* field) {
+    throw field_error(fmt::format("field '{}': expected a number of microseconds below 9e15 in magnitude", field));
+}
+
 // Reads an integer microsecond value: an exact integer, or a number rounded to the nearest
 // microsecond (Chrome's ts/dur may carry fractions).
 std::int64_t micros(od::value v, const char* field) {
     std::int64_t i;
-    if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
+    if (v.get_int64().get(i) == simdjson::SUCCESS) {
+        if (i <= -max_micros || i >= max_micros) bad_micros(field);
+        return i;
+    }
     std::optional<double> d = json_number_value(trimmed_token(v));  // not get_double(): json_in.hpp
     if (d && std::isfinite(*d) && std::fabs(*d) < 9.0e15) return static_cast<std::int64_t>(std::llround(*d));
-    throw field_error(fmt::format("field '{}': expected a number of microseconds", field));
+    bad_micros(field);
 }
 
 std::string_view token(od::value v) {
@@ -489,11 +501,14 @@ struct event_fields {
 
 std::int64_t micros(simdjson::dom::element v, const char* field) {
     std::int64_t i;
-    if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
+    if (v.get_int64().get(i) == simdjson::SUCCESS) {
+        if (i <= -max_micros || i >= max_micros) bad_micros(field);
+        return i;
+    }
     double d;
     if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9.0e15)
         return static_cast<std::int64_t>(std::llround(d));
-    throw field_error(fmt::format("field '{}': expected a number of microseconds", field));
+    bad_micros(field);
 }
 
 // A DOM value as the raw-token reader above sees it, for the fields kept only as identity
@@ -560,6 +575,7 @@ bool scan_micros(json_scanner& s, std::int64_t& out) {
         std::int64_t v = 0;
         while (q < s.e && *q >= '0' && *q <= '9' && q - first < 18) v = v * 10 + (*q++ - '0');
         if (q == s.e || (*q != '.' && *q != 'e' && *q != 'E' && (*q < '0' || *q > '9'))) {
+            if (v >= max_micros) return false;  // out of range: the DOM reader says so
             s.p = q;
             out = neg ? -v : v;
             return true;

@@ -498,6 +498,19 @@ TEST_CASE("chrome: an escaped key is its unescaped name on every path; 0.7000…
     }
 }
 
+TEST_CASE("chrome: time stamps at or beyond 9e15 µs are refused on every path, integers as fractions") {
+    for (const char* ev : {R"({"ph":"X","ts":9223372036854775000,"dur":10000,"name":"q"})",
+                           R"({"ph":"B","ts":-9223372036854775808,"pid":1,"tid":1,"name":"q"})",
+                           R"({"ph":"X","ts":9000000000000000,"dur":1,"name":"q"})", R"({"ph":"X","ts":9e15,"dur":1,"name":"q"})"}) {
+        for (std::size_t batch : {std::size_t{0}, std::size_t{1} << 20}) {
+            CAPTURE(ev);
+            CHECK_THROWS_WITH_AS(read_chrome(chrome(ev), batch),
+                                 doctest::Contains("expected a number of microseconds below 9e15"), input_error);
+        }
+    }
+    CHECK(read_chrome(chrome(R"({"ph":"X","ts":8999999999999999,"dur":0,"name":"q"})")).spans.size() == 1);
+}
+
 TEST_CASE("chrome: a plain trace is read by the scanner alone; the real Node trace too") {
     std::string plain = chrome(R"({"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1,"args":{"k":[{"x":"y\"z"}]}},
 {"ph":"B","name":"d","ts":5,"pid":"p","tid":"t"},{"ph":"E","ts":9,"pid":"p","tid":"t"})");

@@ -157,13 +157,21 @@ std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
         return std::nullopt;
     }
     if (i != s.size()) return std::nullopt;
+    // Nanoseconds since the epoch in 64 bits reach 1677-09-21 to 2262-04-11; a stamp outside
+    // is refused rather than wrapped (9999-12-31 had read as 1816-03-30).
     std::int64_t secs = days * 86400 + h * 3600 + m * 60 + sec - offset_s;
-    return secs * 1000000000 + frac_ns;
+    std::int64_t ns;
+    if (__builtin_mul_overflow(secs, std::int64_t{1000000000}, &ns) || __builtin_add_overflow(ns, frac_ns, &ns))
+        return std::nullopt;
+    return ns;
 }
 
 std::string format_rfc3339(time_point_ns t) {
-    std::int64_t secs = t >= 0 ? t / 1000000000 : -((-t + 999999999) / 1000000000);
-    std::int64_t ns = t - secs * 1000000000;
+    std::int64_t secs = t / 1000000000, ns = t % 1000000000;  // floor division, without -t overflowing
+    if (ns < 0) {
+        ns += 1000000000;
+        --secs;
+    }
     std::time_t tt = static_cast<std::time_t>(secs);
     std::tm tm{};
     gmtime_r(&tt, &tm);

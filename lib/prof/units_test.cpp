@@ -5,6 +5,7 @@
 
 #include "prof/errors.hpp"
 
+#include <limits>
 #include <doctest/doctest.h>
 
 using namespace prof;
@@ -75,4 +76,18 @@ TEST_CASE("parse_rfc3339: the per-date cache never accepts a date it did not che
     CHECK(prof::parse_rfc3339("2024-02-29T00:00:00Z"));
     CHECK(!prof::parse_rfc3339("2024-02-30T00:00:00Z"));
     CHECK(*prof::parse_rfc3339("2026-11-28T00:00:01+01:00") == *a - 3600000000000LL);
+}
+
+TEST_CASE("parse_rfc3339: stamps beyond 64-bit nanoseconds are refused, not wrapped; the ends format back") {
+    CHECK(!prof::parse_rfc3339("9999-12-31T23:59:59Z"));
+    CHECK(!prof::parse_rfc3339("0000-01-01T00:00:00Z"));
+    CHECK(!prof::parse_rfc3339("2262-04-11T23:47:17Z"));
+    CHECK(!prof::parse_rfc3339("1677-09-21T00:12:43Z"));
+    auto hi = prof::parse_rfc3339("2262-04-11T23:47:16Z");
+    auto lo = prof::parse_rfc3339("1677-09-21T00:12:44Z");
+    REQUIRE(hi);
+    REQUIRE(lo);
+    CHECK(prof::format_rfc3339(*hi) == "2262-04-11T23:47:16Z");
+    CHECK(prof::format_rfc3339(*lo) == "1677-09-21T00:12:44Z");
+    CHECK(prof::format_rfc3339(std::numeric_limits<std::int64_t>::min()).rfind("1677-09-21T00:12:43.", 0) == 0);
 }
