@@ -188,8 +188,11 @@ void profile_builder::add(const fit_evidence& f) {
     if (id == models_.size()) models_.emplace_back();
     model_acc& m = models_[id];
     ++m.n_fits;
-    auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
-    if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
+    // A model nearly always has one family: that case is one short compare, not a search.
+    if (m.families.size() != 1 || !same_text(m.families.front(), f.family)) {
+        auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
+        if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
+    }
     keep_max(m.max_n_obs, f.n_obs);
     if (!m.threads_seen) {
         m.threads_seen = true;
