@@ -361,7 +361,15 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
         } catch (const field_error& e) {
             what = e.what();
         } catch (const simdjson::simdjson_error& e) {
-            what = fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
+            // A whole JSON value followed by something else ("{...} tail", a NUL): simdjson
+            // reports the document as ended early; say what is wrong instead.
+            json_scanner s{line.text.data(), line.text.data() + line.text.size()};
+            s.syntax_only = true;
+            s.ws();
+            bool whole_value = s.skip_value();
+            s.ws();
+            what = whole_value && s.p != s.e ? "unexpected content after the JSON object"
+                                             : fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
         }
         if (what.empty()) {
             ++stats.records;
