@@ -280,23 +280,29 @@ struct json_scanner {
 
 private:
     // Appends the decimal digits at q to v (v = v * 10 + digit), at most `limit` of them, q past
-    // them: eight at a time while eight lie inside the text (a SWAR check and conversion), then
-    // one by one. More than 19 digits overflow v; callers stop at 19 and only compare counts.
+    // them, eight bytes at a time while eight lie inside the text: a SWAR test finds how many of
+    // the eight are digits (a run of 1 to 8, no branch per digit) and a SWAR conversion adds
+    // them; the last few bytes of the text one by one. More than 19 digits overflow v; callers
+    // stop at 19 and only compare counts.
     PROF_SCAN_INLINE void digit_run(const char*& q, std::uint64_t& v, std::ptrdiff_t limit) const {
+        static constexpr std::uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
         const char* stop = e - q > limit ? q + limit : e;
         while (stop - q >= 8) {
             std::uint64_t w;
             std::memcpy(&w, q, 8);
-            // All eight are '0'..'9': each byte's high nibble is 3, and adding 6 keeps it 3.
-            if (((w & 0xF0F0F0F0F0F0F0F0u) | (((w + 0x0606060606060606u) & 0xF0F0F0F0F0F0F0F0u) >> 4)) !=
-                0x3333333333333333u)
-                break;
-            w &= 0x0F0F0F0F0F0F0F0Fu;                                    // digit values, first digit lowest
-            w = (w * 10 + (w >> 8)) & 0x00FF00FF00FF00FFu;               // pairs
-            w = (w * 100 + (w >> 16)) & 0x0000FFFF0000FFFFu;             // quads
-            w = (w * 10000 + (w >> 32)) & 0x00000000FFFFFFFFu;           // eight digits
-            v = v * 100000000u + w;
-            q += 8;
+            std::uint64_t x = w ^ 0x3030303030303030u;  // a digit byte becomes its value, 0..9
+            // Bytes above 9 get their top bit set. A carry out of one byte only reaches later
+            // bytes, so the first flagged byte, the one that counts, is exact.
+            std::uint64_t over = ((x + 0x7676767676767676u) | x) & 0x8080808080808080u;
+            unsigned n = over ? static_cast<unsigned>(__builtin_ctzll(over)) >> 3 : 8u;  // leading digits
+            if (n == 0) return;
+            if (n < 8) x <<= 8 * (8 - n);  // the n digits to the top: zeros before them are leading zeros
+            x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFu;       // pairs (first digit lowest)
+            x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFu;     // quads
+            x = (x * 10000 + (x >> 32)) & 0x00000000FFFFFFFFu;   // the run's value
+            v = v * pow10[n] + x;
+            q += n;
+            if (n < 8) return;
         }
         while (q < stop && static_cast<unsigned char>(*q - '0') <= 9) v = v * 10 + static_cast<unsigned>(*q++ - '0');
     }
