@@ -23,14 +23,8 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-std::string_view trim_token(std::string_view tok) {
-    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n' || tok.back() == '\r'))
-        tok.remove_suffix(1);
-    return tok;
-}
-
+// A value's text for a message, cut at 40 characters.
 std::string shown(std::string_view tok) {
-    tok = trim_token(tok);
     if (tok.size() > 40) return std::string(tok.substr(0, 37)) + "...";
     return std::string(tok);
 }
@@ -38,10 +32,8 @@ std::string shown(std::string_view tok) {
 // A string value without escapes is read straight from the input line (its raw token minus
 // the quotes), skipping simdjson's unescape copy; anything else goes through get_string().
 inline std::optional<std::string_view> plain_string(od::value& v) {
-    std::string_view tok = v.raw_json_token();
-    if (tok.empty() || tok[0] != '"') return std::nullopt;
-    tok = trim_token(tok);
-    if (tok.size() < 2 || tok.back() != '"' || tok.find('\\') != std::string_view::npos) return std::nullopt;
+    std::string_view tok = trimmed_token(v);
+    if (tok.size() < 2 || tok[0] != '"' || tok.back() != '"' || tok.find('\\') != std::string_view::npos) return std::nullopt;
     return tok.substr(1, tok.size() - 2);
 }
 
@@ -53,13 +45,9 @@ std::string_view read_id(od::value v, std::string_view field) {
     if (t == od::json_type::number) {
         od::number_type nt = v.get_number_type();
         if (nt == od::number_type::signed_integer || nt == od::number_type::unsigned_integer)
-            return trim_token(v.raw_json_token());
+            return trimmed_token(v);
     }
-    if (t == od::json_type::null) throw field_error(fmt::format("field '{}': expected a string, found null", field));
-    if (t == od::json_type::object || t == od::json_type::array)
-        throw field_error(fmt::format("field '{}': expected a string, found an {}", field,
-                                      t == od::json_type::object ? "object" : "array"));
-    throw field_error(fmt::format("field '{}': expected a string, found {}", field, shown(v.raw_json_token())));
+    wrong_type(v, field, "a string");
 }
 
 std::optional<std::string_view> read_text(od::value v, std::string_view field) {
@@ -67,29 +55,7 @@ std::optional<std::string_view> read_text(od::value v, std::string_view field) {
     od::json_type t = v.type();
     if (t == od::json_type::null) return std::nullopt;
     if (t == od::json_type::string) return std::string_view(v.get_string());
-    if (t == od::json_type::object || t == od::json_type::array)
-        throw field_error(fmt::format("field '{}': expected a string, found an {}", field,
-                                      t == od::json_type::object ? "object" : "array"));
-    throw field_error(fmt::format("field '{}': expected a string, found {}", field, shown(v.raw_json_token())));
-}
-
-bool starts_number(std::string_view tok) { return !tok.empty() && ((tok[0] >= '0' && tok[0] <= '9') || tok[0] == '-'); }
-
-// Fast paths for the common shapes (a plain JSON number); quoted numbers, null, "NaN" and
-// every error go through json_in's readers, which own the rules and the messages.
-inline std::optional<double> number_field(od::value v, std::string_view field) {
-    if (starts_number(v.raw_json_token()))
-        if (auto d = json_number_value(trimmed_token(v))) return d;
-    return read_number(v, field);
-}
-
-inline std::optional<std::uint64_t> count_field(od::value v, std::string_view field) {
-    std::string_view tok = v.raw_json_token();
-    if (!tok.empty() && tok[0] >= '0' && tok[0] <= '9') {
-        std::uint64_t u;
-        if (v.get_uint64().get(u) == simdjson::SUCCESS) return u;
-    }
-    return read_count(v, field);
+    wrong_type(v, field, "a string");
 }
 
 // fold_id / ensemble_id: set unless null or "" (a non-Nullable String column, as ClickHouse
@@ -128,7 +94,7 @@ harvest_row read_harvest_row(od::object& obj) {
         switch (k.size()) {
         case 5:
             if (k == "ts_id") { r.ts_id = read_id(v, "ts_id"); have_ts = true; }
-            else if (k == "n_obs") r.n_obs = count_field(v, "n_obs");
+            else if (k == "n_obs") r.n_obs = read_count(v, "n_obs");
             else if (k == "error") r.error = read_text(v, "error");
             break;
         case 6:
@@ -147,8 +113,8 @@ harvest_row read_harvest_row(od::object& obj) {
             }
             break;
         case 11:
-            if (k == "fit_seconds") r.fit_seconds = number_field(v, "fit_seconds");
-            else if (k == "cpu_seconds") r.cpu_seconds = number_field(v, "cpu_seconds");
+            if (k == "fit_seconds") r.fit_seconds = read_number(v, "fit_seconds");
+            else if (k == "cpu_seconds") r.cpu_seconds = read_number(v, "cpu_seconds");
             else if (k == "ensemble_id") r.ensemble = is_set(v);
             else if (k == "finished_at") {
                 if (auto s = read_text(v, "finished_at")) {
@@ -163,11 +129,11 @@ harvest_row read_harvest_row(od::object& obj) {
             }
             break;
         case 14:
-            if (k == "peak_rss_bytes") r.peak_rss_bytes = count_field(v, "peak_rss_bytes");
-            else if (k == "peak_gpu_bytes") r.peak_gpu_bytes = count_field(v, "peak_gpu_bytes");
+            if (k == "peak_rss_bytes") r.peak_rss_bytes = read_count(v, "peak_rss_bytes");
+            else if (k == "peak_gpu_bytes") r.peak_gpu_bytes = read_count(v, "peak_gpu_bytes");
             break;
         case 17:
-            if (k == "process_rss_bytes") r.process_rss_bytes = count_field(v, "process_rss_bytes");
+            if (k == "process_rss_bytes") r.process_rss_bytes = read_count(v, "process_rss_bytes");
             break;
         default:
             break;

@@ -108,16 +108,11 @@ std::string describe(od::value& v) {
     case od::json_type::array: return "an array";
     default: break;
     }
-    std::string_view tok = v.raw_json_token();
-    while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n' || tok.back() == '\r'))
-        tok.remove_suffix(1);
+    std::string_view tok = trimmed_token(v);
     if (tok.size() > 40) return std::string(tok.substr(0, 37)) + "...";
     return std::string(tok);
 }
 
-[[noreturn]] void wrong_type(od::value& v, std::string_view field, std::string_view expected) {
-    throw field_error(fmt::format("field '{}': expected {}, found {}", field, expected, describe(v)));
-}
 
 std::optional<double> nonfinite_word(std::string_view s) {
     if (s == "NaN" || s == "nan" || s == "NAN") return std::numeric_limits<double>::quiet_NaN();
@@ -129,30 +124,10 @@ std::optional<double> nonfinite_word(std::string_view s) {
 // JSON number grammar (RFC 8259) on a string's contents, so "1e3" is accepted but " 1", "0x10"
 // and "1." are not.
 bool is_json_number(std::string_view s) {
-    std::size_t i = 0, n = s.size();
-    if (i < n && s[i] == '-') ++i;
-    if (i >= n) return false;
-    if (s[i] == '0') {
-        ++i;
-    } else if (s[i] >= '1' && s[i] <= '9') {
-        while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
-    } else {
-        return false;
-    }
-    if (i < n && s[i] == '.') {
-        ++i;
-        std::size_t d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
-        if (i == d) return false;
-    }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        ++i;
-        if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
-        std::size_t d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
-        if (i == d) return false;
-    }
-    return i == n;
+    json_scanner sc{s.data(), s.data() + s.size()};
+    std::string_view tok;
+    bool integer = false;
+    return sc.number(tok, integer) && sc.p == sc.e;
 }
 
 }  // namespace
@@ -203,6 +178,10 @@ std::string_view trimmed_token(od::value v) {
     while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n' || tok.back() == '\r'))
         tok.remove_suffix(1);
     return tok;
+}
+
+[[noreturn]] void wrong_type(od::value& v, std::string_view field, std::string_view expected) {
+    throw field_error(fmt::format("field '{}': expected {}, found {}", field, expected, describe(v)));
 }
 
 bool document_at_end(simdjson::ondemand::document& doc) {
@@ -430,9 +409,7 @@ std::optional<std::uint64_t> read_count(od::value v, std::string_view field) {
     };
     if (t == od::json_type::string) return from_text(v.get_string());
     if (t == od::json_type::number) {
-        std::string_view tok = v.raw_json_token();
-        while (!tok.empty() && (tok.back() == ' ' || tok.back() == '\t' || tok.back() == '\n'))
-            tok.remove_suffix(1);
+        std::string_view tok = trimmed_token(v);
         if (!tok.empty() && tok[0] == '-') wrong_type(v, field, "a non-negative integer");
         std::uint64_t u;
         if (v.get_uint64().get(u) == simdjson::SUCCESS) return u;

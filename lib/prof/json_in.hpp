@@ -92,6 +92,9 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
 std::optional<double> json_number_value(std::string_view token);
 // A value's raw token without trailing whitespace (what simdjson's raw_json_token leaves on).
 std::string_view trimmed_token(simdjson::ondemand::value v);
+// Throws field_error "field 'F': expected EXPECTED, found X" (X: "an object", "an array", or the
+// value's text cut at 40 characters).
+[[noreturn]] void wrong_type(simdjson::ondemand::value& v, std::string_view field, std::string_view expected);
 
 // ---- typed field readers (throw field_error naming the field and what was found) --------
 // null → nullopt. A string holding a number is accepted (warehouse exports quote 64-bit

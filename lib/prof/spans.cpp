@@ -357,18 +357,12 @@ std::int64_t micros(od::value v, const char* field) {
     bad_micros(field);
 }
 
-std::string_view token(od::value v) {
-    std::string_view t = v.raw_json_token();
-    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\n' || t.back() == '\r')) t.remove_suffix(1);
-    return t;
-}
-
 
 // A string value read in place when it holds no escape (a view into the input text, valid as
 // long as the text), else unescaped by simdjson (a view into the parser's buffer, valid for the
 // whole document). Either way no copy is made per event.
 std::string_view string_in_place(od::value v, const char* field) {
-    std::string_view tok = token(v);
+    std::string_view tok = trimmed_token(v);
     if (tok.size() < 2 || tok.front() != '"' || tok.back() != '"')
         throw field_error(fmt::format("field '{}': expected a string", field));
     std::string_view inner = tok.substr(1, tok.size() - 2);
@@ -425,7 +419,7 @@ std::string_view number_text(double d, std::string& scratch) {
 }
 
 std::string_view identity(od::value v, std::string& scratch) {
-    std::string_view raw = token(v);
+    std::string_view raw = trimmed_token(v);
     if (raw.empty()) return raw;
     if (raw[0] == '"') {
         if (raw.find('\\') == std::string_view::npos) return raw;
@@ -564,27 +558,21 @@ void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
 // Identity fields keep their JSON text, which for the forms accepted here is what the DOM path
 // builds (dom_token): a string with its quotes, an integer's digits, a literal's word.
 bool scan_micros(json_scanner& s, std::int64_t& out) {
-    // Up to 18 digits with neither fraction nor exponent: summed as they are read (cannot
-    // overflow). Anything longer or with a fraction goes through json_scanner::number and
-    // from_chars (correctly rounded, as simdjson's), then to the nearest microsecond.
-    const char* q = s.p;
-    bool neg = q < s.e && *q == '-';
-    q += neg;
-    if (q < s.e && *q >= '1' && *q <= '9') {
-        const char* first = q;
-        std::int64_t v = 0;
-        while (q < s.e && *q >= '0' && *q <= '9' && q - first < 18) v = v * 10 + (*q++ - '0');
-        if (q == s.e || (*q != '.' && *q != 'e' && *q != 'E' && (*q < '0' || *q > '9'))) {
-            if (v >= max_micros) return false;  // out of range: the DOM reader says so
-            s.p = q;
-            out = neg ? -v : v;
-            return true;
-        }
+    // An integer (json_scanner::uint19 after an optional '-'), bounded like every time stamp;
+    // anything with a fraction or exponent goes through json_scanner::number and from_chars
+    // (correctly rounded, as simdjson's), then to the nearest microsecond.
+    json_scanner digits = s;
+    bool neg = digits.eat('-');
+    std::uint64_t u;
+    if (digits.uint19(u)) {
+        if (u >= static_cast<std::uint64_t>(max_micros)) return false;  // out of range: the DOM reader says so
+        s.p = digits.p;
+        out = neg ? -static_cast<std::int64_t>(u) : static_cast<std::int64_t>(u);
+        return true;
     }
     std::string_view t;
     bool integer = false;
     if (s.p >= s.e || (*s.p != '-' && (*s.p < '0' || *s.p > '9')) || !s.number(t, integer)) return false;
-    if (integer && t.size() > 19) return false;  // beyond 18 digits: simdjson's int64 range rules
     double v = 0;
     auto r = std::from_chars(t.data(), t.data() + t.size(), v);
     if (r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(v) || !(std::fabs(v) < 9.0e15)) return false;
@@ -594,15 +582,14 @@ bool scan_micros(json_scanner& s, std::int64_t& out) {
 
 bool scan_identity(json_scanner& s, std::string_view& out) {
     const char* b = s.p;
-    // The common forms first: a short positive integer, a plain string.
-    if (s.p < s.e && *s.p >= '1' && *s.p <= '9') {
-        const char* q = s.p + 1;
-        while (q < s.e && *q >= '0' && *q <= '9' && q - b < 18) ++q;
-        if (q == s.e || (*q != '.' && *q != 'e' && *q != 'E' && (*q < '0' || *q > '9'))) {
-            s.p = q;
-            out = std::string_view(b, static_cast<std::size_t>(q - b));
-            return true;
-        }
+    // The common form first: a non-negative integer of at most 18 digits (an int64, whose
+    // decimal text is the DOM path's text for it).
+    json_scanner digits = s;
+    std::uint64_t u;
+    if (digits.uint19(u) && digits.p - b <= 18) {
+        s.p = digits.p;
+        out = std::string_view(b, static_cast<std::size_t>(s.p - b));
+        return true;
     }
     scan_kind k;
     std::string_view t;
