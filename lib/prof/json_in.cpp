@@ -285,21 +285,58 @@ bool line_reader::next(text_line& out) {
 
 namespace {
 
-// simdjson's on-demand parser validates only what it reads: "n_obs":007 reads as 7, a NaN or
-// nul word in a column nobody reads passes. So a line it accepted is also checked to be one
-// JSON value by the strict scanner in validator mode (json_scan.hpp: syntax, not range, so
-// 1e400 — valid JSON, non-finite, not usable by SPEC §1 — passes). Returns "" for a valid line,
-// else the message.
-std::string strict_json_error(std::string_view text) {
+// simdjson's on-demand parser validates only what it reads ("n_obs":007 reads as 7, a NaN or
+// nul word in a column nobody reads passes), so every line is first measured against the JSON
+// grammar by the strict scanner in validator mode (json_scan.hpp: syntax, not range, so 1e400
+// — valid JSON, non-finite, not usable by SPEC §1 — passes). That one pass also proves that
+// nothing follows the value, so a good line is parsed once, straight into fn.
+struct line_check {
+    bool one_value = false;   // exactly one JSON value, whitespace around it
+    bool trailing = false;    // one JSON value, then something else
+    std::size_t stop = 0;     // where the scanner stopped (0-based)
+};
+
+line_check check_line(std::string_view text) {
     json_scanner s{text.data(), text.data() + text.size()};
     s.syntax_only = true;
     s.ws();
+    line_check c;
     if (s.skip_value()) {
         s.ws();
-        if (s.p == s.e) return {};
+        c.one_value = s.p == s.e;
+        c.trailing = !c.one_value;
     }
-    return fmt::format("malformed JSON (near byte {}: '{}')", s.p - text.data() + 1,
-                       s.p < s.e ? std::string(1, *s.p) : std::string("end of line"));
+    c.stop = static_cast<std::size_t>(s.p - text.data());
+    return c;
+}
+
+bool starts_object(std::string_view text) {
+    std::size_t k = text.find_first_not_of(" \t\r");
+    return k != std::string_view::npos && text[k] == '{';
+}
+
+// One line through fn, or what is wrong with it. A line the scanner refuses is also given to
+// simdjson, whose message (where it has one) names the problem better than a byte offset.
+std::string parse_line(od::parser& parser, const text_line& line, const object_fn& fn) {
+    line_check c = check_line(line.text);
+    if (c.trailing || (c.one_value && !starts_object(line.text)))
+        return starts_object(line.text) ? "unexpected content after the JSON object" : "expected a JSON object";
+    simdjson::padded_string_view psv(line.text.data(), line.text.size(), line.text.size() + simdjson::SIMDJSON_PADDING);
+    try {
+        od::document doc = parser.iterate(psv);
+        if (doc.type() != od::json_type::object) return "expected a JSON object";
+        od::object obj = doc.get_object();
+        if (c.one_value) {
+            fn(obj, line.number);
+            return {};
+        }
+        std::string_view skipped = obj.raw_json();  // for simdjson's own message, if it has one
+        (void)skipped;
+    } catch (const simdjson::simdjson_error& e) {
+        return fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
+    }
+    return fmt::format("malformed JSON (near byte {}: '{}')", c.stop + 1,
+                       c.stop < line.text.size() ? std::string(1, line.text[c.stop]) : std::string("end of line"));
 }
 
 }  // namespace
@@ -314,41 +351,12 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
             if (!line.utf8_checked && !simdjson::validate_utf8(line.text.data(), line.text.size())) {
                 what = "invalid UTF-8";
             } else if (!fast || !fast(line.text)) {
-                simdjson::padded_string_view psv(line.text.data(), line.text.size(),
-                                                 line.text.size() + simdjson::SIMDJSON_PADDING);
-                od::document doc = parser.iterate(psv);
-                od::json_type t = doc.type();
-                if (t != od::json_type::object) {
-                    what = "expected a JSON object";
-                } else {
-                    // The whole line is checked before fn sees it: a line with content after its
-                    // object is bad, and a bad line skipped under --max-bad-lines must leave no
-                    // trace in the caller's state. Skipping the object costs one pass over its
-                    // structural index; rewind() then starts fn at the root again.
-                    od::object whole = doc.get_object();
-                    std::string_view skipped = whole.raw_json();
-                    (void)skipped;
-                    if (!document_at_end(doc)) {
-                        what = "unexpected content after the JSON object";
-                    } else if (what = strict_json_error(line.text); what.empty()) {
-                        doc.rewind();
-                        od::object obj = doc.get_object();
-                        fn(obj, line.number);
-                    }
-                }
+                what = parse_line(parser, line, fn);
             }
         } catch (const field_error& e) {
             what = e.what();
         } catch (const simdjson::simdjson_error& e) {
-            // A whole JSON value followed by something else ("{...} tail", a NUL): simdjson
-            // reports the document as ended early; say what is wrong instead.
-            json_scanner s{line.text.data(), line.text.data() + line.text.size()};
-            s.syntax_only = true;
-            s.ws();
-            bool whole_value = s.skip_value();
-            s.ws();
-            what = whole_value && s.p != s.e ? "unexpected content after the JSON object"
-                                             : fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
+            what = fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
         }
         if (what.empty()) {
             ++stats.records;
