@@ -84,59 +84,91 @@ namespace {
 bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
 }  // namespace
 
+namespace {
+
+// The columns the row rules read; anything else is `other` (a scalar, checked and ignored).
+enum class column : std::uint8_t {
+    run_id, ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
+    peak_rss_bytes, peak_gpu_bytes, fold_id, ensemble_id, finished_at, error, other
+};
+
+column column_of(std::string_view key) {
+    switch (key.size()) {
+    case 5:
+        if (scan_key_is(key, "ts_id")) return column::ts_id;
+        if (scan_key_is(key, "n_obs")) return column::n_obs;
+        if (scan_key_is(key, "error")) return column::error;
+        break;
+    case 6:
+        if (scan_key_is(key, "run_id")) return column::run_id;
+        if (scan_key_is(key, "family")) return column::family;
+        break;
+    case 7:
+        if (scan_key_is(key, "fold_id")) return column::fold_id;
+        break;
+    case 10:
+        if (scan_key_is(key, "model_type")) return column::model_type;
+        break;
+    case 11:
+        if (scan_key_is(key, "fit_seconds")) return column::fit_seconds;
+        if (scan_key_is(key, "cpu_seconds")) return column::cpu_seconds;
+        if (scan_key_is(key, "ensemble_id")) return column::ensemble_id;
+        if (scan_key_is(key, "finished_at")) return column::finished_at;
+        break;
+    case 14:
+        if (scan_key_is(key, "peak_rss_bytes")) return column::peak_rss_bytes;
+        if (scan_key_is(key, "peak_gpu_bytes")) return column::peak_gpu_bytes;
+        break;
+    case 17:
+        if (scan_key_is(key, "process_rss_bytes")) return column::process_rss_bytes;
+        break;
+    default:
+        break;
+    }
+    return column::other;
+}
+
+}  // namespace
+
 harvest_row read_harvest_row(od::object& obj) {
     harvest_row r;
     bool have_run = false, have_ts = false, have_model = false;
     for (auto f : obj) {
         std::string_view k = key_of(f);
         od::value v = f.value();
-        // Dispatch on length first: most columns are told apart without a string compare.
-        switch (k.size()) {
-        case 5:
-            if (k == "ts_id") { r.ts_id = read_id(v, "ts_id"); have_ts = true; }
-            else if (k == "n_obs") r.n_obs = read_count(v, "n_obs");
-            else if (k == "error") r.error = read_text(v, "error");
+        switch (column_of(k)) {
+        case column::ts_id: r.ts_id = read_id(v, "ts_id"); have_ts = true; break;
+        case column::run_id: r.run_id = read_id(v, "run_id"); have_run = true; break;
+        case column::n_obs: r.n_obs = read_count(v, "n_obs"); break;
+        case column::error: r.error = read_text(v, "error"); break;
+        case column::family: r.family = read_text(v, "family"); break;
+        case column::fold_id: r.fold = is_set(v); break;
+        case column::ensemble_id: r.ensemble = is_set(v); break;
+        case column::model_type: {
+            auto s = read_text(v, "model_type");
+            if (!s) throw field_error("field 'model_type': expected a string, found null");
+            r.model_type = *s;
+            have_model = true;
             break;
-        case 6:
-            if (k == "run_id") { r.run_id = read_id(v, "run_id"); have_run = true; }
-            else if (k == "family") r.family = read_text(v, "family");
-            break;
-        case 7:
-            if (k == "fold_id") r.fold = is_set(v);
-            break;
-        case 10:
-            if (k == "model_type") {
-                auto s = read_text(v, "model_type");
-                if (!s) throw field_error("field 'model_type': expected a string, found null");
-                r.model_type = *s;
-                have_model = true;
+        }
+        case column::fit_seconds: r.fit_seconds = read_number(v, "fit_seconds"); break;
+        case column::cpu_seconds: r.cpu_seconds = read_number(v, "cpu_seconds"); break;
+        case column::finished_at:
+            if (auto s = read_text(v, "finished_at")) {
+                auto t = parse_rfc3339(*s);
+                if (!t)
+                    throw field_error(fmt::format("field 'finished_at': expected an RFC 3339 time stamp with a zone "
+                                                  "(1677-09-21 to 2262-04-11), found \"{}\"",
+                                                  shown(*s)));
+                r.finished_at_ns = t;
+            } else {
+                r.finished_at_ns.reset();  // a later null wins, as for every other column
             }
             break;
-        case 11:
-            if (k == "fit_seconds") r.fit_seconds = read_number(v, "fit_seconds");
-            else if (k == "cpu_seconds") r.cpu_seconds = read_number(v, "cpu_seconds");
-            else if (k == "ensemble_id") r.ensemble = is_set(v);
-            else if (k == "finished_at") {
-                if (auto s = read_text(v, "finished_at")) {
-                    auto t = parse_rfc3339(*s);
-                    if (!t)
-                        throw field_error(fmt::format(
-                            "field 'finished_at': expected an RFC 3339 time stamp with a zone (1677-09-21 to 2262-04-11), found \"{}\"", shown(*s)));
-                    r.finished_at_ns = t;
-                } else {
-                    r.finished_at_ns.reset();  // a later null wins, as for every other column
-                }
-            }
-            break;
-        case 14:
-            if (k == "peak_rss_bytes") r.peak_rss_bytes = read_count(v, "peak_rss_bytes");
-            else if (k == "peak_gpu_bytes") r.peak_gpu_bytes = read_count(v, "peak_gpu_bytes");
-            break;
-        case 17:
-            if (k == "process_rss_bytes") r.process_rss_bytes = read_count(v, "process_rss_bytes");
-            break;
-        default:
-            break;
+        case column::peak_rss_bytes: r.peak_rss_bytes = read_count(v, "peak_rss_bytes"); break;
+        case column::peak_gpu_bytes: r.peak_gpu_bytes = read_count(v, "peak_gpu_bytes"); break;
+        case column::process_rss_bytes: r.process_rss_bytes = read_count(v, "process_rss_bytes"); break;
+        case column::other: break;
         }
     }
     if (!have_run) missing_field("run_id");
@@ -255,48 +287,6 @@ bool scan_seconds(json_scanner& s, std::optional<double>& out) {
 
 namespace {
 
-// The columns the row rules read; anything else is `other` (a scalar, checked and ignored).
-enum class column : std::uint8_t {
-    run_id, ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
-    peak_rss_bytes, peak_gpu_bytes, fold_id, ensemble_id, finished_at, error, other
-};
-
-column column_of(std::string_view key) {
-    switch (key.size()) {
-    case 5:
-        if (scan_key_is(key, "ts_id")) return column::ts_id;
-        if (scan_key_is(key, "n_obs")) return column::n_obs;
-        if (scan_key_is(key, "error")) return column::error;
-        break;
-    case 6:
-        if (scan_key_is(key, "run_id")) return column::run_id;
-        if (scan_key_is(key, "family")) return column::family;
-        break;
-    case 7:
-        if (scan_key_is(key, "fold_id")) return column::fold_id;
-        break;
-    case 10:
-        if (scan_key_is(key, "model_type")) return column::model_type;
-        break;
-    case 11:
-        if (scan_key_is(key, "fit_seconds")) return column::fit_seconds;
-        if (scan_key_is(key, "cpu_seconds")) return column::cpu_seconds;
-        if (scan_key_is(key, "ensemble_id")) return column::ensemble_id;
-        if (scan_key_is(key, "finished_at")) return column::finished_at;
-        break;
-    case 14:
-        if (scan_key_is(key, "peak_rss_bytes")) return column::peak_rss_bytes;
-        if (scan_key_is(key, "peak_gpu_bytes")) return column::peak_gpu_bytes;
-        break;
-    case 17:
-        if (scan_key_is(key, "process_rss_bytes")) return column::process_rss_bytes;
-        break;
-    default:
-        break;
-    }
-    return column::other;
-}
-
 // One value of a known column, at s.p, into the row.
 bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool& have_ts, bool& have_model) {
     switch (c) {
@@ -338,19 +328,7 @@ bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool&
 bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded) {
     // The 32-byte compare may look past the line's end into its padding (never past that).
     const char* readable_end = line.data() + line.size() + (padded ? simdjson::SIMDJSON_PADDING : 0);
-    // Reset member by member: `r = harvest_row{}` became a `rep stos` whose start-up cost was
-    // 8 % of this function.
-    r.run_id = r.ts_id = r.model_type = {};
-    r.family.reset();
-    r.error.reset();
-    r.finished_at_ns.reset();
-    r.n_obs.reset();
-    r.process_rss_bytes.reset();
-    r.peak_rss_bytes.reset();
-    r.peak_gpu_bytes.reset();
-    r.fit_seconds.reset();
-    r.cpu_seconds.reset();
-    r.fold = r.ensemble = false;
+    r.clear();
     json_scanner s{line.data(), line.data() + line.size()};
     bool have_run = false, have_ts = false, have_model = false;
     s.ws();
