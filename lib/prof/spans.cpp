@@ -452,6 +452,21 @@ struct event_fields {
     std::string_view name, cat, id, pid, tid;
 };
 
+// The trace's keys, one table for the three event readers (in-place scanner, DOM, on-demand).
+enum class trace_key { ph, ts, dur, name, pid, tid, cat, id, other, bad };
+
+trace_key trace_key_of(std::string_view key) {
+    if (scan_key_is(key, "ph")) return trace_key::ph;
+    if (scan_key_is(key, "ts")) return trace_key::ts;
+    if (scan_key_is(key, "dur")) return trace_key::dur;
+    if (scan_key_is(key, "name")) return trace_key::name;
+    if (scan_key_is(key, "pid")) return trace_key::pid;
+    if (scan_key_is(key, "tid")) return trace_key::tid;
+    if (scan_key_is(key, "cat")) return trace_key::cat;
+    if (scan_key_is(key, "id") || scan_key_is(key, "id2")) return trace_key::id;
+    return trace_key::other;
+}
+
 // Kept out of line: inlined into the event loop, the field iterator's copies spilled through
 // the stack with store-to-load forwarding stalls that cost more than the whole parse.
 [[gnu::noinline]] void read_event(od::object& ev, event_fields& e, std::string (&scratch)[4]) {
@@ -463,32 +478,27 @@ struct event_fields {
         while (*q != '"' && *q != '\\') ++q;
         std::string_view k = *q == '"' ? std::string_view(raw, static_cast<std::size_t>(q - raw))
                                        : std::string_view(f.unescaped_key());
-        if (k == "ph") {
+        switch (trace_key_of(k)) {
+        case trace_key::ph: {
             od::value pv = f.value();
             std::string_view tok = pv.raw_json_token();
             if (tok.size() >= 3 && tok[0] == '"' && tok[2] == '"') {
                 e.ph = tok[1];
-                continue;
+                break;
             }
             std::string_view p = string_in_place(pv, "ph");
             if (p.size() != 1) throw field_error(fmt::format("field 'ph': unknown phase \"{}\"", p));
             e.ph = p[0];
-        } else if (k == "ts") {
-            e.ts = micros(f.value(), "ts");
-            e.has_ts = true;
-        } else if (k == "dur") {
-            e.dur = micros(f.value(), "dur");
-            e.has_dur = true;
-        } else if (k == "name") {
-            e.name = string_in_place(f.value(), "name");
-        } else if (k == "pid") {
-            e.pid = identity(f.value(), scratch[0]);
-        } else if (k == "tid") {
-            e.tid = identity(f.value(), scratch[1]);
-        } else if (k == "cat") {
-            e.cat = identity(f.value(), scratch[2]);
-        } else if (k == "id" || k == "id2") {
-            e.id = identity(f.value(), scratch[3]);
+            break;
+        }
+        case trace_key::ts: e.ts = micros(f.value(), "ts"), e.has_ts = true; break;
+        case trace_key::dur: e.dur = micros(f.value(), "dur"), e.has_dur = true; break;
+        case trace_key::name: e.name = string_in_place(f.value(), "name"); break;
+        case trace_key::pid: e.pid = identity(f.value(), scratch[0]); break;
+        case trace_key::tid: e.tid = identity(f.value(), scratch[1]); break;
+        case trace_key::cat: e.cat = identity(f.value(), scratch[2]); break;
+        case trace_key::id: e.id = identity(f.value(), scratch[3]); break;
+        default: break;
         }
     }
 }
@@ -527,27 +537,24 @@ struct dom_identity {
 
 void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
     for (auto [k, v] : ev) {
-        if (k == "ph") {
+        switch (trace_key_of(k)) {
+        case trace_key::ph: {
             std::string_view p;
             if (v.get_string().get(p) != simdjson::SUCCESS || p.size() != 1)
                 throw field_error("field 'ph': expected a one-letter phase");
             e.ph = p[0];
-        } else if (k == "ts") {
-            e.ts = micros(v, "ts");
-            e.has_ts = true;
-        } else if (k == "dur") {
-            e.dur = micros(v, "dur");
-            e.has_dur = true;
-        } else if (k == "name") {
+            break;
+        }
+        case trace_key::ts: e.ts = micros(v, "ts"), e.has_ts = true; break;
+        case trace_key::dur: e.dur = micros(v, "dur"), e.has_dur = true; break;
+        case trace_key::name:
             if (v.get_string().get(e.name) != simdjson::SUCCESS) throw field_error("field 'name': expected a string");
-        } else if (k == "pid") {
-            ids.pid = v, ids.has_pid = true;
-        } else if (k == "tid") {
-            ids.tid = v, ids.has_tid = true;
-        } else if (k == "cat") {
-            ids.cat = v, ids.has_cat = true;
-        } else if (k == "id" || k == "id2") {
-            ids.id = v, ids.has_id = true;
+            break;
+        case trace_key::pid: ids.pid = v, ids.has_pid = true; break;
+        case trace_key::tid: ids.tid = v, ids.has_tid = true; break;
+        case trace_key::cat: ids.cat = v, ids.has_cat = true; break;
+        case trace_key::id: ids.id = v, ids.has_id = true; break;
+        default: break;
         }
     }
 }
@@ -599,7 +606,6 @@ bool scan_identity(json_scanner& s, std::string_view& out) {
     return true;
 }
 
-enum class trace_key { ph, ts, dur, name, pid, tid, cat, id, other, bad };
 
 // The little-endian word of up to 8 characters, as a load of them reads it.
 constexpr std::uint64_t word_of(std::string_view t) {
@@ -634,15 +640,7 @@ constexpr std::uint64_t word_of(std::string_view t) {
 #endif
     std::string_view key;
     if (!s.string(key)) return trace_key::bad;
-    if (scan_key_is(key, "ph")) return trace_key::ph;
-    if (scan_key_is(key, "ts")) return trace_key::ts;
-    if (scan_key_is(key, "dur")) return trace_key::dur;
-    if (scan_key_is(key, "name")) return trace_key::name;
-    if (scan_key_is(key, "pid")) return trace_key::pid;
-    if (scan_key_is(key, "tid")) return trace_key::tid;
-    if (scan_key_is(key, "cat")) return trace_key::cat;
-    if (scan_key_is(key, "id") || scan_key_is(key, "id2")) return trace_key::id;
-    return trace_key::other;
+    return trace_key_of(key);
 }
 
 bool scan_event(json_scanner& s, event_fields& e) {
