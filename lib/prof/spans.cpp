@@ -340,6 +340,12 @@ namespace {
 // (9223372036854775000 + 10000 wrapped into a negative span before).
 constexpr std::int64_t max_micros = 9000000000000000;
 
+// A fractional time stamp in range, rounded to the nearest microsecond.
+std::optional<std::int64_t> rounded_micros(double d) {
+    if (!std::isfinite(d) || !(std::fabs(d) < static_cast<double>(max_micros))) return std::nullopt;
+    return static_cast<std::int64_t>(std::llround(d));
+}
+
 [[noreturn]] void bad_micros(const char* field) {
     throw field_error(fmt::format("field '{}': expected a number of microseconds below 9e15 in magnitude", field));
 }
@@ -353,7 +359,8 @@ std::int64_t micros(od::value v, const char* field) {
         return i;
     }
     std::optional<double> d = json_number_value(trimmed_token(v));  // not get_double(): json_in.hpp
-    if (d && std::isfinite(*d) && std::fabs(*d) < 9.0e15) return static_cast<std::int64_t>(std::llround(*d));
+    if (d)
+        if (auto r = rounded_micros(*d)) return *r;
     bad_micros(field);
 }
 
@@ -510,8 +517,8 @@ std::int64_t micros(simdjson::dom::element v, const char* field) {
         return i;
     }
     double d;
-    if (v.get_double().get(d) == simdjson::SUCCESS && std::isfinite(d) && std::fabs(d) < 9.0e15)
-        return static_cast<std::int64_t>(std::llround(d));
+    if (v.get_double().get(d) == simdjson::SUCCESS)
+        if (auto r = rounded_micros(d)) return *r;
     bad_micros(field);
 }
 
@@ -582,9 +589,10 @@ bool scan_micros(json_scanner& s, std::int64_t& out) {
     if (s.p >= s.e || (*s.p != '-' && (*s.p < '0' || *s.p > '9')) || !s.number(t, integer)) return false;
     double v = 0;
     auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(v) || !(std::fabs(v) < 9.0e15)) return false;
-    out = static_cast<std::int64_t>(std::llround(v));
-    return true;
+    if (r.ec != std::errc() || r.ptr != t.data() + t.size()) return false;
+    auto rounded = rounded_micros(v);
+    if (rounded) out = *rounded;
+    return rounded.has_value();
 }
 
 bool scan_identity(json_scanner& s, std::string_view& out) {
