@@ -28,6 +28,8 @@ HELPER_BINS := $(HELPERS:%=$(BUILD)/test/helpers/%)
 LIBPROF   := $(BUILD)/libprof.a
 UNIT      := $(BUILD)/test/unit
 
+# `make` alone builds everything (config.mk, the first rule below, is not the goal).
+.DEFAULT_GOAL := all
 NODEPS_GOALS := clean help
 ifeq ($(filter-out $(NODEPS_GOALS),$(or $(MAKECMDGOALS),all)),)
 else
