@@ -239,29 +239,13 @@ bool fast_seconds(scan_kind k, std::string_view t, std::optional<double>& out) {
     return true;
 }
 
-bool fast_text(scan_kind k, std::string_view t, std::optional<std::string_view>& out) {
-    if (k == scan_kind::null) {
-        out.reset();
-        return true;
-    }
-    if (k != scan_kind::string) return false;
-    out = t;
-    return true;
-}
-
-bool fast_id(scan_kind k, std::string_view t, std::string_view& out) {
-    if (k != scan_kind::string && k != scan_kind::integer) return false;
-    out = t;
-    return true;
-}
-
 }  // namespace
 
 namespace {
 
 // Counts and seconds straight from the text in their common forms (json_scanner::uint19 and
 // exact_decimal); anything else through scalar() and fast_count / fast_seconds.
-bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
+[[gnu::always_inline]] inline bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
     std::uint64_t u;
     if (s.uint19(u)) {
         out = u;
@@ -272,7 +256,7 @@ bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
     return s.scalar(k, t) && fast_count(k, t, out);
 }
 
-bool scan_seconds(json_scanner& s, std::optional<double>& out) {
+[[gnu::always_inline]] inline bool scan_seconds(json_scanner& s, std::optional<double>& out) {
     double d;
     if (s.exact_decimal(d)) {
         out = d;
@@ -287,8 +271,40 @@ bool scan_seconds(json_scanner& s, std::optional<double>& out) {
 
 namespace {
 
-// One value of a known column, at s.p, into the row.
-bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool& have_ts, bool& have_model) {
+// A string, or null (nullopt); false for anything else.
+[[gnu::always_inline]] inline bool scan_text(json_scanner& s, std::optional<std::string_view>& out) {
+    std::string_view t;
+    if (s.p < s.e && *s.p == '"') {
+        if (!s.string(t)) return false;
+        out = t;
+        return true;
+    }
+    out.reset();
+    return s.literal("null");
+}
+
+// run_id, ts_id: a string, or an integer kept as its text.
+[[gnu::always_inline]] inline bool scan_id(json_scanner& s, std::string_view& out) {
+    if (s.p < s.e && *s.p == '"') return s.string(out);
+    scan_kind k;
+    return s.scalar(k, out) && k == scan_kind::integer;
+}
+
+// fold_id, ensemble_id: set unless null or "".
+[[gnu::always_inline]] inline bool scan_set(json_scanner& s, bool& out) {
+    out = false;
+    if (s.literal("null")) return true;
+    scan_kind k;
+    std::string_view t;
+    if (!s.scalar(k, t)) return false;
+    out = !(k == scan_kind::string && t.empty());
+    return true;
+}
+
+// One value of a known column, at s.p, into the row (one dispatch per member; each column
+// looks first for the form its values take).
+[[gnu::always_inline]] inline bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool& have_ts,
+                                              bool& have_model) {
     switch (c) {
     case column::fit_seconds: return scan_seconds(s, r.fit_seconds);
     case column::cpu_seconds: return scan_seconds(s, r.cpu_seconds);
@@ -296,83 +312,80 @@ bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool&
     case column::process_rss_bytes: return scan_count(s, r.process_rss_bytes);
     case column::peak_rss_bytes: return scan_count(s, r.peak_rss_bytes);
     case column::peak_gpu_bytes: return scan_count(s, r.peak_gpu_bytes);
-    default: break;
-    }
-    scan_kind k;
-    std::string_view text;
-    if (!s.scalar(k, text)) return false;
-    switch (c) {
-    case column::ts_id: return have_ts = fast_id(k, text, r.ts_id);
-    case column::run_id: return have_run = fast_id(k, text, r.run_id);
-    case column::model_type:
-        r.model_type = text;
-        return have_model = k == scan_kind::string;
-    case column::family: return fast_text(k, text, r.family);
-    case column::error: return fast_text(k, text, r.error);
-    case column::fold_id: r.fold = !(k == scan_kind::null || (k == scan_kind::string && text.empty())); return true;
-    case column::ensemble_id: r.ensemble = !(k == scan_kind::null || (k == scan_kind::string && text.empty())); return true;
-    case column::finished_at:
-        if (k == scan_kind::null) {
+    case column::ts_id: return have_ts = scan_id(s, r.ts_id);
+    case column::run_id: return have_run = scan_id(s, r.run_id);
+    case column::model_type: return have_model = s.string(r.model_type);
+    case column::family: return scan_text(s, r.family);
+    case column::error: return scan_text(s, r.error);
+    case column::fold_id: return scan_set(s, r.fold);
+    case column::ensemble_id: return scan_set(s, r.ensemble);
+    case column::finished_at: {
+        std::optional<std::string_view> t;
+        if (!scan_text(s, t)) return false;
+        if (!t) {
             r.finished_at_ns.reset();
             return true;
         }
-        if (k != scan_kind::string) return false;
-        r.finished_at_ns = parse_rfc3339(text);
+        r.finished_at_ns = parse_rfc3339(*t);
         return r.finished_at_ns.has_value();
-    default: return true;  // another column: any scalar
     }
+    case column::other: break;
+    }
+    scan_kind k;  // another column: any scalar
+    std::string_view t;
+    return s.scalar(k, t);
 }
 
 }  // namespace
 
 bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded) {
-    // The 32-byte compare may look past the line's end into its padding (never past that).
-    const char* readable_end = line.data() + line.size() + (padded ? simdjson::SIMDJSON_PADDING : 0);
     r.clear();
     json_scanner s{line.data(), line.data() + line.size()};
     bool have_run = false, have_ts = false, have_model = false;
     s.ws();
     if (!s.eat('{')) return false;
-    s.ws();
-    if (!s.eat('}')) {
-        for (std::size_t i = 0;; ++i) {
-            column c;
-            const char* start = s.p;
-            bool predicted = false;
 #ifdef __AVX2__
-            // The i-th member's `"key":` as it was written in the last row: one 32-byte compare
-            // instead of scanning and matching the key (the bytes equal, the key is that key).
-            if (i < shape_.size() && shape_[i].length && readable_end - s.p >= 32 && s.e - s.p >= shape_[i].length) {
-                const member& m = shape_[i];
-                __m256i text = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.p));
-                __m256i want = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m.bytes));
-                auto eq = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(text, want)));
-                std::uint32_t mask = m.length == 32 ? ~0u : (1u << m.length) - 1;
-                if ((eq & mask) == mask) {
-                    s.p += m.length;
-                    c = static_cast<column>(m.col);
-                    predicted = true;
-                }
-            }
+    // A 32-byte load at p stays inside the line or its padding while p <= last_load.
+    const char* last_load = s.e + (padded ? simdjson::SIMDJSON_PADDING : 0) - 32;
 #endif
-            if (!predicted) {
-                std::string_view key;
-                if (!s.string(key)) return false;
-                s.ws();
-                if (!s.eat(':')) return false;
-                c = column_of(key);
-                learn(i, start, s.p, static_cast<column_id>(c));
-            }
+    // A member starts right after '{' or ',' (its whitespace is part of it, so rows spaced as
+    // `, "key": value` are predicted as well as compact ones).
+    for (std::size_t i = 0;; ++i) {
+        column c;
+#ifdef __AVX2__
+        // The i-th member's `"key":` as the last row wrote it: one 32-byte compare instead of
+        // scanning and matching the key (the bytes equal, the key is that key).
+        const member& m = shape_[i < max_members ? i : 0];
+        if (i < members_ && m.key_length && s.p <= last_load && m.key_length <= s.e - s.p &&
+            (static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.p)),
+                 _mm256_load_si256(reinterpret_cast<const __m256i*>(m.bytes))))) &
+             m.key_mask) == m.key_mask) {
+            s.p += m.key_length;
+            c = static_cast<column>(m.col);
+        } else
+#endif
+        {
+            const char* start = s.p;
             s.ws();
-            if (!read_value(s, c, r, have_run, have_ts, have_model)) return false;
+            if (i == 0 && s.eat('}')) return false;  // {}: no run_id
+            std::string_view key;
+            if (!s.string(key)) return false;
             s.ws();
-            if (s.eat(',')) {
-                s.ws();
-                continue;
-            }
-            if (s.eat('}')) break;
-            return false;
+            if (!s.eat(':')) return false;
+            c = column_of(key);
+            learn(i, start, s.p, static_cast<column_id>(c));
         }
+        s.ws();
+        if (!read_value(s, c, r, have_run, have_ts, have_model)) return false;
+        if (s.p < s.e && *s.p == ',') {  // compact rows: the delimiter right after the value
+            ++s.p;
+            continue;
+        }
+        s.ws();
+        if (s.eat(',')) continue;
+        if (s.eat('}')) break;
+        return false;
     }
     s.ws();
     return s.p == s.e && have_run && have_ts && have_model;
@@ -380,12 +393,13 @@ bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded
 
 void harvest_row_reader::learn(std::size_t i, const char* begin, const char* end, column_id c) {
     if (i >= max_members) return;
-    if (shape_.size() <= i) shape_.resize(i + 1);
     member& m = shape_[i];
     auto n = static_cast<std::size_t>(end - begin);
-    m.length = n <= sizeof m.bytes ? static_cast<std::uint8_t>(n) : 0;  // 0: not predicted
-    if (m.length) std::memcpy(m.bytes, begin, n);
+    m.key_length = n <= sizeof m.bytes ? static_cast<std::uint8_t>(n) : 0;  // 0: not predicted
+    m.key_mask = n >= 32 ? (n == 32 ? ~0u : 0u) : (1u << n) - 1;
+    if (m.key_length) std::memcpy(m.bytes, begin, n);
     m.col = c;
+    if (members_ <= i) members_ = i + 1;
 }
 
 bool read_harvest_row_fast(std::string_view line, harvest_row& r) {

@@ -25,6 +25,7 @@
 #include "prof/json_in.hpp"
 #include "prof/profile.hpp"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -85,13 +86,16 @@ public:
 private:
     using column_id = std::uint8_t;
     static constexpr std::size_t max_members = 32;
-    struct member {
+    // The i-th member of the last row: its `"key":` bytes, with the whitespace before them.
+    struct alignas(32) member {
         char bytes[32] = {};
-        std::uint8_t length = 0;  // of `"key":` in bytes; 0 = not predicted
+        std::uint32_t key_mask = 0;  // the low `key_length` bits
+        std::uint8_t key_length = 0; // 0: longer than 32 bytes, not predicted
         column_id col = 0;
     };
     void learn(std::size_t i, const char* begin, const char* end, column_id c);
-    std::vector<member> shape_;
+    std::array<member, max_members> shape_{};
+    std::size_t members_ = 0;  // shape_[0, members_) were learned
 };
 
 // "fit_seconds=<value>": the error text of a failed row that has no `error` column.

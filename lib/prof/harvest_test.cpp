@@ -293,13 +293,15 @@ TEST_CASE("the row reader kept across rows (remembered key order) reads each row
     const std::vector<std::pair<std::string, std::vector<std::string>>> cols = {
         {"run_id", {"\"r1\"", "\"r2\"", "7"}},          {"ts_id", {"\"a\"", "\"series-0001\"", "12"}},
         {"model_type", {"\"arima\"", "\"ets\""}},       {"family", {"\"stat\"", "null", "\"\""}},
-        {"n_obs", {"120", "\"120\"", "null", "0"}},     {"fit_seconds", {"0.25", "1e-3", "\"0.5\"", "null", "0", "3"}},
+        {"n_obs", {"120", "12", "1200", "\"120\"", "null", "0"}},
+        {"fit_seconds", {"0.25", "0.2", "0.255", "1e-3", "\"0.5\"", "null", "0", "3"}},
         {"cpu_seconds", {"0.5", "12.125", "null"}},    {"process_rss_bytes", {"123456789", "\"9007199254740993\"", "null"}},
         {"peak_rss_bytes", {"1", "99999999999", "null"}}, {"peak_gpu_bytes", {"null", "0", "4096"}},
         {"fold_id", {"null", "\"\"", "\"2\""}},         {"ensemble_id", {"null", "\"e\""}},
         {"finished_at", {"\"2026-11-28T00:00:01Z\"", "null", "\"2026-11-28T01:00:00.5+01:00\""}},
-        {"error", {"null", "\"boom\""}},                {"extra_column", {"1", "\"x\"", "true"}},
-        {"run_idx", {"1"}},                             {"ts_ix", {"2"}}};
+        {"error", {"null", "\"boom\"", "\"boo\"", "nul"}},                {"extra_column", {"1", "\"x\"", "true"}},
+        {"run_idx", {"1"}},                             {"ts_ix", {"2"}},
+        {"a_column_whose_name_is_longer_than_32_bytes", {"1", "null"}}};
     prof::harvest_row_reader kept, kept_padded;
     int accepted = 0;
     for (int row = 0; row < 3000; ++row) {

@@ -177,9 +177,9 @@ void profile_builder::add(const measured_fit& f) {
 void profile_builder::add(const fit_evidence& f) {
     ++n_measurements_;
     if (f.ok) ++n_ok_;
-    if (ts_ids_.empty() || !same_text(f.ts_id, last_ts_id_)) {
+    if (ts_ids_.size() == 0 || !same_text(f.ts_id, last_ts_id_)) {
         last_ts_id_.assign(f.ts_id);
-        ts_ids_.insert(last_ts_id_);
+        ts_ids_.intern(last_ts_id_);
     }
     if (f.measured_at) {
         if (auto t = parse_rfc3339(*f.measured_at); t && (!latest_ns_ || *t > *latest_ns_)) latest_ns_ = t;
@@ -223,9 +223,10 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
     p.n_ok = n_ok_;
     p.n_failed = n_measurements_ - n_ok_;
     p.n_sample_series = ts_ids_.size();
-    std::vector<std::string> ids(ts_ids_.begin(), ts_ids_.end());
-    std::sort(ids.begin(), ids.end());
-    if (ids.size() > 100) ids.resize(100);
+    // The 100 smallest ids, sorted, without sorting them all (a run has millions of series).
+    const auto& all_ids = ts_ids_.names();
+    std::vector<std::string> ids(std::min<std::size_t>(all_ids.size(), 100));
+    std::partial_sort_copy(all_ids.begin(), all_ids.end(), ids.begin(), ids.end());
     p.sample_ts_ids = std::move(ids);
     if (latest_ns_) p.provenance.measured_at = format_rfc3339(*latest_ns_);
 

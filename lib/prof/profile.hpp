@@ -12,7 +12,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace prof {
@@ -131,7 +130,7 @@ private:
     std::uint64_t n_measurements_ = 0, n_ok_ = 0;
     string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)
     std::vector<model_acc> models_;
-    std::unordered_set<std::string> ts_ids_;
+    string_interner ts_ids_;  // the distinct series (open addressing: no node, no modulo per series)
     std::string last_ts_id_;  // the ts_id added last: rows of one series come together
     std::optional<std::int64_t> latest_ns_;
 };
