@@ -348,12 +348,13 @@ TEST_CASE("both readers: a later null finished_at wins; 0.7000…0 is 0.7 (not s
 
 TEST_CASE("median_of_parts equals the median of the concatenation, without copying it") {
     std::mt19937_64 rng(7);
-    for (int trial = 0; trial < 300; ++trial) {
+    // Trials 300 and up hold more than 32768 values: the bucket path, not the copy.
+    for (int trial = 0; trial < 320; ++trial) {
         std::size_t nparts = 1 + rng() % 6;
         std::vector<std::vector<double>> parts(nparts);
         std::vector<double> all;
         for (auto& p : parts) {
-            std::size_t len = rng() % (trial < 100 ? 4 : 400);
+            std::size_t len = trial >= 300 ? 33000 + rng() % 20000 : rng() % (trial < 100 ? 4 : 400);
             for (std::size_t i = 0; i < len; ++i) {
                 double d;
                 switch (trial % 4) {
@@ -373,4 +374,32 @@ TEST_CASE("median_of_parts equals the median of the concatenation, without copyi
         REQUIRE(want.has_value() == got.has_value());
         if (want) CHECK(*got == *want);  // bit-identical, not approximately equal
     }
+}
+
+TEST_CASE("value_blocks keep every value in order, in blocks that never move") {
+    prof::value_blocks b;
+    CHECK(b.empty());
+    std::vector<double> want;
+    const double* first_values = nullptr;
+    for (int i = 0; i < 300000; ++i) {
+        b.push_back(i + 0.5);
+        want.push_back(i + 0.5);
+        if (i == 100) {
+            std::vector<const std::vector<double>*> early;
+            b.parts(early);
+            first_values = early.front()->data();
+        }
+    }
+    CHECK(b.size() == want.size());
+    std::vector<const std::vector<double>*> parts;
+    b.parts(parts);
+    CHECK(parts.size() > 4);
+    CHECK(parts.front()->data() == first_values);  // the first block's values never moved
+    std::vector<double> got;
+    for (const auto* p : parts) {
+        CHECK(p->size() <= 65536);
+        got.insert(got.end(), p->begin(), p->end());
+    }
+    CHECK(got == want);
+    CHECK(prof::median_of_parts(parts) == prof::median(want));
 }

@@ -61,6 +61,15 @@ std::map<std::string, family_cost> roll_up_families(const std::map<std::string, 
 
 }  // namespace
 
+void value_blocks::add_block() {
+    blocks_.emplace_back();
+    blocks_.back().reserve(std::clamp<std::size_t>(size_, 256, 65536));
+}
+
+void value_blocks::parts(std::vector<const std::vector<double>*>& out) const {
+    for (const auto& b : blocks_) out.push_back(&b);
+}
+
 void check_margins(double memory_margin, double time_margin) {
     if (!std::isfinite(memory_margin) || memory_margin < 1.0)
         throw usage_error(fmt::format("--memory-margin must be a number >= 1.0, got {}", memory_margin));
@@ -82,6 +91,12 @@ std::optional<double> median_of_parts(const std::vector<const std::vector<double
     std::size_t n = 0;
     for (const auto* v : parts) n += v->size();
     if (n == 0) return std::nullopt;
+    if (n <= 32768) {  // a copy is cheaper than the two bucket arrays (1 MiB)
+        std::vector<double> all;
+        all.reserve(n);
+        for (const auto* v : parts) all.insert(all.end(), v->begin(), v->end());
+        return median(all);
+    }
     // Positive finite doubles order as their bit patterns do; bucket by the top 16 bits.
     constexpr int shift = 48;
     constexpr std::size_t buckets = 1u << 16;
@@ -262,11 +277,14 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         m.max_process_rss_bytes = acc.max_process_rss;
         m.max_peak_rss_bytes = acc.max_peak_rss;
         m.max_peak_gpu_bytes = acc.max_peak_gpu;
-        m.median_wall_s = median(acc.wall);  // in place: see model_acc
-        m.median_cpu_s = median(acc.cpu);
+        std::vector<const std::vector<double>*> wall_parts, cpu_parts;
+        acc.wall.parts(wall_parts);
+        acc.cpu.parts(cpu_parts);
+        m.median_wall_s = median_of_parts(wall_parts);
+        m.median_cpu_s = median_of_parts(cpu_parts);
         m.max_effective_cores = acc.max_eff;
         m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
-        family_walls[family].push_back(&acc.wall);
+        acc.wall.parts(family_walls[family]);
         p.models.emplace(name, std::move(m));
     }
     std::map<std::string, std::optional<double>> family_median;

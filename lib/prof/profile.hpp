@@ -79,10 +79,32 @@ void check_margins(double memory_margin, double time_margin);
 // Reorders `v`.
 std::optional<double> median(std::vector<double>& v);
 // The median of the concatenation of `parts` — the same value median() gives on one vector
-// holding them all — without copying them: a radix pass over the bit patterns (values must be
-// finite and > 0, as usable axis values are) finds the bucket holding the middle, and only
-// that bucket is copied and selected. nullopt when all parts are empty.
+// holding them all. Up to 32768 values are copied into one vector for median(); more are not
+// copied: a radix pass over the bit patterns (values must be finite and > 0, as usable axis
+// values are) finds the bucket holding the middle, and only that bucket is copied and selected
+// (two streaming passes instead of nth_element's branchy ones over millions of values).
+// nullopt when all parts are empty.
 std::optional<double> median_of_parts(const std::vector<const std::vector<double>*>& parts);
+
+// Values appended in blocks that never move: a growing vector copies every value at each
+// doubling and holds both copies meanwhile. Blocks grow with the count, 256 to 65536 values.
+class value_blocks {
+public:
+    void push_back(double d) {
+        if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) add_block();
+        blocks_.back().push_back(d);
+        ++size_;
+    }
+    bool empty() const { return size_ == 0; }
+    std::size_t size() const { return size_; }
+    // Appends a pointer to each block to `out` (median_of_parts' parts).
+    void parts(std::vector<const std::vector<double>*>& out) const;
+
+private:
+    void add_block();
+    std::vector<std::vector<double>> blocks_;
+    std::size_t size_ = 0;
+};
 // ceil(bytes × margin) with a relative tolerance of 1e-12 (SPEC §2: 100 × 1.1 = 110, not 111).
 std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin);
 // max(1, ceil(max_effective_cores − 0.05)): a single-threaded fit reading 1.0000005 is 1 core.
@@ -117,9 +139,7 @@ private:
     struct model_acc {
         std::uint64_t n_fits = 0, n_ok = 0;
         std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
-        // mutable: finish() selects medians in place (the multiset, all the result depends
-        // on, is unchanged), so finishing needs no copy of the values.
-        mutable std::vector<double> wall, cpu;
+        value_blocks wall, cpu;  // the usable wall and CPU seconds
         std::optional<double> max_eff;
         bool threads_seen = false, threads_mixed = false;
         std::optional<std::uint64_t> threads;
