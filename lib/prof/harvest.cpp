@@ -345,8 +345,8 @@ bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded
     s.ws();
     if (!s.eat('{')) return false;
 #ifdef __AVX2__
-    // A 32-byte load at p stays inside the line or its padding while p <= last_load.
-    const char* last_load = s.e + (padded ? simdjson::SIMDJSON_PADDING : 0) - 32;
+    // A 32-byte load at p stays inside the line or its padding while readable_end - p >= 32.
+    const char* readable_end = s.e + (padded ? simdjson::SIMDJSON_PADDING : 0);
 #endif
     // A member starts right after '{' or ',' (its whitespace is part of it, so rows spaced as
     // `, "key": value` are predicted as well as compact ones).
@@ -356,7 +356,7 @@ bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded
         // The i-th member's `"key":` as the last row wrote it: one 32-byte compare instead of
         // scanning and matching the key (the bytes equal, the key is that key).
         const member& m = shape_[i < max_members ? i : 0];
-        if (i < members_ && m.key_length && s.p <= last_load && m.key_length <= s.e - s.p &&
+        if (i < members_ && m.key_length && readable_end - s.p >= 32 && m.key_length <= s.e - s.p &&
             (static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.p)),
                  _mm256_load_si256(reinterpret_cast<const __m256i*>(m.bytes))))) &
