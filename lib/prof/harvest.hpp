@@ -76,8 +76,9 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& row);
 
 // The same, as a reader kept across the rows of one input: rows written by one exporter
 // repeat their keys in one order, so it remembers each member's `"key":` bytes from the last
-// row and matches them with one vector compare (falling back to scanning the key when they
-// differ). Same results as read_harvest_row_fast, row by row.
+// row (with the whitespace before them, so `, "key": value` rows are predicted as well as
+// compact ones) and matches them with one 32-byte compare, falling back to scanning the key
+// when they differ. Same results as read_harvest_row_fast, row by row.
 class harvest_row_reader {
 public:
     // padded: SIMDJSON_PADDING readable bytes follow the line (line_reader's lines do).
