@@ -132,7 +132,7 @@ struct query_profile {
     std::uint64_t rows = 0;  // > 0; for a fit, the largest row count fitted
     double fixed_seconds = 0;
     double per_row_seconds = 0;
-    std::vector<query_node> nodes;
+    std::vector<query_node> nodes;  // for a fit, the largest run's, as measured (not refitted)
     std::optional<double> selectivity;
     std::string engine_version;  // "" = unknown
     std::string source;          // polars | chrome | duckdb | fit
