@@ -509,7 +509,7 @@ void harvester::add(const harvest_row& row) {
     f.peak_gpu_bytes = row.peak_gpu_bytes;
     std::string error;
     if (!f.ok) {
-        if (row.error) {
+        if (row.error && !row.error->empty()) {  // "": a non-Nullable String column's "none"
             f.error = *row.error;
         } else {
             error = fit_seconds_error(row.fit_seconds);

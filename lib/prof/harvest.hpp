@@ -15,7 +15,7 @@
 //                 bracketed by its full fit; an ensemble is arithmetic over predictions, not a
 //                 fit; "" is how a non-Nullable ClickHouse String column says "none")
 //   finished_at   RFC 3339 string or null       — the latest one is provenance.measured_at
-//   error         string or null                — the failure text of a failed row
+//   error         string or null                — the failure text of a failed row ("" = none)
 // Rules (issue 3): a finite fit_seconds > 0 is a fit that happened (ok); any other row is a
 // failed cell: counted in n_measurements and n_failed, excluded from every axis, its error
 // the `error` column, else "fit_seconds=<value>" (value: shortest number, NaN, Infinity or

@@ -56,16 +56,19 @@ TEST_CASE("a row without a finite positive fit_seconds is a failed cell with a s
         R"({"run_id":"r","ts_id":"c","model_type":"m","family":"f"})" "\n"
         R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":"NaN","cpu_seconds":5})" "\n"
         R"({"run_id":"r","ts_id":"d","model_type":"m","family":"f","fit_seconds":2,"cpu_seconds":2})" "\n"
-        R"({"run_id":"r","ts_id":"a","model_type":"x","family":"f","fit_seconds":-1,"error":"exit 1: boom"})" "\n");
+        R"({"run_id":"r","ts_id":"a","model_type":"x","family":"f","fit_seconds":-1,"error":"exit 1: boom"})" "\n"
+        // "" is how a non-Nullable String column says "no error": the fit_seconds text instead
+        R"({"run_id":"r","ts_id":"a","model_type":"y","family":"f","fit_seconds":null,"error":""})" "\n");
     REQUIRE(ps.size() == 1);
     const auto& p = ps[0];
-    CHECK(p.n_measurements == 5);
-    CHECK(p.n_failed == 4);
+    CHECK(p.n_measurements == 6);
+    CHECK(p.n_failed == 5);
+    CHECK(p.first_error_by_model.at("y") == "fit_seconds=null");
     // smallest ts_id wins: "a" → the NaN row; its cpu_seconds is excluded from every axis
     CHECK(p.first_error_by_model.at("m") == "fit_seconds=NaN");
     CHECK(p.first_error_by_model.at("x") == "exit 1: boom");
     CHECK(p.models.at("m").median_cpu_s == 2.0);
-    CHECK(p.dropped_models == std::vector<std::string>{"x"});
+    CHECK(p.dropped_models == std::vector<std::string>{"x", "y"});
     CHECK(prof::fit_seconds_error(std::nullopt) == "fit_seconds=null");
     CHECK(prof::fit_seconds_error(0.0) == "fit_seconds=0");
     CHECK(prof::fit_seconds_error(-1.5) == "fit_seconds=-1.5");

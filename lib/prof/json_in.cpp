@@ -394,26 +394,83 @@ std::optional<double> read_number(od::value v, std::string_view field) {
     wrong_type(v, field, "a number");
 }
 
+namespace {
+
+// What a JSON number token (its grammar already checked) denotes as a count, worked out from
+// its digits and exponent, never through a double (SPEC §1): an integer when its value is
+// exactly one (1.0, 1e3, 12.50e1 are; 0.5, 4503599627370496.5 and 1e-400 are not), `above`
+// when that integer exceeds 2^64-1 (1e20, 1e400). A sign makes it no count, -0 included.
+struct count_token {
+    bool integer = false, above = false;
+    std::uint64_t value = 0;
+};
+
+count_token count_of_number(std::string_view t) {
+    count_token c;
+    if (t.empty() || t[0] == '-') return c;
+    auto digit = [&](std::size_t i) { return i < t.size() && t[i] >= '0' && t[i] <= '9'; };
+    std::string digits;  // the significand's digits, integer part then fraction
+    long long exponent = 0;  // value = digits × 10^exponent
+    std::size_t i = 0;
+    while (digit(i)) digits += t[i++];
+    if (i < t.size() && t[i] == '.')
+        for (++i; digit(i); --exponent) digits += t[i++];
+    if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+        ++i;
+        bool negative = i < t.size() && t[i] == '-';
+        if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+        long long e = 0;
+        for (; digit(i); ++i) e = std::min<long long>(e * 10 + (t[i] - '0'), 1000000);  // far past 20 digits
+        exponent += negative ? -e : e;
+    }
+    std::size_t first = digits.find_first_not_of('0');
+    c.integer = true;
+    if (first == std::string::npos) return c;  // zero: 0, 0.000, 0e5
+    digits.erase(0, first);
+    while (digits.back() == '0') {
+        digits.pop_back();
+        ++exponent;
+    }
+    if (exponent < 0) {  // a fraction remains
+        c.integer = false;
+        return c;
+    }
+    if (static_cast<long long>(digits.size()) + exponent > 20) {
+        c.above = true;
+        return c;
+    }
+    std::uint64_t v = 0;
+    auto times_ten_plus = [&](unsigned d) {
+        return !__builtin_mul_overflow(v, 10u, &v) && !__builtin_add_overflow(v, d, &v);
+    };
+    for (char ch : digits)
+        if (!times_ten_plus(static_cast<unsigned>(ch - '0'))) c.above = true;
+    for (long long k = 0; k < exponent && !c.above; ++k)
+        if (!times_ten_plus(0)) c.above = true;
+    c.value = v;
+    return c;
+}
+
+}  // namespace
+
 std::optional<std::uint64_t> read_count(od::value v, std::string_view field) {
     od::json_type t = v.type();
     if (t == od::json_type::null) return std::nullopt;
     auto from_text = [&](std::string_view s) -> std::optional<std::uint64_t> {
         if (nonfinite_word(s)) return std::nullopt;
-        if (!s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos) {
+        std::string shown = s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s);
+        if (!s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos) {  // "0012" too
             std::uint64_t u = 0;
             auto r = std::from_chars(s.data(), s.data() + s.size(), u);
             if (r.ec == std::errc() && r.ptr == s.data() + s.size()) return u;
-            throw field_error(fmt::format("field '{}': integer {} is above 2^64-1", field, s));
+            throw field_error(fmt::format("field '{}': integer {} is above 2^64-1", field, shown));
         }
         if (is_json_number(s)) {
-            double d = 0;
-            auto r = std::from_chars(s.data(), s.data() + s.size(), d);
-            if (r.ec == std::errc::result_out_of_range && s.front() != '-') return std::nullopt;  // 1e400: not usable
-            if (r.ec == std::errc() && d >= 0 && d < 9007199254740992.0 && d == std::floor(d))
-                return static_cast<std::uint64_t>(d);
+            count_token c = count_of_number(s);
+            if (c.above) throw field_error(fmt::format("field '{}': integer {} is above 2^64-1", field, shown));
+            if (c.integer) return c.value;
         }
-        throw field_error(fmt::format("field '{}': expected a non-negative integer, found \"{}\"", field,
-                                      s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s)));
+        throw field_error(fmt::format("field '{}': expected a non-negative integer, found \"{}\"", field, shown));
     };
     if (t == od::json_type::string) return from_text(v.get_string());
     if (t == od::json_type::number) {

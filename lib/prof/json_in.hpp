@@ -100,8 +100,10 @@ std::string_view trimmed_token(simdjson::ondemand::value v);
 // null → nullopt. A string holding a number is accepted (warehouse exports quote 64-bit
 // integers); "NaN"/"Infinity"/"-Infinity" read as NaN/±inf: not usable (SPEC §1).
 std::optional<double> read_number(simdjson::ondemand::value v, std::string_view field);
-// Non-negative integer read exactly up to 2^64-1 (never through a double); also from a string
-// of digits, or an integral JSON float below 2^53. "NaN" strings read as nullopt.
+// Non-negative integer read exactly up to 2^64-1, never through a double: a JSON number or a
+// string holding one, whose value is exactly an integer (120, "120", 1.0, 1e3); a fraction
+// (0.5, 1e-400), a sign (-0 included) or more than 2^64-1 is an error. "NaN" strings read as
+// nullopt.
 std::optional<std::uint64_t> read_count(simdjson::ondemand::value v, std::string_view field);
 std::optional<std::int64_t> read_int(simdjson::ondemand::value v, std::string_view field);
 std::optional<std::string> read_string(simdjson::ondemand::value v, std::string_view field);

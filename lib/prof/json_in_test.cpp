@@ -90,6 +90,19 @@ TEST_CASE("counts are read exactly up to 2^64-1 and refused above") {
     CHECK_FALSE(one("\"NaN\"").has_value());
     CHECK_THROWS_AS(one("18446744073709551616"), input_error);
     CHECK_THROWS_AS(one("1.5"), input_error);
+    // A number whose value is exactly an integer is that integer, worked out from its digits,
+    // not through a double (which would round 2^52 + 0.5 to an integer, or 1e-400 to 0).
+    CHECK(one("1.0").value() == 1);
+    CHECK(one("\"12.50e1\"").value() == 125);
+    CHECK(one("0.000e7").value() == 0);
+    CHECK(one("\"0012\"").value() == 12);
+    CHECK(one("1.8446744073709551615e19").value() == 18446744073709551615ull);
+    CHECK(one("9007199254740993.0").value() == 9007199254740993ull);  // above 2^53, exact
+    for (const char* fraction : {"\"4503599627370496.5\"", "1.0000000000000000001", "1e-400", "\"1E-400\"", "0.5",
+                                 "1e-5", "\"-0\"", "\"-1\""})
+        CHECK_THROWS_WITH_AS(one(fraction), doctest::Contains("expected a non-negative integer"), input_error);
+    for (const char* big : {"1e20", "1e400", "\"1.8446744073709551616e19\"", "18446744073709551616"})
+        CHECK_THROWS_WITH_AS(one(big), doctest::Contains("is above 2^64-1"), input_error);
 }
 
 TEST_CASE("json values compare as values: key order never matters") {
