@@ -47,7 +47,7 @@ std::string_view read_id(od::value v, std::string_view field) {
         if (nt == od::number_type::signed_integer || nt == od::number_type::unsigned_integer)
             return trimmed_token(v);
     }
-    wrong_type(v, field, "a string");
+    wrong_type(v, field, "a string or an integer");
 }
 
 std::optional<std::string_view> read_text(od::value v, std::string_view field) {
@@ -158,7 +158,7 @@ harvest_row read_harvest_row(od::object& obj) {
                 auto t = parse_rfc3339(*s);
                 if (!t)
                     throw field_error(fmt::format("field 'finished_at': expected an RFC 3339 time stamp with a zone "
-                                                  "(1677-09-21 to 2262-04-11), found \"{}\"",
+                                                  "(1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z), found \"{}\"",
                                                   shown(*s)));
                 r.finished_at_ns = t;
             } else {

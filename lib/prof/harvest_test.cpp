@@ -156,7 +156,7 @@ TEST_CASE("malformed rows name the line; a skipped line is never half-counted") 
     CHECK_THROWS_WITH_AS(harvest_text(R"({"ts_id":"a","model_type":"m"})"), "rows:1: field 'run_id': missing",
                          prof::input_error);
     CHECK_THROWS_WITH_AS(harvest_text(R"({"run_id":"r","ts_id":"a","model_type":"m","finished_at":"yesterday"})"),
-                         "rows:1: field 'finished_at': expected an RFC 3339 time stamp with a zone (1677-09-21 to 2262-04-11), found \"yesterday\"",
+                         "rows:1: field 'finished_at': expected an RFC 3339 time stamp with a zone (1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z), found \"yesterday\"",
                          prof::input_error);
     prof::harvest_config cfg;
     cfg.max_bad_lines = 1;

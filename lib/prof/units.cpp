@@ -157,11 +157,19 @@ std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
         return std::nullopt;
     }
     if (i != s.size()) return std::nullopt;
-    // Nanoseconds since the epoch in 64 bits reach 1677-09-21 to 2262-04-11; a stamp outside
-    // is refused rather than wrapped (9999-12-31 had read as 1816-03-30).
+    // Nanoseconds since the epoch in 64 bits reach 1677-09-21T00:12:43.145224192Z to
+    // 2262-04-11T23:47:16.854775807Z; a stamp outside is refused rather than wrapped
+    // (9999-12-31 had read as 1816-03-30). Before the epoch a fraction is taken from the next
+    // whole second up, so the first representable instants, whose whole seconds alone do not
+    // fit, are kept.
     std::int64_t secs = days * 86400 + h * 3600 + m * 60 + sec - offset_s;
+    std::int64_t frac = frac_ns;
+    if (secs < 0 && frac > 0) {
+        ++secs;
+        frac -= 1000000000;
+    }
     std::int64_t ns;
-    if (__builtin_mul_overflow(secs, std::int64_t{1000000000}, &ns) || __builtin_add_overflow(ns, frac_ns, &ns))
+    if (__builtin_mul_overflow(secs, std::int64_t{1000000000}, &ns) || __builtin_add_overflow(ns, frac, &ns))
         return std::nullopt;
     return ns;
 }

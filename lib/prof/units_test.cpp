@@ -90,4 +90,9 @@ TEST_CASE("parse_rfc3339: stamps beyond 64-bit nanoseconds are refused, not wrap
     CHECK(prof::format_rfc3339(*hi) == "2262-04-11T23:47:16Z");
     CHECK(prof::format_rfc3339(*lo) == "1677-09-21T00:12:44Z");
     CHECK(prof::format_rfc3339(std::numeric_limits<std::int64_t>::min()).rfind("1677-09-21T00:12:43.", 0) == 0);
+    // The first and last representable instants themselves (their whole seconds alone overflow).
+    CHECK(prof::parse_rfc3339("1677-09-21T00:12:43.145224192Z") == std::numeric_limits<std::int64_t>::min());
+    CHECK(!prof::parse_rfc3339("1677-09-21T00:12:43.145224191Z"));
+    CHECK(prof::parse_rfc3339("2262-04-11T23:47:16.854775807Z") == std::numeric_limits<std::int64_t>::max());
+    CHECK(!prof::parse_rfc3339("2262-04-11T23:47:16.854775808Z"));
 }
