@@ -351,16 +351,22 @@ std::optional<std::int64_t> rounded_micros(double d) {
 }
 
 // Reads an integer microsecond value: an exact integer, or a number rounded to the nearest
-// microsecond (Chrome's ts/dur may carry fractions).
-std::int64_t micros(od::value v, const char* field) {
+// microsecond (Chrome's ts/dur may carry fractions); for a fraction, `fractional` is set and
+// `exact` is the value read.
+std::int64_t micros(od::value v, const char* field, double& exact, bool& fractional) {
     std::int64_t i;
     if (v.get_int64().get(i) == simdjson::SUCCESS) {
         if (i <= -max_micros || i >= max_micros) bad_micros(field);
+        fractional = false;  // a later integer "ts" replaces an earlier fraction
         return i;
     }
     std::optional<double> d = json_number_value(trimmed_token(v));  // not get_double(): json_in.hpp
     if (d)
-        if (auto r = rounded_micros(*d)) return *r;
+        if (auto r = rounded_micros(*d)) {
+            exact = *d;
+            fractional = true;
+            return *r;
+        }
     bad_micros(field);
 }
 
@@ -455,7 +461,11 @@ std::string_view identity(od::value v, std::string& scratch) {
 struct event_fields {
     char ph = 0;
     bool has_ts = false, has_dur = false;
-    std::int64_t ts = 0, dur = 0;
+    std::int64_t ts = 0, dur = 0;  // rounded to the microsecond
+    // ts or dur had a fraction: their values as read (an 'X' event's end is then ts + dur
+    // rounded once, not the sum of two roundings, which can be 1 µs off: 1.5 + 2.5 is 4, not 5).
+    bool ts_fractional = false, dur_fractional = false;
+    double ts_x, dur_x;  // set (and read) only when fractional
     std::string_view name, cat, id, pid, tid;
 };
 
@@ -498,8 +508,8 @@ trace_key trace_key_of(std::string_view key) {
             e.ph = p[0];
             break;
         }
-        case trace_key::ts: e.ts = micros(f.value(), "ts"), e.has_ts = true; break;
-        case trace_key::dur: e.dur = micros(f.value(), "dur"), e.has_dur = true; break;
+        case trace_key::ts: e.ts = micros(f.value(), "ts", e.ts_x, e.ts_fractional), e.has_ts = true; break;
+        case trace_key::dur: e.dur = micros(f.value(), "dur", e.dur_x, e.dur_fractional), e.has_dur = true; break;
         case trace_key::name: e.name = string_in_place(f.value(), "name"); break;
         case trace_key::pid: e.pid = identity(f.value(), scratch[0]); break;
         case trace_key::tid: e.tid = identity(f.value(), scratch[1]); break;
@@ -510,15 +520,20 @@ trace_key trace_key_of(std::string_view key) {
     }
 }
 
-std::int64_t micros(simdjson::dom::element v, const char* field) {
+std::int64_t micros(simdjson::dom::element v, const char* field, double& exact, bool& fractional) {
     std::int64_t i;
     if (v.get_int64().get(i) == simdjson::SUCCESS) {
         if (i <= -max_micros || i >= max_micros) bad_micros(field);
+        fractional = false;  // a later integer "ts" replaces an earlier fraction
         return i;
     }
     double d;
     if (v.get_double().get(d) == simdjson::SUCCESS)
-        if (auto r = rounded_micros(d)) return *r;
+        if (auto r = rounded_micros(d)) {
+            exact = d;
+            fractional = true;
+            return *r;
+        }
     bad_micros(field);
 }
 
@@ -552,8 +567,8 @@ void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
             e.ph = p[0];
             break;
         }
-        case trace_key::ts: e.ts = micros(v, "ts"), e.has_ts = true; break;
-        case trace_key::dur: e.dur = micros(v, "dur"), e.has_dur = true; break;
+        case trace_key::ts: e.ts = micros(v, "ts", e.ts_x, e.ts_fractional), e.has_ts = true; break;
+        case trace_key::dur: e.dur = micros(v, "dur", e.dur_x, e.dur_fractional), e.has_dur = true; break;
         case trace_key::name:
             if (v.get_string().get(e.name) != simdjson::SUCCESS) throw field_error("field 'name': expected a string");
             break;
@@ -571,7 +586,7 @@ void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
 // number, a float or -0 where an identity is kept, any syntax error) and simdjson reads it.
 // Identity fields keep their JSON text, which for the forms accepted here is what the DOM path
 // builds (dom_token): a string with its quotes, an integer's digits, a literal's word.
-bool scan_micros(json_scanner& s, std::int64_t& out) {
+bool scan_micros(json_scanner& s, std::int64_t& out, double& exact, bool& fractional) {
     // An integer (json_scanner::uint19 after an optional '-'), bounded like every time stamp;
     // anything with a fraction or exponent goes through json_scanner::number and from_chars
     // (correctly rounded, as simdjson's), then to the nearest microsecond.
@@ -582,6 +597,7 @@ bool scan_micros(json_scanner& s, std::int64_t& out) {
         if (u >= static_cast<std::uint64_t>(max_micros)) return false;  // out of range: the DOM reader says so
         s.p = digits.p;
         out = neg ? -static_cast<std::int64_t>(u) : static_cast<std::int64_t>(u);
+        fractional = false;  // a later integer "ts" replaces an earlier fraction
         return true;
     }
     std::string_view t;
@@ -591,8 +607,11 @@ bool scan_micros(json_scanner& s, std::int64_t& out) {
     auto r = std::from_chars(t.data(), t.data() + t.size(), v);
     if (r.ec != std::errc() || r.ptr != t.data() + t.size()) return false;
     auto rounded = rounded_micros(v);
-    if (rounded) out = *rounded;
-    return rounded.has_value();
+    if (!rounded) return false;
+    out = *rounded;
+    exact = v;
+    fractional = true;
+    return true;
 }
 
 bool scan_identity(json_scanner& s, std::string_view& out) {
@@ -675,8 +694,8 @@ bool scan_event(json_scanner& s, event_fields& e) {
             }
             break;
         }
-        case trace_key::ts: ok = e.has_ts = scan_micros(s, e.ts); break;
-        case trace_key::dur: ok = e.has_dur = scan_micros(s, e.dur); break;
+        case trace_key::ts: ok = e.has_ts = scan_micros(s, e.ts, e.ts_x, e.ts_fractional); break;
+        case trace_key::dur: ok = e.has_dur = scan_micros(s, e.dur, e.dur_x, e.dur_fractional); break;
         case trace_key::name: ok = s.p < s.e && *s.p == '"' && s.string(e.name); break;
         case trace_key::pid: ok = scan_identity(s, e.pid); break;
         case trace_key::tid: ok = scan_identity(s, e.tid); break;
@@ -756,8 +775,18 @@ private:
         case 'X':
             if (!e.has_ts) missing_field("ts");
             if (!e.has_dur) missing_field("dur");
-            if (e.dur < 0) throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", e.name, e.dur));
-            out.spans.push_back({e.ts, e.ts + e.dur, names_.intern(e.name)});
+            if (e.dur_fractional ? e.dur_x < 0 : e.dur < 0)
+                throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", e.name,
+                                              e.dur_fractional ? format_double(e.dur_x) : std::to_string(e.dur)));
+            if (e.ts_fractional || e.dur_fractional) {
+                // The event's true end rounded once (monotone: never before the rounded start;
+                // an integer below 9e15 is an exact double; sums below 1.8e16 fit 64 bits).
+                double ts = e.ts_fractional ? e.ts_x : static_cast<double>(e.ts);
+                double dur = e.dur_fractional ? e.dur_x : static_cast<double>(e.dur);
+                out.spans.push_back({e.ts, std::llround(ts + dur), names_.intern(e.name)});
+            } else {
+                out.spans.push_back({e.ts, e.ts + e.dur, names_.intern(e.name)});
+            }
             break;
         case 'B':
         case 'E':

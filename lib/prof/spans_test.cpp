@@ -168,6 +168,37 @@ TEST_CASE("chrome: async begins without an end are ignored and counted; fraction
     CHECK(s.spans[0].end_us == 16);
 }
 
+TEST_CASE("chrome: an X event's end is its true end rounded once, on every path") {
+    // ts and dur rounded separately would give 2..5 (1.5 -> 2, 2.5 -> 3) and 10..10; the true
+    // ends are 4.0 and 10.8.
+    std::string text = chrome(R"({"ph":"X","name":"a","ts":1.5,"dur":2.5,"pid":1,"tid":1},
+{"ph":"X","name":"b","ts":10.4,"dur":0.4,"pid":1,"tid":1},
+{"ph":"X","name":"c","ts":20,"dur":0.5,"pid":1,"tid":1},
+{"ph":"X","name":"d","ts":1700000000000000,"dur":3.5,"pid":1,"tid":1})");
+    std::string escaped = text;  // an escape in a name sends that event through simdjson
+    escaped.replace(escaped.find("\"name\":\"a\""), 10, "\"name\":\"\\u0061\"");
+    for (const std::string& t : {text, escaped})
+        for (std::size_t batch : {std::size_t{0}, std::size_t{64}, std::size_t{1} << 20}) {
+            span_set s = read_chrome(t, batch);
+            REQUIRE(s.spans.size() == 4);
+            CHECK(s.spans[0].start_us == 2);
+            CHECK(s.spans[0].end_us == 4);
+            CHECK(s.spans[1].start_us == 10);
+            CHECK(s.spans[1].end_us == 11);
+            CHECK(s.spans[2].end_us == 21);  // 20.5 rounds half away from zero, as llround does
+            CHECK(s.spans[3].end_us == 1700000000000004);
+        }
+    // A key given twice: the later value wins, fraction or not.
+    for (std::size_t batch : {std::size_t{0}, std::size_t{1} << 20}) {
+        span_set twice = read_chrome(chrome(R"({"ph":"X","name":"t","ts":1.5,"dur":2.5,"ts":7,"dur":1})"), batch);
+        REQUIRE(twice.spans.size() == 1);
+        CHECK(twice.spans[0].start_us == 7);
+        CHECK(twice.spans[0].end_us == 8);
+    }
+    CHECK_THROWS_WITH_AS(read_chrome(chrome(R"({"ph":"X","name":"n","ts":5,"dur":-0.25})")),
+                         doctest::Contains("negative dur (-0.25)"), input_error);
+}
+
 TEST_CASE("chrome: with no fixed node named, fixed is 0 and a warning says all cost scales") {
     auto s = read_chrome(R"([{"ph":"X","name":"w","ts":0,"dur":50,"pid":1,"tid":1}])");
     auto p = build_from_spans(s, opts(5), {}, "chrome");
@@ -366,7 +397,7 @@ std::string random_event(std::mt19937_64& rng, bool allow_bad, bool plain) {
         fields.push_back({"ts", pick({"100", "250", "1000", "37", "0", "12.5", "1.5e2", "99.49", "-3", "1e0",
                                       "0.50000000000000000000000001", "0.70000000000000000000"})});
     if (ph == "X" && !(allow_bad && chance(0.05)))
-        fields.push_back({"dur", allow_bad && chance(0.05) ? std::string("-4") : pick({"10", "0", "7.6", "300", "2e1", "45"})});
+        fields.push_back({"dur", allow_bad && chance(0.05) ? std::string("-4") : pick({"10", "0", "7.6", "300", "2e1", "45", "0.5", "2.5", "0.4"})});
     if (plain) {  // the spellings the scanner takes
         fields.push_back({"name", pick({"\"scan\"", "\"optimization\"", "\"sort\"", "\"a},{b\"", "\"café\""})});
         fields.push_back({"pid", pick({"1", "\"1\"", "2", "0", "\"p1\""})});
