@@ -456,7 +456,8 @@ count_token count_of_number(std::string_view t) {
 std::optional<std::uint64_t> read_count(od::value v, std::string_view field) {
     od::json_type t = v.type();
     if (t == od::json_type::null) return std::nullopt;
-    auto from_text = [&](std::string_view s) -> std::optional<std::uint64_t> {
+    // s: a string's contents (quoted in messages) or a number's token (shown as it is).
+    auto from_text = [&](std::string_view s, bool quoted) -> std::optional<std::uint64_t> {
         if (nonfinite_word(s)) return std::nullopt;
         std::string shown = s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s);
         if (!s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos) {  // "0012" too
@@ -470,15 +471,16 @@ std::optional<std::uint64_t> read_count(od::value v, std::string_view field) {
             if (c.above) throw field_error(fmt::format("field '{}': integer {} is above 2^64-1", field, shown));
             if (c.integer) return c.value;
         }
-        throw field_error(fmt::format("field '{}': expected a non-negative integer, found \"{}\"", field, shown));
+        if (quoted) shown = "\"" + shown + "\"";
+        throw field_error(fmt::format("field '{}': expected a non-negative integer, found {}", field, shown));
     };
-    if (t == od::json_type::string) return from_text(v.get_string());
+    if (t == od::json_type::string) return from_text(v.get_string(), true);
     if (t == od::json_type::number) {
         std::string_view tok = trimmed_token(v);
         if (!tok.empty() && tok[0] == '-') wrong_type(v, field, "a non-negative integer");
         std::uint64_t u;
         if (v.get_uint64().get(u) == simdjson::SUCCESS) return u;
-        return from_text(tok);
+        return from_text(tok, false);
     }
     wrong_type(v, field, "a non-negative integer");
 }
