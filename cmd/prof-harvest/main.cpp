@@ -39,7 +39,8 @@ prof::http_options http_options_from(const config& c) {
             throw prof::usage_error("--header-from-env expects NAME=VARIABLE");
         std::string var = spec.substr(eq + 1);
         const char* val = std::getenv(var.c_str());
-        if (!val) throw prof::usage_error(fmt::format("--header-from-env: environment variable {} is not set", var));
+        if (!val) throw prof::usage_error(fmt::format(
+                "--header-from-env: environment variable {} is not set (a shell variable must be exported)", var));
         o.headers.push_back(prof::check_header(spec.substr(0, eq) + ": " + val, "--header-from-env " + spec.substr(0, eq)));
     }
     o.connect_timeout_s = prof::parse_duration(c.connect_timeout, "--connect-timeout");
