@@ -152,7 +152,13 @@ int run(int argc, char** argv) {
     auto* put = app.add_subcommand("put", "Store each query_profile read in the --cache directory");
     auto* get = app.add_subcommand("get", "Print the cached profile of --plan-key on --host; exit 1 when there is none");
     auto* list = app.add_subcommand("list", "Print every cached query_profile");
-    for (auto* s : {estimate, stale, fit, put, get, list}) s->fallthrough();
+    // The options belong to prof-spans itself and serve every operation (fallthrough), so an
+    // operation's own --help points there instead of listing only -h.
+    for (auto* s : {estimate, stale, fit, put, get, list}) {
+        s->fallthrough();
+        s->footer("Options: every option of `prof-spans --help` applies here (--rows, --cache, ...).\n\n" +
+                  app.get_footer());
+    }
     app.require_subcommand(0, 1);
     prof::cli::parse(app, argc, argv);
     if (!(c.factor > 1.0)) throw prof::usage_error("--factor must be > 1");
