@@ -26,7 +26,7 @@ void configure(CLI::App& app, const std::string& example, const std::string& rec
     std::string footer = "Example:\n  " + example + "\n\nRecords: " + records +
                          "\nExit status: 0 ok, 64 usage, 65 bad input, 66 missing input, 74 I/O error; this "
                          "program's others are under EXIT STATUS in its manual.\nManual: man " +
-                         app.get_name() + "\n";
+                         app.get_name() + " (installed), man -l man/" + app.get_name() + ".1 (in a checkout)\n";
     app.footer(footer);
 }
 
