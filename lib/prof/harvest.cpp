@@ -78,13 +78,7 @@ inline std::string_view key_of(simdjson::simdjson_result<od::field>& f) {
     return f.unescaped_key();
 }
 
-}  // namespace
-
-namespace {
 bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
-}  // namespace
-
-namespace {
 
 // The columns the row rules read; anything else is `other` (a scalar, checked and ignored).
 enum class column : std::uint8_t {
@@ -92,39 +86,28 @@ enum class column : std::uint8_t {
     peak_rss_bytes, peak_gpu_bytes, fold_id, ensemble_id, finished_at, error, other
 };
 
+// The column names, looked up by the row readers when a key was not predicted (the fast
+// reader remembers each member's key from the last row) and by the simdjson reader.
+constexpr std::pair<std::string_view, column> column_names[] = {
+    {"run_id", column::run_id},
+    {"ts_id", column::ts_id},
+    {"model_type", column::model_type},
+    {"family", column::family},
+    {"n_obs", column::n_obs},
+    {"fit_seconds", column::fit_seconds},
+    {"cpu_seconds", column::cpu_seconds},
+    {"process_rss_bytes", column::process_rss_bytes},
+    {"peak_rss_bytes", column::peak_rss_bytes},
+    {"peak_gpu_bytes", column::peak_gpu_bytes},
+    {"fold_id", column::fold_id},
+    {"ensemble_id", column::ensemble_id},
+    {"finished_at", column::finished_at},
+    {"error", column::error},
+};
+
 column column_of(std::string_view key) {
-    switch (key.size()) {
-    case 5:
-        if (scan_key_is(key, "ts_id")) return column::ts_id;
-        if (scan_key_is(key, "n_obs")) return column::n_obs;
-        if (scan_key_is(key, "error")) return column::error;
-        break;
-    case 6:
-        if (scan_key_is(key, "run_id")) return column::run_id;
-        if (scan_key_is(key, "family")) return column::family;
-        break;
-    case 7:
-        if (scan_key_is(key, "fold_id")) return column::fold_id;
-        break;
-    case 10:
-        if (scan_key_is(key, "model_type")) return column::model_type;
-        break;
-    case 11:
-        if (scan_key_is(key, "fit_seconds")) return column::fit_seconds;
-        if (scan_key_is(key, "cpu_seconds")) return column::cpu_seconds;
-        if (scan_key_is(key, "ensemble_id")) return column::ensemble_id;
-        if (scan_key_is(key, "finished_at")) return column::finished_at;
-        break;
-    case 14:
-        if (scan_key_is(key, "peak_rss_bytes")) return column::peak_rss_bytes;
-        if (scan_key_is(key, "peak_gpu_bytes")) return column::peak_gpu_bytes;
-        break;
-    case 17:
-        if (scan_key_is(key, "process_rss_bytes")) return column::process_rss_bytes;
-        break;
-    default:
-        break;
-    }
+    for (const auto& [name, c] : column_names)
+        if (key == name) return c;
     return column::other;
 }
 
@@ -185,32 +168,13 @@ harvest_row read_harvest_row(od::object& obj) {
 // rule and every error message, so the two paths cannot disagree on what a line means.
 namespace {
 
-bool all_digits(std::string_view t) {
-    if (t.empty()) return false;
-    for (char c : t)
-        if (c < '0' || c > '9') return false;
-    return true;
-}
-
-// Counts: a plain or quoted run of digits that fits 64 bits; null → nullopt. Up to 19 digits
-// cannot overflow, so they are summed in one pass; longer runs go through from_chars.
+// Counts: a plain or quoted run of digits that fits 64 bits; null → nullopt.
 bool fast_count(scan_kind k, std::string_view t, std::optional<std::uint64_t>& out) {
     if (k == scan_kind::null) {
         out.reset();
         return true;
     }
-    if ((k != scan_kind::integer && k != scan_kind::string) || t.empty()) return false;
-    if (t.size() <= 19) {
-        std::uint64_t u = 0;
-        for (char c : t) {
-            unsigned d = static_cast<unsigned char>(c) - '0';
-            if (d > 9) return false;
-            u = u * 10 + d;
-        }
-        out = u;
-        return true;
-    }
-    if (!all_digits(t)) return false;
+    if ((k != scan_kind::integer && k != scan_kind::string) || t.empty() || t[0] < '0' || t[0] > '9') return false;
     std::uint64_t u = 0;
     auto r = std::from_chars(t.data(), t.data() + t.size(), u);
     if (r.ec != std::errc() || r.ptr != t.data() + t.size()) return false;
@@ -239,10 +203,6 @@ bool fast_seconds(scan_kind k, std::string_view t, std::optional<double>& out) {
     return true;
 }
 
-}  // namespace
-
-namespace {
-
 // Counts and seconds straight from the text in their common forms (json_scanner::uint19 and
 // exact_decimal); anything else through scalar() and fast_count / fast_seconds.
 [[gnu::always_inline]] inline bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
@@ -266,10 +226,6 @@ namespace {
     std::string_view t;
     return s.scalar(k, t) && fast_seconds(k, t, out);
 }
-
-}  // namespace
-
-namespace {
 
 // A string, or null (nullopt); false for anything else.
 [[gnu::always_inline]] inline bool scan_text(json_scanner& s, std::optional<std::string_view>& out) {
@@ -396,7 +352,7 @@ void harvest_row_reader::learn(std::size_t i, const char* begin, const char* end
     member& m = shape_[i];
     auto n = static_cast<std::size_t>(end - begin);
     m.key_length = n <= sizeof m.bytes ? static_cast<std::uint8_t>(n) : 0;  // 0: not predicted
-    m.key_mask = n >= 32 ? (n == 32 ? ~0u : 0u) : (1u << n) - 1;
+    m.key_mask = m.key_length == 32 ? ~0u : (1u << m.key_length) - 1;
     if (m.key_length) std::memcpy(m.bytes, begin, n);
     m.col = c;
     if (members_ <= i) members_ = i + 1;
