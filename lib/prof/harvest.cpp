@@ -23,12 +23,6 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-// A value's text for a message, cut at 40 characters.
-std::string shown(std::string_view tok) {
-    if (tok.size() > 40) return std::string(tok.substr(0, 37)) + "...";
-    return std::string(tok);
-}
-
 // A string value without escapes is read straight from the input line (its raw token minus
 // the quotes), skipping simdjson's unescape copy; anything else goes through get_string().
 inline std::optional<std::string_view> plain_string(od::value& v) {
@@ -142,7 +136,7 @@ harvest_row read_harvest_row(od::object& obj) {
                 if (!t)
                     throw field_error(fmt::format("field 'finished_at': expected an RFC 3339 time stamp with a zone "
                                                   "(1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z), found \"{}\"",
-                                                  shown(*s)));
+                                                  shown_value(*s)));
                 r.finished_at_ns = t;
             } else {
                 r.finished_at_ns.reset();  // a later null wins, as for every other column

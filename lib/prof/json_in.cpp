@@ -108,9 +108,7 @@ std::string describe(od::value& v) {
     case od::json_type::array: return "an array";
     default: break;
     }
-    std::string_view tok = trimmed_token(v);
-    if (tok.size() > 40) return std::string(tok.substr(0, 37)) + "...";
-    return std::string(tok);
+    return shown_value(trimmed_token(v));
 }
 
 
@@ -130,6 +128,40 @@ bool is_json_number(std::string_view s) {
     return sc.number(tok, integer) && sc.p == sc.e;
 }
 
+// A JSON number token (its grammar already checked) as value = ±digits × 10^exponent, read
+// from its text, never through a double: `digits` are the significant digits, without leading
+// or trailing zeros (none for zero). The exponent is clamped far past any double or count.
+struct decimal_parts {
+    bool negative = false;
+    std::string digits;
+    long long exponent = 0;
+};
+
+decimal_parts decimal_of(std::string_view t) {
+    decimal_parts d;
+    auto digit = [&](std::size_t i) { return i < t.size() && t[i] >= '0' && t[i] <= '9'; };
+    d.negative = !t.empty() && t[0] == '-';
+    std::size_t i = d.negative ? 1 : 0;
+    for (; digit(i); ++i) d.digits += t[i];
+    if (i < t.size() && t[i] == '.')
+        for (++i; digit(i); ++i, --d.exponent) d.digits += t[i];
+    if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+        ++i;
+        bool negative = i < t.size() && t[i] == '-';
+        if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
+        long long e = 0;
+        for (; digit(i); ++i) e = std::min(e * 10 + (t[i] - '0'), 1000000000LL);
+        d.exponent += negative ? -e : e;
+    }
+    std::size_t first = d.digits.find_first_not_of('0');
+    d.digits.erase(0, first == std::string::npos ? d.digits.size() : first);
+    while (!d.digits.empty() && d.digits.back() == '0') {
+        d.digits.pop_back();
+        ++d.exponent;
+    }
+    return d;
+}
+
 }  // namespace
 
 std::optional<double> json_number_value(std::string_view tok) {
@@ -137,40 +169,17 @@ std::optional<double> json_number_value(std::string_view tok) {
     double d = 0;
     auto r = std::from_chars(tok.data(), tok.data() + tok.size(), d);
     if (r.ec == std::errc() && r.ptr == tok.data() + tok.size()) return d;
-    // Out of range (from_chars leaves d alone): overflow when the first significant digit's
-    // decimal exponent is positive, else underflow. Significand digits and the exponent are
-    // read as the grammar above has already checked them.
-    bool neg = tok.front() == '-';
-    std::size_t i = neg ? 1 : 0, n = tok.size();
-    long long int_digits = 0, lead_frac_zeros = 0;
-    bool nonzero = false;
-    while (i < n && tok[i] >= '0' && tok[i] <= '9') {
-        if (tok[i] != '0' || nonzero) {
-            nonzero = true;
-            ++int_digits;
-        }
-        ++i;
-    }
-    if (i < n && tok[i] == '.') {
-        ++i;
-        while (i < n && tok[i] >= '0' && tok[i] <= '9') {
-            if (!nonzero && tok[i] == '0') ++lead_frac_zeros;
-            else nonzero = true;
-            ++i;
-        }
-    }
-    long long exp = 0;
-    if (i < n && (tok[i] == 'e' || tok[i] == 'E')) {
-        ++i;
-        bool eneg = i < n && tok[i] == '-';
-        if (i < n && (tok[i] == '-' || tok[i] == '+')) ++i;
-        for (; i < n; ++i) exp = std::min(exp * 10 + (tok[i] - '0'), 1000000000LL);
-        if (eneg) exp = -exp;
-    }
-    long long magnitude = (int_digits > 0 ? int_digits - 1 : -(lead_frac_zeros + 1)) + exp;
-    double inf = std::numeric_limits<double>::infinity();
-    if (!nonzero || magnitude < 0) return neg ? -0.0 : 0.0;
-    return neg ? -inf : inf;
+    // Out of range (from_chars leaves d alone): an overflow when the first significant digit's
+    // decimal exponent is 0 or more, else an underflow.
+    decimal_parts p = decimal_of(tok);
+    bool overflow = !p.digits.empty() && static_cast<long long>(p.digits.size()) - 1 + p.exponent >= 0;
+    double v = overflow ? std::numeric_limits<double>::infinity() : 0.0;
+    return p.negative ? -v : v;
+}
+
+std::string shown_value(std::string_view text) {
+    if (text.size() > 40) return std::string(text.substr(0, 37)) + "...";
+    return std::string(text);
 }
 
 std::string_view trimmed_token(od::value v) {
@@ -386,8 +395,7 @@ std::optional<double> read_number(od::value v, std::string_view field) {
         std::string_view s = v.get_string();
         if (auto w = nonfinite_word(s)) return *w;
         if (!is_json_number(s)) {
-            throw field_error(fmt::format("field '{}': expected a number, found \"{}\"", field,
-                                          s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s)));
+            throw field_error(fmt::format("field '{}': expected a number, found \"{}\"", field, shown_value(s)));
         }
         return json_number_value(s);
     }
@@ -396,10 +404,10 @@ std::optional<double> read_number(od::value v, std::string_view field) {
 
 namespace {
 
-// What a JSON number token (its grammar already checked) denotes as a count, worked out from
-// its digits and exponent, never through a double (SPEC §1): an integer when its value is
-// exactly one (1.0, 1e3, 12.50e1 are; 0.5, 4503599627370496.5 and 1e-400 are not), `above`
-// when that integer exceeds 2^64-1 (1e20, 1e400). A sign makes it no count, -0 included.
+// What a JSON number token (its grammar already checked) denotes as a count, from its
+// decimal parts: an integer when its value is exactly one (1.0, 1e3, 12.50e1 are; 0.5,
+// 4503599627370496.5 and 1e-400 are not), `above` when that integer exceeds 2^64-1 (1e20,
+// 1e400). A sign makes it no count, -0 included.
 struct count_token {
     bool integer = false, above = false;
     std::uint64_t value = 0;
@@ -407,46 +415,20 @@ struct count_token {
 
 count_token count_of_number(std::string_view t) {
     count_token c;
-    if (t.empty() || t[0] == '-') return c;
-    auto digit = [&](std::size_t i) { return i < t.size() && t[i] >= '0' && t[i] <= '9'; };
-    std::string digits;  // the significand's digits, integer part then fraction
-    long long exponent = 0;  // value = digits × 10^exponent
-    std::size_t i = 0;
-    while (digit(i)) digits += t[i++];
-    if (i < t.size() && t[i] == '.')
-        for (++i; digit(i); --exponent) digits += t[i++];
-    if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
-        ++i;
-        bool negative = i < t.size() && t[i] == '-';
-        if (i < t.size() && (t[i] == '-' || t[i] == '+')) ++i;
-        long long e = 0;
-        for (; digit(i); ++i) e = std::min<long long>(e * 10 + (t[i] - '0'), 1000000);  // far past 20 digits
-        exponent += negative ? -e : e;
-    }
-    std::size_t first = digits.find_first_not_of('0');
-    c.integer = true;
-    if (first == std::string::npos) return c;  // zero: 0, 0.000, 0e5
-    digits.erase(0, first);
-    while (digits.back() == '0') {
-        digits.pop_back();
-        ++exponent;
-    }
-    if (exponent < 0) {  // a fraction remains
-        c.integer = false;
-        return c;
-    }
-    if (static_cast<long long>(digits.size()) + exponent > 20) {
+    decimal_parts d = decimal_of(t);
+    if (d.negative) return c;
+    c.integer = d.digits.empty() || d.exponent >= 0;  // else a fraction remains
+    if (!c.integer || d.digits.empty()) return c;
+    if (static_cast<long long>(d.digits.size()) + d.exponent > 20) {
         c.above = true;
         return c;
     }
     std::uint64_t v = 0;
-    auto times_ten_plus = [&](unsigned d) {
-        return !__builtin_mul_overflow(v, 10u, &v) && !__builtin_add_overflow(v, d, &v);
+    auto times_ten_plus = [&](unsigned digit) {
+        return !__builtin_mul_overflow(v, 10u, &v) && !__builtin_add_overflow(v, digit, &v);
     };
-    for (char ch : digits)
-        if (!times_ten_plus(static_cast<unsigned>(ch - '0'))) c.above = true;
-    for (long long k = 0; k < exponent && !c.above; ++k)
-        if (!times_ten_plus(0)) c.above = true;
+    for (char ch : d.digits) c.above |= !times_ten_plus(static_cast<unsigned>(ch - '0'));
+    for (long long k = 0; k < d.exponent; ++k) c.above |= !times_ten_plus(0);
     c.value = v;
     return c;
 }
@@ -459,7 +441,7 @@ std::optional<std::uint64_t> read_count(od::value v, std::string_view field) {
     // s: a string's contents (quoted in messages) or a number's token (shown as it is).
     auto from_text = [&](std::string_view s, bool quoted) -> std::optional<std::uint64_t> {
         if (nonfinite_word(s)) return std::nullopt;
-        std::string shown = s.size() > 37 ? std::string(s.substr(0, 37)) + "..." : std::string(s);
+        std::string shown = shown_value(s);
         if (!s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos) {  // "0012" too
             std::uint64_t u = 0;
             auto r = std::from_chars(s.data(), s.data() + s.size(), u);

@@ -90,6 +90,8 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
 // about 20 or more digits (0.70000000000000000000 read as 0.1466; simdjson issue 2093, fixed
 // after the 3.0.1 that Debian 12 ships).
 std::optional<double> json_number_value(std::string_view token);
+// A value's text for a message: as it is up to 40 characters, else its first 37 and "...".
+std::string shown_value(std::string_view text);
 // A value's raw token without trailing whitespace (what simdjson's raw_json_token leaves on).
 std::string_view trimmed_token(simdjson::ondemand::value v);
 // Throws field_error "field 'F': expected EXPECTED, found X" (X: "an object", "an array", or the
