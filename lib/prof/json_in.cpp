@@ -357,7 +357,7 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
     while (in.next(line)) {
         std::string what;
         try {
-            if (!line.utf8_checked && !simdjson::validate_utf8(line.text.data(), line.text.size())) {
+            if (!line.valid_utf8()) {
                 what = "invalid UTF-8";
             } else if (!fast || !fast(line.text)) {
                 what = parse_line(parser, line, fn);

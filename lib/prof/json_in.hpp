@@ -39,6 +39,9 @@ struct text_line {
                               // memory by at least simdjson::SIMDJSON_PADDING readable bytes
     bool utf8_checked = false;  // known to be valid UTF-8 (checked with the lines around it in
                                 // one pass); false = not known either way
+
+    // Whether the line is valid UTF-8: known already, or checked now on its own.
+    bool valid_utf8() const { return utf8_checked || simdjson::validate_utf8(text.data(), text.size()); }
 };
 
 // Splits a byte source into lines. Blank (all-whitespace) lines are skipped but counted in the

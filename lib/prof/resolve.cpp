@@ -305,8 +305,7 @@ registry_index read_registry_index(line_reader& in) {
         try {
             registry_entry e;
             bool have_id = false;
-            if (!line.utf8_checked && !simdjson::validate_utf8(line.text.data(), line.text.size()))
-                throw field_error("invalid UTF-8");
+            if (!line.valid_utf8()) throw field_error("invalid UTF-8");
             od::document doc = parser.iterate(line.text.data(), line.text.size(), line.text.size() + simdjson::SIMDJSON_PADDING);
             if (od::json_type(doc.type()) != od::json_type::object) throw field_error("expected a JSON object");
             od::object obj = doc.get_object();
