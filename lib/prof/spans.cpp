@@ -350,26 +350,44 @@ std::optional<std::int64_t> rounded_micros(double d) {
     throw field_error(fmt::format("field '{}': expected a number of microseconds below 9e15 in magnitude", field));
 }
 
-// Reads an integer microsecond value: an exact integer, or a number rounded to the nearest
-// microsecond (Chrome's ts/dur may carry fractions); for a fraction, `fractional` is set and
-// `exact` is the value read.
-std::int64_t micros(od::value v, const char* field, double& exact, bool& fractional) {
+// A ts or dur as read: an integer, or a number with a fraction rounded to the nearest
+// microsecond, its value kept (an 'X' event's end is then ts + dur rounded once, not the sum
+// of two roundings, which can be 1 µs off: 1.5 + 2.5 is 4, not 5). Every reader sets it
+// through set(), which refuses what is out of range; a later key replaces an earlier one.
+// Nothing is initialized: a field is read only once set (event_fields' has_ts / has_dur say
+// so), and zeroing the fields for every event cost 4 % of a trace read.
+struct micros_field {
+    std::int64_t us;          // rounded to the microsecond
+    bool fractional;
+    double exact;             // the value read, when fractional
+    bool set(std::int64_t i) {
+        if (i <= -max_micros || i >= max_micros) return false;
+        us = i;
+        fractional = false;
+        return true;
+    }
+    bool set(double d) {
+        auto r = rounded_micros(d);
+        if (!r) return false;
+        us = *r;
+        exact = d;
+        fractional = true;
+        return true;
+    }
+    double value() const { return fractional ? exact : static_cast<double>(us); }  // |us| < 2^53: exact
+};
+
+// Reads an integer microsecond value, or a number rounded to the nearest microsecond (Chrome's
+// ts/dur may carry fractions).
+void micros(od::value v, const char* field, micros_field& out) {
     std::int64_t i;
     if (v.get_int64().get(i) == simdjson::SUCCESS) {
-        if (i <= -max_micros || i >= max_micros) bad_micros(field);
-        fractional = false;  // a later integer "ts" replaces an earlier fraction
-        return i;
+        if (out.set(i)) return;
+    } else if (auto d = json_number_value(trimmed_token(v)); d && out.set(*d)) {  // not get_double(): json_in.hpp
+        return;
     }
-    std::optional<double> d = json_number_value(trimmed_token(v));  // not get_double(): json_in.hpp
-    if (d)
-        if (auto r = rounded_micros(*d)) {
-            exact = *d;
-            fractional = true;
-            return *r;
-        }
     bad_micros(field);
 }
-
 
 // A string value read in place when it holds no escape (a view into the input text, valid as
 // long as the text), else unescaped by simdjson (a view into the parser's buffer, valid for the
@@ -461,11 +479,7 @@ std::string_view identity(od::value v, std::string& scratch) {
 struct event_fields {
     char ph = 0;
     bool has_ts = false, has_dur = false;
-    std::int64_t ts = 0, dur = 0;  // rounded to the microsecond
-    // ts or dur had a fraction: their values as read (an 'X' event's end is then ts + dur
-    // rounded once, not the sum of two roundings, which can be 1 µs off: 1.5 + 2.5 is 4, not 5).
-    bool ts_fractional = false, dur_fractional = false;
-    double ts_x, dur_x;  // set (and read) only when fractional
+    micros_field ts, dur;
     std::string_view name, cat, id, pid, tid;
 };
 
@@ -508,8 +522,8 @@ trace_key trace_key_of(std::string_view key) {
             e.ph = p[0];
             break;
         }
-        case trace_key::ts: e.ts = micros(f.value(), "ts", e.ts_x, e.ts_fractional), e.has_ts = true; break;
-        case trace_key::dur: e.dur = micros(f.value(), "dur", e.dur_x, e.dur_fractional), e.has_dur = true; break;
+        case trace_key::ts: micros(f.value(), "ts", e.ts), e.has_ts = true; break;
+        case trace_key::dur: micros(f.value(), "dur", e.dur), e.has_dur = true; break;
         case trace_key::name: e.name = string_in_place(f.value(), "name"); break;
         case trace_key::pid: e.pid = identity(f.value(), scratch[0]); break;
         case trace_key::tid: e.tid = identity(f.value(), scratch[1]); break;
@@ -520,20 +534,14 @@ trace_key trace_key_of(std::string_view key) {
     }
 }
 
-std::int64_t micros(simdjson::dom::element v, const char* field, double& exact, bool& fractional) {
+void micros(simdjson::dom::element v, const char* field, micros_field& out) {
     std::int64_t i;
-    if (v.get_int64().get(i) == simdjson::SUCCESS) {
-        if (i <= -max_micros || i >= max_micros) bad_micros(field);
-        fractional = false;  // a later integer "ts" replaces an earlier fraction
-        return i;
-    }
     double d;
-    if (v.get_double().get(d) == simdjson::SUCCESS)
-        if (auto r = rounded_micros(d)) {
-            exact = d;
-            fractional = true;
-            return *r;
-        }
+    if (v.get_int64().get(i) == simdjson::SUCCESS) {
+        if (out.set(i)) return;
+    } else if (v.get_double().get(d) == simdjson::SUCCESS && out.set(d)) {
+        return;
+    }
     bad_micros(field);
 }
 
@@ -567,8 +575,8 @@ void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
             e.ph = p[0];
             break;
         }
-        case trace_key::ts: e.ts = micros(v, "ts", e.ts_x, e.ts_fractional), e.has_ts = true; break;
-        case trace_key::dur: e.dur = micros(v, "dur", e.dur_x, e.dur_fractional), e.has_dur = true; break;
+        case trace_key::ts: micros(v, "ts", e.ts), e.has_ts = true; break;
+        case trace_key::dur: micros(v, "dur", e.dur), e.has_dur = true; break;
         case trace_key::name:
             if (v.get_string().get(e.name) != simdjson::SUCCESS) throw field_error("field 'name': expected a string");
             break;
@@ -586,32 +594,25 @@ void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
 // number, a float or -0 where an identity is kept, any syntax error) and simdjson reads it.
 // Identity fields keep their JSON text, which for the forms accepted here is what the DOM path
 // builds (dom_token): a string with its quotes, an integer's digits, a literal's word.
-bool scan_micros(json_scanner& s, std::int64_t& out, double& exact, bool& fractional) {
-    // An integer (json_scanner::uint19 after an optional '-'), bounded like every time stamp;
-    // anything with a fraction or exponent goes through json_scanner::number and from_chars
-    // (correctly rounded, as simdjson's), then to the nearest microsecond.
+bool scan_micros(json_scanner& s, micros_field& out) {
+    // An integer (json_scanner::uint19 after an optional '-'), bounded like every time stamp
+    // (out of range: declined, and the DOM reader says so); anything with a fraction or
+    // exponent goes through json_scanner::number and from_chars (correctly rounded, as
+    // simdjson's), then to the nearest microsecond.
     json_scanner digits = s;
     bool neg = digits.eat('-');
     std::uint64_t u;
     if (digits.uint19(u)) {
-        if (u >= static_cast<std::uint64_t>(max_micros)) return false;  // out of range: the DOM reader says so
+        if (u >= static_cast<std::uint64_t>(max_micros)) return false;
         s.p = digits.p;
-        out = neg ? -static_cast<std::int64_t>(u) : static_cast<std::int64_t>(u);
-        fractional = false;  // a later integer "ts" replaces an earlier fraction
-        return true;
+        return out.set(neg ? -static_cast<std::int64_t>(u) : static_cast<std::int64_t>(u));
     }
     std::string_view t;
     bool integer = false;
     if (s.p >= s.e || (*s.p != '-' && (*s.p < '0' || *s.p > '9')) || !s.number(t, integer)) return false;
     double v = 0;
     auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (r.ec != std::errc() || r.ptr != t.data() + t.size()) return false;
-    auto rounded = rounded_micros(v);
-    if (!rounded) return false;
-    out = *rounded;
-    exact = v;
-    fractional = true;
-    return true;
+    return r.ec == std::errc() && r.ptr == t.data() + t.size() && out.set(v);
 }
 
 bool scan_identity(json_scanner& s, std::string_view& out) {
@@ -632,7 +633,6 @@ bool scan_identity(json_scanner& s, std::string_view& out) {
     out = std::string_view(b, static_cast<std::size_t>(s.p - b));
     return true;
 }
-
 
 // The little-endian word of up to 8 characters, as a load of them reads it.
 constexpr std::uint64_t word_of(std::string_view t) {
@@ -694,8 +694,8 @@ bool scan_event(json_scanner& s, event_fields& e) {
             }
             break;
         }
-        case trace_key::ts: ok = e.has_ts = scan_micros(s, e.ts, e.ts_x, e.ts_fractional); break;
-        case trace_key::dur: ok = e.has_dur = scan_micros(s, e.dur, e.dur_x, e.dur_fractional); break;
+        case trace_key::ts: ok = e.has_ts = scan_micros(s, e.ts); break;
+        case trace_key::dur: ok = e.has_dur = scan_micros(s, e.dur); break;
         case trace_key::name: ok = s.p < s.e && *s.p == '"' && s.string(e.name); break;
         case trace_key::pid: ok = scan_identity(s, e.pid); break;
         case trace_key::tid: ok = scan_identity(s, e.tid); break;
@@ -775,23 +775,20 @@ private:
         case 'X':
             if (!e.has_ts) missing_field("ts");
             if (!e.has_dur) missing_field("dur");
-            if (e.dur_fractional ? e.dur_x < 0 : e.dur < 0)
+            if (e.dur.fractional ? e.dur.exact < 0 : e.dur.us < 0)
                 throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", e.name,
-                                              e.dur_fractional ? format_double(e.dur_x) : std::to_string(e.dur)));
-            if (e.ts_fractional || e.dur_fractional) {
-                // The event's true end rounded once (monotone: never before the rounded start;
-                // an integer below 9e15 is an exact double; sums below 1.8e16 fit 64 bits).
-                double ts = e.ts_fractional ? e.ts_x : static_cast<double>(e.ts);
-                double dur = e.dur_fractional ? e.dur_x : static_cast<double>(e.dur);
-                out.spans.push_back({e.ts, std::llround(ts + dur), names_.intern(e.name)});
-            } else {
-                out.spans.push_back({e.ts, e.ts + e.dur, names_.intern(e.name)});
-            }
+                                              e.dur.fractional ? format_double(e.dur.exact) : std::to_string(e.dur.us)));
+            // With a fraction, the event's true end rounded once (monotone: never before the
+            // rounded start; sums below 1.8e16 fit 64 bits).
+            out.spans.push_back({e.ts.us,
+                                 e.ts.fractional || e.dur.fractional ? std::llround(e.ts.value() + e.dur.value())
+                                                                     : e.ts.us + e.dur.us,
+                                 names_.intern(e.name)});
             break;
         case 'B':
         case 'E':
             if (!e.has_ts) missing_field("ts");
-            be_.push_back({e.ts, thread_of(e.pid, e.tid), e.ph == 'B' ? names_.intern(e.name) : be_event::end_mark});
+            be_.push_back({e.ts.us, thread_of(e.pid, e.tid), e.ph == 'B' ? names_.intern(e.name) : be_event::end_mark});
             break;
         case 'b':
         case 'S':
