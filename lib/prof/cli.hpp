@@ -31,7 +31,6 @@ void parse(CLI::App& app, int argc, char** argv);
 // (a page fault costs microseconds on a VM: prof-spans 34 k -> 24 k faults). Call first in main.
 void prefer_heap_reuse();
 
-
 // Runs a program's body: sets the program name for diagnostics, maps typed errors to exit
 // codes (SPEC §1), prints "prof-x: message" (plus the --help hint for misuse), and checks
 // that stdout was written and closed without error (74 otherwise).

@@ -111,7 +111,6 @@ std::string describe(od::value& v) {
     return shown_value(trimmed_token(v));
 }
 
-
 std::optional<double> nonfinite_word(std::string_view s) {
     if (s == "NaN" || s == "nan" || s == "NAN") return std::numeric_limits<double>::quiet_NaN();
     if (s == "Infinity" || s == "inf" || s == "+Infinity" || s == "Inf") return std::numeric_limits<double>::infinity();

@@ -11,7 +11,6 @@
 namespace prof {
 namespace od = simdjson::ondemand;
 
-
 cell read_cell(od::object& obj) {
     cell c;
     bool have_ts = false, have_model = false, have_family = false;

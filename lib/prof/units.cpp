@@ -163,13 +163,12 @@ std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
     // whole second up, so the first representable instants, whose whole seconds alone do not
     // fit, are kept.
     std::int64_t secs = days * 86400 + h * 3600 + m * 60 + sec - offset_s;
-    std::int64_t frac = frac_ns;
-    if (secs < 0 && frac > 0) {
+    if (secs < 0 && frac_ns > 0) {
         ++secs;
-        frac -= 1000000000;
+        frac_ns -= 1000000000;
     }
     std::int64_t ns;
-    if (__builtin_mul_overflow(secs, std::int64_t{1000000000}, &ns) || __builtin_add_overflow(ns, frac, &ns))
+    if (__builtin_mul_overflow(secs, std::int64_t{1000000000}, &ns) || __builtin_add_overflow(ns, frac_ns, &ns))
         return std::nullopt;
     return ns;
 }
