@@ -66,6 +66,8 @@ measured_fit read_fit(od::object& obj) {
         else if (k == "error") f.error = read_string(v, k);
         else if (k == "exit_code") f.exit_code = read_int(v, k);
         else if (k == "signal") f.signal = read_string(v, k);
+        else if (k == "memory_limit_bytes") f.memory_limit_bytes = read_count(v, k);
+        else if (k == "oom_killed") f.oom_killed = read_bool(v, k);
         else if (k == "wall_s") f.wall_s = read_number(v, k);
         else if (k == "cpu_s") f.cpu_s = read_number(v, k);
         else if (k == "process_rss_bytes") f.process_rss_bytes = read_count(v, k);
@@ -104,6 +106,8 @@ std::string write_fit(const measured_fit& f) {
     w.field("error", f.error);
     w.field("exit_code", f.exit_code);
     w.field("signal", f.signal);
+    w.field("memory_limit_bytes", f.memory_limit_bytes);
+    w.field("oom_killed", f.oom_killed);
     w.field("wall_s", f.wall_s);
     w.field("cpu_s", f.cpu_s);
     w.field("effective_cores", effective_cores(f.wall_s, f.cpu_s));

@@ -29,6 +29,8 @@ struct measured_fit {
     std::optional<std::string> error;         // why ok=false: "exit 1: <last stderr line>", ...
     std::optional<std::int64_t> exit_code;    // the child's exit status
     std::optional<std::string> signal;        // terminating signal name, e.g. "SIGKILL"
+    std::optional<std::uint64_t> memory_limit_bytes;  // memory limit the fit ran under; null = none
+    std::optional<bool> oom_killed;           // killed for exceeding that limit; null = unknown
     std::optional<double> wall_s;             // monotonic wall clock of the fit
     std::optional<double> cpu_s;              // user + system CPU of the fit
     std::optional<std::uint64_t> process_rss_bytes;  // absolute RSS high-water of the process
