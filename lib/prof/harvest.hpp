@@ -43,7 +43,7 @@ struct harvest_row {
     std::string_view run_id, ts_id, model_type;
     std::optional<std::string_view> family, error;
     std::optional<std::int64_t> finished_at_ns;  // finished_at as an instant (ns since the epoch)
-    std::optional<std::uint64_t> n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes;
+    std::optional<std::uint64_t> n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads;
     std::optional<double> fit_seconds, cpu_seconds;
     bool fold = false, ensemble = false;
 
@@ -58,6 +58,7 @@ struct harvest_row {
         process_rss_bytes.reset();
         peak_rss_bytes.reset();
         peak_gpu_bytes.reset();
+        intraop_threads.reset();
         fit_seconds.reset();
         cpu_seconds.reset();
         fold = ensemble = false;

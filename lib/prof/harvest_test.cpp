@@ -263,6 +263,7 @@ TEST_CASE("the fast row reader agrees with the simdjson reader wherever it accep
         CHECK(fast.process_rss_bytes == slow.process_rss_bytes);
         CHECK(fast.peak_rss_bytes == slow.peak_rss_bytes);
         CHECK(fast.peak_gpu_bytes == slow.peak_gpu_bytes);
+        CHECK(fast.intraop_threads == slow.intraop_threads);
         CHECK(fast.fit_seconds == slow.fit_seconds);
         CHECK(fast.cpu_seconds == slow.cpu_seconds);
         CHECK(fast.fold == slow.fold);
@@ -283,7 +284,7 @@ std::string row_text(const prof::harvest_row& r) {
     };
     return std::string(r.run_id) + "|" + std::string(r.ts_id) + "|" + std::string(r.model_type) + "|" + o(r.family) +
            "|" + o(r.error) + "|" + o(r.finished_at_ns) + "|" + o(r.n_obs) + "|" + o(r.process_rss_bytes) + "|" +
-           o(r.peak_rss_bytes) + "|" + o(r.peak_gpu_bytes) + "|" + o(r.fit_seconds) + "|" + o(r.cpu_seconds) + "|" +
+           o(r.peak_rss_bytes) + "|" + o(r.peak_gpu_bytes) + "|" + o(r.intraop_threads) + "|" + o(r.fit_seconds) + "|" + o(r.cpu_seconds) + "|" +
            (r.fold ? "F" : "-") + (r.ensemble ? "E" : "-");
 }
 
@@ -300,7 +301,7 @@ TEST_CASE("the row reader kept across rows (remembered key order) reads each row
         {"fit_seconds", {"0.25", "0.2", "0.255", "1e-3", "\"0.5\"", "null", "0", "3"}},
         {"cpu_seconds", {"0.5", "12.125", "null"}},    {"process_rss_bytes", {"123456789", "\"9007199254740993\"", "null"}},
         {"peak_rss_bytes", {"1", "99999999999", "null"}}, {"peak_gpu_bytes", {"null", "0", "4096"}},
-        {"fold_id", {"null", "\"\"", "\"2\""}},         {"ensemble_id", {"null", "\"e\""}},
+        {"intraop_threads", {"1", "\"4\"", "null"}},         {"fold_id", {"null", "\"\"", "\"2\""}},         {"ensemble_id", {"null", "\"e\""}},
         {"finished_at", {"\"2026-11-28T00:00:01Z\"", "null", "\"2026-11-28T01:00:00.5+01:00\""}},
         {"error", {"null", "\"boom\"", "\"boo\"", "nul"}},                {"extra_column", {"1", "\"x\"", "true"}},
         {"run_idx", {"1"}},                             {"ts_ix", {"2"}},
