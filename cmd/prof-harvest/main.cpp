@@ -20,7 +20,7 @@ namespace {
 
 struct config {
     std::vector<std::string> inputs;
-    std::string run_id, family_map, signature, registry;
+    std::string run_id, family_map, signature, signature_map, registry, format = "json";
     bool force = false, quiet = false;
     double memory_margin = prof::default_memory_margin;
     double time_margin = prof::default_time_margin;
@@ -63,7 +63,11 @@ int run(int argc, char** argv) {
     app.add_option("inputs", c.inputs, "Row files, '-' (stdin), .gz files or http(s):// URLs (default stdin)");
     app.add_option("--run-id", c.run_id, "Keep only the rows of this run");
     app.add_option("--family-map", c.family_map, "JSON object model -> family, for rows without a family");
-    app.add_option("--signature", c.signature, "JSON object file: the data signature recorded in provenance");
+    app.add_option("--signature", c.signature, "JSON object file: the data signature of the one run harvested");
+    app.add_option("--signature-map", c.signature_map, "JSON object file: run_id -> that run's data signature");
+    app.add_option("--format", c.format, "json (profile records) or table (for people)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"json", "table"}));
     app.add_option("--registry", c.registry, "Also store each profile in this registry directory");
     app.add_flag("--force", c.force, "Replace a run already in the registry (default: skip it with a note)");
     app.add_option("--memory-margin", c.memory_margin, "Multiplier on peak memory, >= 1.0")->capture_default_str();
@@ -94,6 +98,8 @@ int run(int argc, char** argv) {
     if (!c.run_id.empty()) hc.run_id = c.run_id;
     if (!c.family_map.empty()) hc.family_map = prof::parse_family_map(prof::read_file(c.family_map), c.family_map);
     if (!c.signature.empty()) hc.signature = prof::parse_signature(prof::read_file(c.signature), c.signature);
+    if (!c.signature_map.empty())
+        hc.signature_map = prof::parse_signature_map(prof::read_file(c.signature_map), c.signature_map);
     prof::http_options http = http_options_from(c);
 
     // Progress only for a person watching (STYLE: stderr a terminal, not --quiet).
@@ -145,7 +151,8 @@ int run(int argc, char** argv) {
                 prof::note(fmt::format("run '{}' is already in registry {}; not replaced (--force replaces it)",
                                        *p.provenance.run_id, c.registry));
         }
-        prof::cli::emit_line(prof::write_profile(p));
+        if (c.format == "table") std::fputs(((&p == &profiles.front() ? "" : "\n") + prof::format_profile_table(p)).c_str(), stdout);
+        else prof::cli::emit_line(prof::write_profile(p));
     }
     return 0;
 }

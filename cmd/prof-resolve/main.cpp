@@ -6,6 +6,7 @@
 #include "prof/http.hpp"
 #include "prof/resolve.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <fmt/format.h>
 
@@ -19,6 +20,7 @@ struct config {
     std::string baseline;
     bool force = false;
     bool check = false;
+    std::string format = "json";
 };
 
 std::string self_path(const char* argv0) {
@@ -69,6 +71,9 @@ int run(int argc, char** argv) {
         ->type_name("FILE|none");
     app.add_flag("--force", c.force, "Use a pinned run even when its signature differs (drift as warnings)");
     app.add_flag("--check", c.check, "Only check a pinned source for drift: no output, exit 0 or 78");
+    app.add_option("--format", c.format, "json (one profile record) or table (for people)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"json", "table"}));
     prof::cli::parse(app, argc, argv);
     if (c.source.empty()) throw prof::usage_error("--source: expected auto, none, baseline or a run id, found ''");
     for (const char* flag : {"--registry", "--signature", "--baseline"})
@@ -93,7 +98,8 @@ int run(int argc, char** argv) {
     }
     prof::compute_profile p = prof::resolve_profile_source(req, io);
     for (const auto& w : p.provenance.warnings) prof::warn(w);
-    prof::cli::emit_line(prof::write_profile(p));
+    if (c.format == "table") std::fputs(prof::format_profile_table(p).c_str(), stdout);
+    else prof::cli::emit_line(prof::write_profile(p));
     return 0;
 }
 

@@ -134,10 +134,17 @@ harvest_row read_harvest_row(od::object& obj) {
         case column::finished_at:
             if (auto s = read_text(v, "finished_at")) {
                 auto t = parse_rfc3339(*s);
-                if (!t)
+                if (!t) {
+                    // A zone-less stamp is PostgreSQL's `timestamp` (without time zone): say which cast.
+                    bool zoneless = parse_rfc3339(std::string(*s) + "Z").has_value();
                     throw field_error(fmt::format("field 'finished_at': expected an RFC 3339 time stamp with a zone "
-                                                  "(1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z), found \"{}\"",
-                                                  shown_value(*s)));
+                                                  "(1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z), found \"{}\"{}",
+                                                  shown_value(*s),
+                                                  zoneless ? "; this is a timestamp without time zone: export it with "
+                                                             "its zone, e.g. finished_at AT TIME ZONE 'UTC' (when it holds "
+                                                             "UTC) in the SELECT that row_to_json reads"
+                                                           : ""));
+                }
                 r.finished_at_ns = t;
             } else {
                 r.finished_at_ns.reset();  // a later null wins, as for every other column
@@ -414,6 +421,25 @@ json_value parse_signature(std::string_view text, const std::string& source) {
     return v;
 }
 
+std::map<std::string, json_value> parse_signature_map(std::string_view text, const std::string& source) {
+    json_value v;
+    try {
+        v = parse_json_text(text);
+    } catch (const field_error& e) {
+        throw error(exit_code::data_err, fmt::format("{}: {}", source, e.what()));
+    }
+    if (!v.is_object())
+        throw error(exit_code::data_err, fmt::format("{}: expected a JSON object of run_id → signature", source));
+    std::map<std::string, json_value> out;
+    for (const auto& [run, sig] : v.obj) {
+        if (!sig.is_object())
+            throw error(exit_code::data_err,
+                        fmt::format("{}: run '{}': expected a signature (a JSON object)", source, run));
+        out[run] = sig;
+    }
+    return out;
+}
+
 harvester::harvester(harvest_config config) : config_(std::move(config)) {
     check_margins(config_.memory_margin, config_.time_margin);
     family_map_.insert(config_.family_map.begin(), config_.family_map.end());
@@ -487,18 +513,39 @@ void harvester::read(line_reader& in, const std::function<void(std::uint64_t, st
         harvest_row row = read_harvest_row(obj);
         add(row);
     };
-    bad_lines_ += for_each_object(in, config_.max_bad_lines - bad_lines_, slow, fast).bad_lines;
+    try {
+        bad_lines_ += for_each_object(in, config_.max_bad_lines - bad_lines_, slow, fast).bad_lines;
+    } catch (const input_error& e) {
+        // A line that is not JSON at all is most often another export format.
+        if (e.detail.rfind("expected a JSON object", 0) == 0 ||
+            (e.detail.rfind("malformed JSON", 0) == 0 && e.detail.find("improper structure") != std::string::npos))
+            throw input_error(e.source_name, e.line_number,
+                              e.detail + "; if this is COPY's text format or psql's aligned table, export JSON Lines "
+                                         "instead: psql -AtX -c \"SELECT row_to_json(t) FROM forecast_metadata t\"");
+        throw;
+    }
     bytes_base_ += in.bytes_read();
 }
 
 std::vector<compute_profile> harvester::finish() const {
+    if (config_.signature && runs_.size() > 1) {
+        std::string names;
+        std::size_t n = 0;
+        for (const auto& [id, r] : runs_)
+            if (n++ < 5) names += (names.empty() ? "" : ", ") + id;
+        if (n > 5) names += ", ...";
+        throw usage_error(fmt::format("--signature describes one run's data, but the input holds {} runs ({}): give "
+                                      "each run its own with --signature-map FILE, or keep one with --run-id",
+                                      n, names));
+    }
     std::vector<compute_profile> out;
     for (const auto& [run_id, r] : runs_) {  // a sorted map: profiles come out by run_id
         profile_provenance pv;
         pv.basis = "measured";
         pv.source = "harvest";
         pv.run_id = run_id;
-        pv.signature = config_.signature;
+        if (auto it = config_.signature_map.find(run_id); it != config_.signature_map.end()) pv.signature = it->second;
+        else pv.signature = config_.signature;
         if (r.latest_ns) pv.measured_at = format_rfc3339(*r.latest_ns);
         if (!r.unmapped_models.empty()) {
             std::string names;

@@ -116,7 +116,8 @@ struct harvest_config {
     double memory_margin = default_memory_margin, time_margin = default_time_margin;
     std::optional<std::string> run_id;            // keep only this run
     std::map<std::string, std::string> family_map; // model → family (--family-map)
-    std::optional<json_value> signature;           // provenance.signature of every profile
+    std::optional<json_value> signature;           // provenance.signature of the one run (--signature)
+    std::map<std::string, json_value> signature_map;  // run_id → its signature (--signature-map)
     std::size_t max_bad_lines = 0;                 // across all inputs (SPEC §1)
 };
 
@@ -125,6 +126,9 @@ struct harvest_config {
 std::map<std::string, std::string> parse_family_map(std::string_view text, const std::string& source);
 // Parses a --signature file's text: any JSON object. Throws prof::error (exit 65).
 json_value parse_signature(std::string_view text, const std::string& source);
+// Parses a --signature-map file's text: one JSON object of run_id → signature object. Throws
+// prof::error (exit 65) naming `source` and the run otherwise.
+std::map<std::string, json_value> parse_signature_map(std::string_view text, const std::string& source);
 
 class harvester {
 public:
@@ -138,8 +142,10 @@ public:
     void add(const harvest_row& row);
     // One profile per run_id, sorted by run_id: basis "measured", source "harvest", the
     // run_id, the signature, measured_at = the latest finished_at (else null), the counts.
-    // A model with no family anywhere is counted under its own name, with a warning in
-    // provenance.warnings.
+    // The signature is the run's signature_map entry, else `signature`. A model with no family
+    // anywhere is counted under its own name, with a warning in provenance.warnings.
+    // Throws usage_error (64) when `signature` is set and the input held more than one run:
+    // one data signature cannot describe several runs' data.
     std::vector<compute_profile> finish() const;
     std::uint64_t bad_lines() const { return bad_lines_; }
 

@@ -503,10 +503,27 @@ std::string require_string(od::value v, std::string_view field) {
     return *s;
 }
 
+namespace {
+
+// Which programs read each record kind, for a record fed to the wrong one.
+std::string_view readers_of(std::string_view kind) {
+    if (kind == "cell") return "prof-measure";
+    if (kind == "fit") return "prof-aggregate";
+    if (kind == "profile") return "prof-plan or prof-diff";
+    if (kind == "query_profile") return "prof-spans estimate";
+    return {};
+}
+
+}  // namespace
+
 void check_kind(od::value v, std::string_view expected) {
     std::string k = require_string(v, "kind");
-    if (k != expected)
-        throw field_error(fmt::format("field 'kind': expected \"{}\", found \"{}\"", expected, k));
+    if (k != expected) {
+        std::string_view readers = readers_of(k);
+        throw field_error(fmt::format("field 'kind': expected \"{}\", found \"{}\"{}", expected, k,
+                                      readers.empty() ? std::string()
+                                                      : fmt::format(" (a {} record is read by {})", k, readers)));
+    }
 }
 
 void missing_field(std::string_view field) {
