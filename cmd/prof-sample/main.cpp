@@ -4,7 +4,9 @@
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/records.hpp"
+#include "prof/fsutil.hpp"
 #include "prof/sample.hpp"
+#include "prof/signature.hpp"
 
 #include <fmt/format.h>
 #include <map>
@@ -19,6 +21,8 @@ struct config {
     std::string mode = "auto";
     std::uint64_t min_cells = 1000;
     std::uint64_t max_bad_lines = 0;
+    std::string signature_out;
+    std::vector<std::string> signature_keys;
 };
 
 int run(int argc, char** argv) {
@@ -40,7 +44,15 @@ int run(int argc, char** argv) {
     prof::cli::add_count_option(app, "--min-cells", c.min_cells, "Cells (usable series x models) at which auto samples");
     prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
                                 "Skip up to N malformed panel lines (counted on stderr)");
+    app.add_option("--signature-out", c.signature_out, "Write the panel's data signature (for prof-resolve) to FILE")
+        ->type_name("FILE");
+    app.add_option("--signature-key", c.signature_keys, "K=V: a key of your own in the signature (repeatable)")
+        ->allow_extra_args(false);
     prof::cli::parse(app, argc, argv);
+    std::vector<std::pair<std::string, prof::json_value>> signature_keys;
+    for (const auto& k : c.signature_keys) signature_keys.push_back(prof::parse_signature_key(k));
+    if (!signature_keys.empty() && c.signature_out.empty())
+        throw prof::usage_error("--signature-key needs --signature-out FILE");
 
     prof::profile_mode mode = prof::parse_profile_mode(c.mode, "--mode");
     if (c.samples == 0) throw prof::usage_error("--samples must be at least 1");
@@ -77,6 +89,9 @@ int run(int argc, char** argv) {
     if (stats.bad_lines) prof::warn(fmt::format("skipped {} malformed panel line(s)", stats.bad_lines));
     if (unusable) prof::note(fmt::format("{} series without observations (n_obs null, missing or 0) are not usable", unusable));
 
+    // The signature describes the run's data whether or not the gate samples it.
+    if (!c.signature_out.empty())
+        prof::write_file_atomic(c.signature_out, prof::data_signature(usable, signature_keys).dump() + "\n");
     std::uint64_t cells = static_cast<std::uint64_t>(usable.size()) * models.size();
     auto gate = prof::should_profile(mode, cells, c.min_cells);
     if (!gate.sample) {
