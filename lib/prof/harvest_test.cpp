@@ -91,7 +91,7 @@ TEST_CASE("family comes from the row, else the family map, else the model name w
 
 TEST_CASE("one profile per run_id, sorted, with harvest provenance and the latest finished_at") {
     prof::harvest_config cfg;
-    cfg.signature = prof::parse_signature(R"({"b":1,"a":[2]})", "sig");
+    cfg.signature_map = prof::parse_signature_map(R"({"r2":{"b":1,"a":[2]}})", "map");
     auto ps = harvest_text(
         R"({"run_id":"r2","ts_id":"a","model_type":"m","family":"f","fit_seconds":1,"finished_at":"2026-11-29T10:00:00Z"})" "\n"
         R"({"run_id":17,"ts_id":5,"model_type":"m","family":"f","fit_seconds":1})" "\n"
@@ -102,6 +102,7 @@ TEST_CASE("one profile per run_id, sorted, with harvest provenance and the lates
     CHECK(*ps[0].provenance.run_id == "17");
     CHECK(ps[0].sample_ts_ids == std::vector<std::string>{"5"});
     CHECK_FALSE(ps[0].provenance.measured_at);
+    CHECK_FALSE(ps[0].provenance.signature);  // no entry in the map, no --signature
     CHECK(*ps[1].provenance.run_id == "r2");
     CHECK(ps[1].provenance.basis == "measured");
     CHECK(ps[1].provenance.source == "harvest");
@@ -109,11 +110,22 @@ TEST_CASE("one profile per run_id, sorted, with harvest provenance and the lates
     CHECK(ps[1].provenance.signature->dump() == R"({"a":[2],"b":1})");
 
     cfg.run_id = "r2";
+    cfg.signature = prof::parse_signature(R"({"one":"run"})", "sig");
     auto one = harvest_text(R"({"run_id":"r2","ts_id":"a","model_type":"m","fit_seconds":1})" "\n"
                             R"({"run_id":"r1","ts_id":"a","model_type":"m","fit_seconds":1})" "\n",
                             cfg);
     REQUIRE(one.size() == 1);
     CHECK(counts(one[0]) == R"({"bad_lines_skipped":0,"ensemble_rows_skipped":0,"fold_rows_skipped":0,"rows_read":1})");
+    CHECK(one[0].provenance.signature->dump() == R"({"a":[2],"b":1})");  // the map's entry wins
+}
+
+TEST_CASE("one --signature for an input of several runs is refused, naming them") {
+    prof::harvest_config cfg;
+    cfg.signature = prof::parse_signature(R"({"n_series":85})", "sig");
+    CHECK_THROWS_WITH_AS(harvest_text(R"({"run_id":"a","ts_id":"x","model_type":"m","fit_seconds":1})" "\n"
+                                      R"({"run_id":"b","ts_id":"x","model_type":"m","fit_seconds":1})" "\n",
+                                      cfg),
+                         doctest::Contains("the input holds 2 runs (a, b)"), prof::usage_error);
 }
 
 TEST_CASE("the harvest of rows equals build_profile over the equivalent fit records") {
