@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <fmt/format.h>
 
 namespace {
@@ -19,7 +20,7 @@ struct config {
     std::string device = "0", direction = "both", memory = "both", cache, max_age = "1d";
     std::vector<std::string> bytes{"64MiB"};
     std::uint64_t samples = 20;
-    bool refresh = false;
+    bool refresh = false, list = false;
     std::optional<std::string> host;
 };
 
@@ -57,6 +58,7 @@ int run(int argc, char** argv) {
     app.add_option("--max-age", c.max_age, "A cached rate older than this is measured again (250ms, 30s, 5m, 1h, 1d)")
         ->capture_default_str();
     app.add_flag("--refresh", c.refresh, "Measure even when the cache holds a fresh rate");
+    app.add_flag("--list", c.list, "Show the rates in --cache with their age, measuring nothing");
     app.add_option("--host", c.host, "Host identity (default: $PROF_HOST, else the hostname)");
     prof::cli::parse(app, argc, argv);
 
@@ -70,6 +72,21 @@ int run(int argc, char** argv) {
     }
     std::vector<std::string> directions = c.direction == "both" ? std::vector<std::string>{"h2d", "d2h"} : std::vector<std::string>{c.direction};
     std::vector<std::string> memories = c.memory == "both" ? std::vector<std::string>{"pinned", "pageable"} : std::vector<std::string>{c.memory};
+    if (c.list) {
+        if (c.cache.empty()) throw prof::usage_error("--list needs --cache DIR");
+        std::vector<prof::cached_rate_row> rows;
+        for (auto& e : prof::profile_cache(c.cache).list("link_rate")) {
+            prof::cached_rate_row row{e.path, std::nullopt, ""};
+            try {
+                row.rate = prof::parse_link_rate_text(e.record);
+            } catch (const prof::field_error& err) {
+                row.problem = err.what();
+            }
+            rows.push_back(std::move(row));
+        }
+        std::fputs(prof::format_cached_rates(rows, prof::now_ns(), max_age).c_str(), stdout);
+        return 0;
+    }
     std::string host = prof::host_identity(c.host);
     bool on_host = c.device == "host";
 

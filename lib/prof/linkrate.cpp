@@ -140,6 +140,26 @@ link_rate parse_link_rate_text(std::string_view text) {
     return r;
 }
 
+std::string format_cached_rates(const std::vector<cached_rate_row>& rows, time_point_ns now, double max_age_s) {
+    std::string out = fmt::format("{:<40} {:<16} {:<4} {:<8} {:>11} {:>13} {:>10}  {}\n", "DEVICE", "HOST", "DIR",
+                                  "MEMORY", "BYTES", "RATE", "AGE", "STATE");
+    for (const auto& row : rows) {
+        if (!row.rate) {
+            out += fmt::format("{}: unreadable ({})\n", row.path, row.problem);
+            continue;
+        }
+        const link_rate& r = *row.rate;
+        std::string age = "-";
+        if (r.measured_at)
+            if (auto t = parse_rfc3339(*r.measured_at)) age = human_seconds(static_cast<double>(now - *t) / 1e9);
+        auto stale = link_rate_stale(r, now, max_age_s);
+        out += fmt::format("{:<40} {:<16} {:<4} {:<8} {:>11} {:>11}/s {:>10}  {}\n", r.device.uuid, r.host, r.direction,
+                           r.memory, human_bytes(static_cast<double>(r.transfer_bytes)), human_bytes(r.bytes_per_second),
+                           age, stale ? "stale (" + *stale + ")" : "fresh");
+    }
+    return out;
+}
+
 std::vector<std::string> link_rate_key(const std::string& uuid, const std::string& host, const std::string& direction,
                                        const std::string& memory, std::uint64_t transfer_bytes) {
     return {uuid, host, direction, memory, std::to_string(transfer_bytes)};

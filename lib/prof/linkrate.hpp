@@ -54,6 +54,17 @@ std::vector<std::string> link_rate_key(const std::string& uuid, const std::strin
                                        const std::string& memory, std::uint64_t transfer_bytes);
 // SPEC: stale when older than max_age_s, or never dated (also: dated in the future, or not a
 // valid RFC 3339 stamp). nullopt = fresh.
+// The cached rates of one cache as a table for people (prof-linkrate --list): one row per
+// record — device, host, direction, memory, transfer size, rate, age at `now` and whether it
+// is stale under `max_age_s` — ordered by file name. An unreadable record is a row that says
+// why, so a corrupt cache is visible rather than silently short.
+struct cached_rate_row {
+    std::string path;
+    std::optional<link_rate> rate;  // nullopt: unreadable
+    std::string problem;            // why it is unreadable
+};
+std::string format_cached_rates(const std::vector<cached_rate_row>& rows, time_point_ns now, double max_age_s);
+
 std::optional<std::string> link_rate_stale(const link_rate& r, time_point_ns now, double max_age_s);
 
 // Median (even count: mean of the two middle values); nullopt for an empty list.
