@@ -87,7 +87,7 @@ int run(int argc, char** argv) {
         ->check(CLI::Range(0u, 100u));
     app.add_option("--retry-backoff", c.retry_backoff, "First retry delay; doubled each retry, at most 30 s")
         ->capture_default_str();
-    app.add_flag("--quiet,-q", c.quiet, "No progress display on a terminal");
+    app.add_flag("--quiet,-q", c.quiet, "No progress display and no summary line on stderr");
     prof::cli::parse(app, argc, argv);
 
     prof::harvest_config hc;
@@ -154,6 +154,7 @@ int run(int argc, char** argv) {
         if (c.format == "table") std::fputs(((&p == &profiles.front() ? "" : "\n") + prof::format_profile_table(p)).c_str(), stdout);
         else prof::cli::emit_line(prof::write_profile(p));
     }
+    if (!c.quiet) prof::note(prof::harvest_summary(profiles, h.bad_lines()));
     return 0;
 }
 

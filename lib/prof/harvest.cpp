@@ -440,6 +440,25 @@ std::map<std::string, json_value> parse_signature_map(std::string_view text, con
     return out;
 }
 
+std::string harvest_summary(const std::vector<compute_profile>& profiles, std::uint64_t bad_lines) {
+    std::uint64_t rows = 0, ok = 0, failed = 0, folds = 0, ensembles = 0;
+    for (const auto& p : profiles) {
+        ok += p.n_ok;
+        failed += p.n_failed;
+        if (!p.harvest) continue;
+        auto count = [&](const char* k) {
+            const json_value* v = p.harvest->find(k);
+            return v && v->t == json_value::type::uinteger ? v->u : 0;
+        };
+        rows += count("rows_read");
+        folds += count("fold_rows_skipped");
+        ensembles += count("ensemble_rows_skipped");
+    }
+    return fmt::format("{} row(s) of {} run(s): {} fit(s) ok, {} failed; {} fold and {} ensemble row(s) skipped, {} "
+                       "malformed line(s) skipped",
+                       rows, profiles.size(), ok, failed, folds, ensembles, bad_lines);
+}
+
 harvester::harvester(harvest_config config) : config_(std::move(config)) {
     check_margins(config_.memory_margin, config_.time_margin);
     family_map_.insert(config_.family_map.begin(), config_.family_map.end());

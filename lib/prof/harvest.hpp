@@ -130,6 +130,9 @@ json_value parse_signature(std::string_view text, const std::string& source);
 // prof::error (exit 65) naming `source` and the run otherwise.
 std::map<std::string, json_value> parse_signature_map(std::string_view text, const std::string& source);
 
+// The line prof-harvest ends with on stderr: rows read, runs, fits ok and failed, rows skipped.
+std::string harvest_summary(const std::vector<compute_profile>& profiles, std::uint64_t bad_lines);
+
 class harvester {
 public:
     explicit harvester(harvest_config config);

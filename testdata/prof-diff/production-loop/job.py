@@ -21,9 +21,9 @@ for line in open(panel):
     series = json.loads(line)
     for model, family, cost in (("ets", "statistical", 1.0), ("arima", "statistical", 2.0 * slowdown)):
         with prof_record.fit(series["ts_id"], model, family=family, n_obs=series["n_obs"], run_id=run_id, sink=emit):
-            data = bytearray(series["n_obs"] << 12)  # 4 KiB per observation, touched
+            data = bytearray(series["n_obs"] << 10)  # 1 KiB per observation, touched
             for i in range(0, len(data), 4096):
                 data[i] = 1
-            until = time.process_time() + 0.01 * cost  # 10 ms of CPU per unit of cost
+            until = time.process_time() + 0.02 * cost  # 20 ms of CPU per unit of cost
             while time.process_time() < until:
                 pass
