@@ -52,9 +52,12 @@ span_set read_chrome(const std::string& text, std::size_t batch = std::size_t{1}
 
 // Everything a reader produced, as one comparable text.
 std::string dump(const span_set& s) {
-    std::string out = fmt::format("events {} async {} ub {} ue {}\n", s.events, s.async_unmatched,
-                                  s.unmatched_begins, s.unmatched_ends);
-    for (const auto& sp : s.spans) out += fmt::format("{} {} {}\n", s.names[sp.node], sp.start_us, sp.end_us);
+    std::string out = fmt::format("events {} async {} ub {} ue {} unclosed {} unit '{}'\n", s.events, s.async_unmatched,
+                                  s.unmatched_begins, s.unmatched_ends, s.unclosed, s.display_time_unit);
+    for (std::size_t k = 0; k < event_defect_kinds; ++k)
+        out += fmt::format("{} {} {} {}\n", defect_name(static_cast<event_defect>(k)), s.defects[k].count,
+                           s.defects[k].first_event, s.defects[k].first_line);
+    for (const auto& sp : s.spans) out += fmt::format("{} {} {}\n", s.names[sp.node], sp.start_ns, sp.end_ns);
     return out;
 }
 
@@ -78,11 +81,11 @@ TEST_CASE("spans: the SPEC example gives 0.015 s elapsed, 0.001 s fixed, not the
 TEST_CASE("spans: overlapping, nested, unsorted and tied intervals are unioned once") {
     // [0,10) ∪ [5,20) ∪ [2,3) nested ∪ [20,25) touching ∪ [20,25) tied ∪ [30,31) = 25 + 1 = 26.
     std::vector<std::pair<std::int64_t, std::int64_t>> iv{{20, 25}, {2, 3}, {0, 10}, {30, 31}, {5, 20}, {20, 25}};
-    CHECK(union_length(iv) == 26);
+    CHECK(union_length(iv) == 26u);
     std::vector<std::pair<std::int64_t, std::int64_t>> none;
-    CHECK(union_length(none) == 0);
+    CHECK(union_length(none) == 0u);
     std::vector<std::pair<std::int64_t, std::int64_t>> empty_spans{{5, 5}, {7, 7}};
-    CHECK(union_length(empty_spans) == 0);
+    CHECK(union_length(empty_spans) == 0u);
 }
 
 TEST_CASE("spans: gaps between spans are scaling cost, and two fixed nodes overlap once") {
@@ -116,9 +119,9 @@ TEST_CASE("spans: a CSV node name may hold quoted commas, and quoted integers in
     auto s = read_polars_csv("start,node,end\n0,\"group_by(a, b)\",7\n", "p.csv");
     REQUIRE(s.spans.size() == 1);
     CHECK(s.names[0] == "group_by(a, b)");
-    CHECK(s.spans[0].end_us == 7);
+    CHECK(s.spans[0].end_ns == 7000);
     auto j = read_polars_jsonl("{\"node\":\"x\",\"start\":\"3\",\"end\":\"9\"}", "p");
-    CHECK(j.spans[0].start_us == 3);
+    CHECK(j.spans[0].start_ns == 3000);
     CHECK_THROWS_AS(read_polars_csv("node,begin,end\n", "p.csv"), input_error);
 }
 
@@ -157,46 +160,76 @@ TEST_CASE("chrome: X events and B/E pairs matched per thread with nesting, in an
     CHECK(p.nodes[1].seconds == 0.0001);
 }
 
-TEST_CASE("chrome: async begins without an end are ignored and counted; fractional microseconds round") {
+TEST_CASE("chrome: async begins without an end are ignored and counted; fractional microseconds are kept to the ns") {
     auto s = read_chrome(R"([{"ph":"b","cat":"c","id":"0x1","name":"a","ts":1,"pid":1,"tid":1},
 {"ph":"e","cat":"c","id":"0x1","name":"a","ts":2,"pid":1,"tid":1},
 {"ph":"b","cat":"c","id":"0x2","name":"a","ts":3,"pid":1,"tid":1},
 {"ph":"X","name":"w","ts":10.4,"dur":5.6,"pid":1,"tid":1}])");
     CHECK(s.async_unmatched == 1);
     REQUIRE(s.spans.size() == 1);
-    CHECK(s.spans[0].start_us == 10);
-    CHECK(s.spans[0].end_us == 16);
+    // 10.4 µs = 10400 ns; + 5.6 µs = 16000 ns.
+    CHECK(s.spans[0].start_ns == 10400);
+    CHECK(s.spans[0].end_ns == 16000);
 }
 
-TEST_CASE("chrome: an X event's end is its true end rounded once, on every path") {
-    // ts and dur rounded separately would give 2..5 (1.5 -> 2, 2.5 -> 3) and 10..10; the true
-    // ends are 4.0 and 10.8.
+TEST_CASE("chrome: fractional microseconds are exact nanoseconds on every path, never a double") {
+    // 1.5 + 2.5 µs: 1500..4000 ns. 10.4 + 0.4: 10400..10800. 20 + 0.5: 20000..20500.
+    // 1700000000000000 + 3.5 µs: a double cannot hold 1700000000000003.5, the ns integer can.
+    // 198093488368.463 + 425.453 (a PyTorch kernel's digits): 198093488368463..198093488793916.
     std::string text = chrome(R"({"ph":"X","name":"a","ts":1.5,"dur":2.5,"pid":1,"tid":1},
 {"ph":"X","name":"b","ts":10.4,"dur":0.4,"pid":1,"tid":1},
 {"ph":"X","name":"c","ts":20,"dur":0.5,"pid":1,"tid":1},
-{"ph":"X","name":"d","ts":1700000000000000,"dur":3.5,"pid":1,"tid":1})");
+{"ph":"X","name":"d","ts":1700000000000000,"dur":3.5,"pid":1,"tid":1},
+{"ph":"X","name":"e","ts":198093488368.463,"dur":425.453,"pid":1,"tid":1})");
     std::string escaped = text;  // an escape in a name sends that event through simdjson
     escaped.replace(escaped.find("\"name\":\"a\""), 10, "\"name\":\"\\u0061\"");
     for (const std::string& t : {text, escaped})
         for (std::size_t batch : {std::size_t{0}, std::size_t{64}, std::size_t{1} << 20}) {
             span_set s = read_chrome(t, batch);
-            REQUIRE(s.spans.size() == 4);
-            CHECK(s.spans[0].start_us == 2);
-            CHECK(s.spans[0].end_us == 4);
-            CHECK(s.spans[1].start_us == 10);
-            CHECK(s.spans[1].end_us == 11);
-            CHECK(s.spans[2].end_us == 21);  // 20.5 rounds half away from zero, as llround does
-            CHECK(s.spans[3].end_us == 1700000000000004);
+            REQUIRE(s.spans.size() == 5);
+            CHECK(s.spans[0].start_ns == 1500);
+            CHECK(s.spans[0].end_ns == 4000);
+            CHECK(s.spans[1].start_ns == 10400);
+            CHECK(s.spans[1].end_ns == 10800);
+            CHECK(s.spans[2].end_ns == 20500);
+            CHECK(s.spans[3].end_ns == 1700000000000003500);
+            CHECK(s.spans[4].start_ns == 198093488368463);
+            CHECK(s.spans[4].end_ns == 198093488793916);
         }
     // A key given twice: the later value wins, fraction or not.
     for (std::size_t batch : {std::size_t{0}, std::size_t{1} << 20}) {
         span_set twice = read_chrome(chrome(R"({"ph":"X","name":"t","ts":1.5,"dur":2.5,"ts":7,"dur":1})"), batch);
         REQUIRE(twice.spans.size() == 1);
-        CHECK(twice.spans[0].start_us == 7);
-        CHECK(twice.spans[0].end_us == 8);
+        CHECK(twice.spans[0].start_ns == 7000);
+        CHECK(twice.spans[0].end_ns == 8000);
     }
     CHECK_THROWS_WITH_AS(read_chrome(chrome(R"({"ph":"X","name":"n","ts":5,"dur":-0.25})")),
                          doctest::Contains("negative dur (-0.25)"), input_error);
+}
+
+TEST_CASE("chrome: a microsecond token reads as nanoseconds from its digits, rounded half away from zero") {
+    auto ns = [](std::string_view t) {
+        std::int64_t v = -42;
+        return micros_token_to_ns(t, v) ? v : std::int64_t{-42};
+    };
+    CHECK(ns("5.1") == 5100);
+    CHECK(ns("500.1") == 500100);
+    CHECK(ns("0") == 0);
+    CHECK(ns("-0") == 0);
+    CHECK(ns("1.5e2") == 150000);        // 150 µs
+    CHECK(ns("1e-3") == 1);              // 0.001 µs
+    CHECK(ns("0.0005") == 1);            // 0.5 ns: half away from zero
+    CHECK(ns("-0.0005") == -1);
+    CHECK(ns("0.00049999999999999999999") == 0);  // just below half: a double would say 0.0005
+    CHECK(ns("0.50000000000000000000000001") == 500);
+    CHECK(ns("12.5E+1") == 125000);
+    CHECK(ns("0e999999999999") == 0);
+    CHECK(ns("1e-999999999999") == 0);
+    CHECK(ns("8999999999999999.999") == 8999999999999999999);
+    CHECK(ns("9e15") == -42);              // the bound itself is refused
+    CHECK(ns("8999999999999999.9996") == -42);  // rounds up onto the bound
+    CHECK(ns("-9000000000000000") == -42);
+    CHECK(ns("1e999") == -42);
 }
 
 TEST_CASE("chrome: with no fixed node named, fixed is 0 and a warning says all cost scales") {
@@ -230,7 +263,7 @@ TEST_CASE("chrome: the real Node.js trace gives 95 spans over 315962 µs and 42 
     CHECK(s.unmatched_begins == 0);
     CHECK(s.unmatched_ends == 0);
     auto sum = summarize_spans(s, std::vector<bool>(s.names.size(), false));
-    CHECK(sum.elapsed_us == 315962);
+    CHECK(sum.elapsed_ns == 315962000u);
 }
 
 TEST_CASE("duckdb: the detailed 1e3-row profile splits latency into planner fixed cost and per-row cost") {
@@ -380,24 +413,40 @@ TEST_CASE("chrome: reading in small batches gives exactly what one whole-documen
 namespace {
 
 // A random trace event in one of the spellings a producer may use: every phase, integer,
-// fractional and exponent time stamps, names with escapes and non-ASCII text, pids and tids as
-// numbers, strings, escaped strings, -0 and 1.0, nested args with arrays of objects and
-// surrogate pairs, keys in any order, whitespace anywhere — and, now and then, something wrong.
-std::string random_event(std::mt19937_64& rng, bool allow_bad, bool plain) {
+// fractional and exponent time stamps (only integers when `fractional` is false, so that events
+// the scanner declines stay in the DOM batches), numbers in strings, names with escapes and
+// non-ASCII text, pids and tids as numbers, strings, escaped strings, -0 and 1.0, nested args
+// with arrays of objects and surrogate pairs, keys in any order, whitespace anywhere; with
+// `defects`, the ones a reader tolerates and counts (no dur, no ts, null times, {} events,
+// unknown phases, 'E' names that differ from their 'B'); with `bad`, now and then something
+// that is an error.
+std::string random_event(std::mt19937_64& rng, bool bad, bool plain, bool fractional, bool defects) {
     auto pick = [&](std::initializer_list<const char*> xs) {
         auto k = std::uniform_int_distribution<std::size_t>(0, xs.size() - 1)(rng);
         return std::string(*(xs.begin() + static_cast<std::ptrdiff_t>(k)));
     };
     auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
     auto ws = [&]() { return chance(0.15) ? pick({" ", "\n", "\t ", "\r\n  "}) : std::string(); };
+    if (defects && chance(0.03)) return "{" + ws() + "}";
     std::vector<std::pair<std::string, std::string>> fields;
     std::string ph = pick({"X", "X", "X", "X", "B", "E", "B", "E", "i", "M", "b", "e", "C"});
-    fields.push_back({"ph", "\"" + ph + "\""});
-    if (!(allow_bad && chance(0.05)))
-        fields.push_back({"ts", pick({"100", "250", "1000", "37", "0", "12.5", "1.5e2", "99.49", "-3", "1e0",
-                                      "0.50000000000000000000000001", "0.70000000000000000000"})});
-    if (ph == "X" && !(allow_bad && chance(0.05)))
-        fields.push_back({"dur", allow_bad && chance(0.05) ? std::string("-4") : pick({"10", "0", "7.6", "300", "2e1", "45", "0.5", "2.5", "0.4"})});
+    if (defects && chance(0.04)) ph = pick({"XXX", "Q", "", "xX"});
+    if (!(defects && chance(0.02))) fields.push_back({"ph", "\"" + ph + "\""});
+    else if (chance(0.5)) fields.push_back({"ph", "5"});
+    auto time = [&](bool is_dur) {
+        if (defects && chance(0.03)) return std::string("null");
+        if (chance(0.05)) return pick({"\"100\"", "\"37\"", "\"0\""});
+        if (fractional && chance(0.05)) return pick({"\"5.1\"", "\"1.5e2\"", "\"0.0005\""});
+        if (!fractional) return is_dur ? pick({"10", "0", "300", "45"}) : pick({"100", "250", "1000", "37", "0", "-3"});
+        if (is_dur) return pick({"10", "0", "7.6", "300", "2e1", "45", "0.5", "2.5", "0.4", "500.1", "0.0015", "425.453"});
+        return pick({"100", "250", "1000", "37", "0", "12.5", "1.5e2", "99.49", "-3", "1e0", "5.1", "0.0005",
+                     "198093488368.463", "0.50000000000000000000000001", "0.70000000000000000000"});
+    };
+    if (!(defects && chance(0.05))) fields.push_back({"ts", time(false)});
+    if (ph == "M" && defects && chance(0.2)) fields.push_back({"ts", pick({"null", "\"abc\"", "true", "9e99"})});
+    if (ph == "X" && !(defects && chance(0.05)))
+        fields.push_back({"dur", bad && chance(0.05) ? std::string("-4") : time(true)});
+    if (bad && chance(0.03)) fields.push_back({"ts", pick({"\"abc\"", "true", "{}", "9e15"})});
     if (plain) {  // the spellings the scanner takes
         fields.push_back({"name", pick({"\"scan\"", "\"optimization\"", "\"sort\"", "\"a},{b\"", "\"café\""})});
         fields.push_back({"pid", pick({"1", "\"1\"", "2", "0", "\"p1\""})});
@@ -409,6 +458,8 @@ std::string random_event(std::mt19937_64& rng, bool allow_bad, bool plain) {
                                        "[]", "[1]"})});
         fields.push_back({"tid", pick({"7", "\"7\"", "8", "7e0", "\"t\""})});
     }
+    // An 'E' names what it closes only sometimes; without defects, it carries no name.
+    if (ph == "E" && !defects) fields.erase(std::find_if(fields.begin(), fields.end(), [](auto& f) { return f.first == "name"; }));
     if (ph == "b" || ph == "e") {
         fields.push_back({"cat", plain ? std::string("\"c\"") : pick({"\"c\"", "\"\\u0063\""})});
         fields.push_back({"id", pick({"\"0x1\"", "1", "\"0x2\""})});
@@ -422,8 +473,8 @@ std::string random_event(std::mt19937_64& rng, bool allow_bad, bool plain) {
                                         "{\"s\":\"tab\\tnew\\nline \\\\ \\/ \\u2603\"}",
                                         "{\"n\":null,\"t\":true,\"f\":false,\"d\":-1.25e-3}", "[1, [2, [3]]]"})});
     if (chance(0.1)) fields.push_back({"tts", "12345"});
-    if (chance(0.05)) fields.push_back({"ph", "\"" + ph + "\""});  // a duplicated key: the last wins
-    std::shuffle(fields.begin() + 1, fields.end(), rng);
+    if (chance(0.05) && !fields.empty() && fields[0].first == "ph") fields.push_back(fields[0]);  // a duplicated key: the last wins
+    std::shuffle(fields.begin() + (fields.empty() ? 0 : 1), fields.end(), rng);
     // Escaped spellings of the keys read ("d\u0075r" is "dur"), now and then.
     if (!plain)
         for (auto& [k, v] : fields)
@@ -449,44 +500,59 @@ std::string outcome(const std::string& text, std::size_t batch, bool scan) {
 
 TEST_CASE("chrome: the scanner, the DOM batches and the whole-document parse agree on random traces") {
     std::mt19937_64 rng(20261129);
-    std::size_t errors = 0, scanned_all = 0, mixed = 0;
-    for (int trace = 0; trace < 400; ++trace) {
-        bool allow_bad = trace % 4 == 3;
+    std::size_t errors = 0, scanned_all = 0, mixed = 0, whole = 0, with_defects = 0, unclosed = 0, fractions = 0;
+    for (int trace = 0; trace < 600; ++trace) {
+        bool bad = trace % 4 == 3, plain = trace % 3 == 0, fractional = trace % 5 < 2, defects = trace % 7 < 4;
         std::string events;
         int n = std::uniform_int_distribution<int>(1, 60)(rng);
-        for (int k = 0; k < n; ++k) events += (k ? ",\n" : "") + random_event(rng, allow_bad, trace % 3 == 0);
+        for (int k = 0; k < n; ++k) events += (k ? ",\n" : "") + random_event(rng, bad, plain, fractional, defects);
         std::string text = trace % 2 ? chrome(events) : "[" + events + "]";
         if (trace % 17 == 5) text = "\xEF\xBB\xBF" + text;                                  // a byte order mark
-        if (trace % 23 == 7) text = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[" + events + "]}";  // another shape
-        std::string whole = outcome(text, 0, false);
+        if (trace % 23 == 7) text = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[" + events + "]}";  // another shape
+        if (trace % 2 == 0 && trace % 11 == 4) text = "[" + events + (trace % 3 ? ",\n" : "\n");  // cut short
+        std::string all = outcome(text, 0, false);
         INFO("trace ", trace, ":\n", text);
-        CHECK(outcome(text, std::size_t{1} << 20, true) == whole);
-        CHECK(outcome(text, 64, true) == whole);
-        CHECK(outcome(text, 64, false) == whole);
-        CHECK(outcome(text, 1, false) == whole);
-        if (whole.rfind("error: ", 0) == 0) {
+        CHECK(outcome(text, std::size_t{1} << 20, true) == all);
+        CHECK(outcome(text, 64, true) == all);
+        CHECK(outcome(text, 64, false) == all);
+        CHECK(outcome(text, 1, false) == all);
+        if (all.rfind("error: ", 0) == 0) {
             ++errors;
+            continue;
+        }
+        span_set s = read_chrome(text);
+        with_defects += defect_counts(s).empty() ? 0 : 1;
+        unclosed += s.unclosed;
+        fractions += fractional;
+        if (text.find("displayTimeUnit") != std::string::npos) {
+            CHECK(s.whole_document);
+            CHECK(s.display_time_unit == "ns");
+            continue;
+        }
+        // A lone surrogate escape in a skipped value: simdjson's DOM refuses it, its on-demand
+        // parser (which skips the value) does not, so that trace is read whole; so is one where
+        // the DOM met a span's time with a fraction.
+        if (text.find("lone \\ud800") != std::string::npos) CHECK(s.whole_document);
+        if (!fractional && !bad && text.find("lone \\ud800") == std::string::npos) CHECK_FALSE(s.whole_document);
+        if (s.whole_document) {
+            ++whole;
         } else {
-            span_set s = read_chrome(text);
-            if (text.find("displayTimeUnit") != std::string::npos) {
-                CHECK(s.whole_document);
-                continue;
-            }
-            // A lone surrogate escape in a skipped value: simdjson's DOM refuses it, its
-            // on-demand parser (which skips the value) does not, so that trace is read whole.
-            CHECK(s.whole_document == (text.find("lone \\ud800") != std::string::npos));
-            if (!s.whole_document) {
-                CHECK(s.scanned_events + s.dom_events == s.events);
-                (s.dom_events == 0 ? scanned_all : mixed) += 1;
-            }
+            CHECK(s.scanned_events + s.dom_events == s.events);
+            (s.dom_events == 0 ? scanned_all : mixed) += 1;
         }
     }
-    // The generator reaches every case: bad traces, traces read by the scanner alone, and traces
-    // where declined events went through DOM batches.
-    INFO("errors ", errors, ", scanned alone ", scanned_all, ", mixed ", mixed);
+    // The generator reaches every case: bad traces, traces read by the scanner alone, traces where
+    // declined events went through DOM batches, traces read whole, tolerated defects, traces cut
+    // short, fractional times.
+    INFO("errors ", errors, ", scanned alone ", scanned_all, ", mixed ", mixed, ", whole ", whole, ", with defects ",
+         with_defects, ", unclosed ", unclosed, ", fractional ", fractions);
     CHECK(errors > 20);
-    CHECK(scanned_all > 5);
+    CHECK(scanned_all > 20);
     CHECK(mixed > 100);
+    CHECK(whole > 20);
+    CHECK(with_defects > 100);
+    CHECK(unclosed > 10);
+    CHECK(fractions > 100);
 }
 
 TEST_CASE("chrome: bad bytes are line-numbered errors, not crashes; a BOM is skipped; NULs are not whitespace") {
@@ -510,7 +576,7 @@ TEST_CASE("chrome: bad bytes are line-numbered errors, not crashes; a BOM is ski
                           "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[{\"ph\":\"X\",\"ts\":0,\"dur\":5,\"name\":\"b\"}]}"}) {
         span_set s = read_chrome("\xEF\xBB\xBF" + t);
         REQUIRE(s.spans.size() == 1);
-        CHECK(s.spans[0].end_us == 5);
+        CHECK(s.spans[0].end_ns == 5000);
     }
 }
 
@@ -521,11 +587,11 @@ TEST_CASE("chrome: an escaped key is its unescaped name on every path; 0.7000…
     for (std::size_t batch : {std::size_t{0}, std::size_t{1} << 20}) {
         span_set s = read_chrome(esc, batch);
         REQUIRE(s.spans.size() == 2);
-        CHECK(s.spans[1].end_us == 501000);  // the later "dur" (escaped) wins
-        // simdjson 3.0's on-demand get_double read this as 0.0000...; it rounds to 1 µs.
+        CHECK(s.spans[1].end_ns == 501000000);  // the later "dur" (escaped) wins
+        // simdjson 3.0's on-demand get_double read this as 0.0000...; it is 500 ns.
         span_set n = read_chrome(tricky_number, batch);
         REQUIRE(n.spans.size() == 1);
-        CHECK(n.spans[0].end_us == 1);
+        CHECK(n.spans[0].end_ns == 500);
     }
 }
 
@@ -573,7 +639,7 @@ TEST_CASE("spans: the union of many random intervals equals a microsecond-by-mic
         iv.push_back({s, e});
         for (auto t = s; t < e; ++t) covered[static_cast<std::size_t>(t)] = true;
     }
-    auto expected = static_cast<std::int64_t>(std::count(covered.begin(), covered.end(), true));
+    auto expected = static_cast<std::uint64_t>(std::count(covered.begin(), covered.end(), true));
     CHECK(union_length(iv) == expected);
 }
 
@@ -592,6 +658,6 @@ TEST_CASE("chrome: thousands of B/E pairs on interleaved threads are matched per
     REQUIRE(s.spans.size() == 9000);
     CHECK(s.unmatched_begins == 0);
     CHECK(s.unmatched_ends == 0);
-    CHECK(std::all_of(s.spans.begin(), s.spans.end(), [](const span& sp) { return sp.end_us - sp.start_us == 7; }));
+    CHECK(std::all_of(s.spans.begin(), s.spans.end(), [](const span& sp) { return sp.end_ns - sp.start_ns == 7000; }));
     CHECK(dump(read_chrome(chrome(ev), 0)) == dump(s));
 }
