@@ -858,14 +858,17 @@ bool scan_event(json_scanner& s, event_fields& e) {
         bool ok;
         switch (key) {
         case trace_key::ph: {
-            // A one-character string: its quote, one printable ASCII character, its quote.
+            // A one-character string: its quote, one printable ASCII character, its quote. Any
+            // other string without escapes ("XXX", "") is a phase the format does not define.
             if (s.e - s.p >= 3 && s.p[0] == '"' && s.p[2] == '"' && s.p[1] >= 0x20 && s.p[1] < 0x7F && s.p[1] != '\\' &&
                 s.p[1] != '"') {
                 e.ph = s.p[1];
                 s.p += 3;
                 ok = true;
             } else {
-                ok = false;
+                std::string_view p;
+                ok = s.p < s.e && *s.p == '"' && s.string(p);
+                if (ok) e.ph = p.size() == 1 ? p[0] : unknown_ph;
             }
             break;
         }
