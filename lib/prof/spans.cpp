@@ -769,6 +769,30 @@ void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
         return true;
     }
     if (s.p >= s.e) return false;
+    // A fraction of at most 19 digits in all, the common form (PyTorch writes 198093488368.463):
+    // its digits m with k after the point are m x 10^(3 - k) ns, or for k > 3 rounded half away
+    // from zero at the first digit dropped, as micros_token_to_ns reads it.
+    std::uint64_t m;
+    int k;
+    if (digits = s; digits.decimal(m, k, neg)) {
+        static constexpr std::uint64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+                                                  1000000000, 10000000000, 100000000000, 1000000000000,
+                                                  10000000000000, 100000000000000, 1000000000000000,
+                                                  10000000000000000, 100000000000000000, 1000000000000000000,
+                                                  10000000000000000000u};
+        std::uint64_t ns;
+        bool over = false;
+        if (k <= 3) over = __builtin_mul_overflow(m, pow10[3 - k], &ns);
+        else ns = m / pow10[k - 3] + (m / pow10[k - 4] % 10 >= 5);
+        s.p = digits.p;
+        if (over || ns >= static_cast<std::uint64_t>(max_ns)) {
+            out.state = time_state::out_of_range;
+        } else {
+            out.ns = neg ? -static_cast<std::int64_t>(ns) : static_cast<std::int64_t>(ns);
+            out.state = time_state::ok;
+        }
+        return true;
+    }
     std::string_view t;
     bool integer = false;
     if (*s.p == '"') {
@@ -913,6 +937,10 @@ class chrome_reader {
 public:
     span_set out;
     std::size_t index = 0;  // events consumed (1-based index of the last one)
+    // Where the event being consumed starts in the text, when the caller knows (the scanner);
+    // kept for each defect's first event, so that its line needs no second walk of the events.
+    const char* event_at = nullptr;
+    std::array<const char*, event_defect_kinds> first_at{};
 
     explicit chrome_reader(std::size_t expected_spans) { out.spans.reserve(expected_spans); }
 
@@ -955,10 +983,15 @@ public:
     }
 
 private:
-    void defect(event_defect d, std::size_t at) {
-        defect_count& c = out.defects[static_cast<std::size_t>(d)];
-        if (c.count++ == 0 || at < c.first_event) c.first_event = at;
+    void defect(event_defect d, std::size_t at, const char* where) {
+        auto k = static_cast<std::size_t>(d);
+        defect_count& c = out.defects[k];
+        if (c.count++ == 0 || at < c.first_event) {
+            c.first_event = at;
+            first_at[k] = where;
+        }
     }
+    void defect(event_defect d, std::size_t at) { defect(d, at, event_at); }
 
     void take(const event_fields& e) {
         ++out.events;
@@ -986,7 +1019,7 @@ private:
                 node = names_.intern(e.name);
             } else if (e.name.data() != nullptr) {
                 node = be_event::named_end | static_cast<std::uint32_t>(named_ends_.size());
-                named_ends_.push_back({end_names_.intern(e.name), index});
+                named_ends_.push_back({end_names_.intern(e.name), index, event_at});
             }
             be_.push_back({e.ts.ns, thread_of(e.pid, e.tid), node});
             return;
@@ -1032,7 +1065,7 @@ public:
                 const be_event& b = *stack.back();
                 if (e.node != be_event::end_mark) {
                     const named_end& n = named_ends_[e.node & ~be_event::named_end];
-                    if (!same_text(out.names[b.node], end_names_.names()[n.name])) defect(event_defect::mismatched_end, n.index);
+                    if (!same_text(out.names[b.node], end_names_.names()[n.name])) defect(event_defect::mismatched_end, n.index, n.at);
                 }
                 out.spans.push_back({b.ts, e.ts, b.node});
                 stack.pop_back();
@@ -1054,6 +1087,7 @@ private:
     struct named_end {
         std::uint32_t name;  // in end_names_
         std::size_t index;   // the event's 1-based index in the trace
+        const char* at;      // where it starts in the text, when known
     };
     string_interner names_;
     string_interner end_names_;  // names of 'E' events: compared with their 'B', never nodes
@@ -1184,7 +1218,9 @@ std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t b
             const char* start = s.p;
             event_fields e;
             if (scan && scan_event(s, e)) {
+                r.event_at = start;
                 r.consume(e);
+                r.event_at = nullptr;
                 ++r.out.scanned_events;
                 s.ws();
                 if (s.p == s.e) break;
@@ -1205,7 +1241,21 @@ std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t b
     } catch (const needs_number_text&) {
         return std::nullopt;
     }
-    return r.finish();
+    span_set out = r.finish();
+    // The lines of the defects whose first event the scanner read, counted in file order.
+    std::array<std::size_t, event_defect_kinds> order{};
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return r.first_at[a] < r.first_at[b]; });
+    const char* from = text.data();
+    std::size_t line = 1;
+    for (std::size_t k : order) {
+        const char* at = r.first_at[k];
+        if (!at || !out.defects[k].count) continue;
+        line += static_cast<std::size_t>(std::count(from, at, '\n'));
+        from = at;
+        out.defects[k].first_line = line;
+    }
+    return out;
 }
 
 // Where stage 1 of a parse of `text` found `error`, for the line number of the message:
@@ -1315,14 +1365,14 @@ std::optional<std::string_view> unclosed_array_prefix(std::string_view text) {
 void locate_defects(std::string_view text, span_set& s) {
     std::vector<std::size_t> at;
     for (const auto& d : s.defects)
-        if (d.count) at.push_back(d.first_event);
+        if (d.count && !d.first_line) at.push_back(d.first_event);
     if (at.empty()) return;
     std::sort(at.begin(), at.end());
     at.erase(std::unique(at.begin(), at.end()), at.end());
     std::string_view body = text.substr(0, 3) == "\xEF\xBB\xBF" ? text.substr(3) : text;
     std::vector<const char*> where = event_locations(body, at);
     for (auto& d : s.defects)
-        if (d.count) d.first_line = line_of(text, where[static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event) - at.begin())]);
+        if (d.count && !d.first_line) d.first_line = line_of(text, where[static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event) - at.begin())]);
 }
 
 }  // namespace

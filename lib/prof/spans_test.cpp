@@ -661,3 +661,219 @@ TEST_CASE("chrome: thousands of B/E pairs on interleaved threads are matched per
     CHECK(std::all_of(s.spans.begin(), s.spans.end(), [](const span& sp) { return sp.end_ns - sp.start_ns == 7000; }));
     CHECK(dump(read_chrome(chrome(ev), 0)) == dump(s));
 }
+
+namespace {
+
+// One trace read by every path (whole document; DOM batches of 1 and 64 bytes; the scanner with
+// 64-byte and 1 MiB batches), which must agree; the whole-document result.
+span_set read_every_way(const std::string& text) {
+    std::string all = outcome(text, 0, false);
+    for (auto [batch, scan] : {std::pair<std::size_t, bool>{1, false}, {64, false}, {64, true}, {std::size_t{1} << 20, true}}) {
+        INFO("batch ", batch, " scan ", scan);
+        CHECK(outcome(text, batch, scan) == all);
+    }
+    return read_chrome(text, 0);
+}
+
+std::uint64_t elapsed_ns(const span_set& s) { return summarize_spans(s, {}).elapsed_ns; }
+
+}  // namespace
+
+TEST_CASE("chrome: each unusable event is skipped and counted by reason, with the line of the first") {
+    // Line 1 '[', then one event a line. Used: a [0, 10) and b [20, 30) µs.
+    std::string text = R"([
+{"ph":"M","name":"thread_name","ts":null,"pid":1,"tid":1},
+{"ph":"X","name":"a","ts":0,"dur":10},
+{"ph":"X","name":"nodur","ts":5},
+{"ph":"X","name":"nulldur","ts":5,"dur":null},
+{"ph":"XXX","name":"odd","ts":5,"dur":1},
+{"name":"nophase","ts":5,"dur":1},
+{"ph":5,"name":"numeric","ts":5},
+{},
+{"ph":"B","name":"nots","pid":1,"tid":1},
+{"ph":"X","name":"b","ts":20,"dur":10},
+{"ph":"C","name":"ctr","ts":"abc","args":{}},
+{"ph":"i","name":"tick","ts":1e99}
+])";
+    span_set s = read_every_way(text);
+    REQUIRE(s.spans.size() == 2);
+    CHECK(elapsed_ns(s) == 30000u);
+    auto d = [&](event_defect k) { return s.defect(k); };
+    CHECK(d(event_defect::x_without_dur).count == 2);
+    CHECK(d(event_defect::x_without_dur).first_line == 4);
+    CHECK(d(event_defect::unknown_phase).count == 3);
+    CHECK(d(event_defect::unknown_phase).first_line == 6);
+    CHECK(d(event_defect::empty_event).count == 1);
+    CHECK(d(event_defect::empty_event).first_event == 8);
+    CHECK(d(event_defect::empty_event).first_line == 9);
+    CHECK(d(event_defect::missing_ts).count == 1);
+    CHECK(d(event_defect::missing_ts).first_line == 10);
+    // The metadata event's null ts, the counter's "abc" and the instant's 1e99 are not needed.
+    CHECK(d(event_defect::bad_metadata).count == 3);
+    CHECK(d(event_defect::bad_metadata).first_line == 2);
+    CHECK(d(event_defect::mismatched_end).count == 0);
+    CHECK(defect_counts(s) == "empty-event 1, unknown-phase 3, x-without-dur 2, missing-ts 1, bad-metadata 3");
+    // --strict names the first in file order: event 1, the metadata event on line 2.
+    CHECK_THROWS_WITH_AS(refuse_defects(s, "t.json"), doctest::Contains("t.json:2: event 1: 3 metadata"), input_error);
+    auto r = report_trace(s, "t.json");
+    REQUIRE(r.warnings.size() == 5);
+    CHECK(r.warnings[2] == "t.json:4: 2 'X' event(s) without dur (skipped: no end), the first here (--strict refuses them)");
+}
+
+TEST_CASE("chrome: what is needed and not a number is still an error; so is invalid JSON") {
+    auto error_of = [](const std::string& text) {
+        std::string all = outcome(text, 0, false);
+        CHECK(outcome(text, std::size_t{1} << 20, true) == all);
+        CHECK(outcome(text, 64, false) == all);
+        return all;
+    };
+    CHECK(error_of("[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":\"abc\",\"dur\":1}]") ==
+          "error: trace.json:2: event 1: field 'ts': expected a number of microseconds below 9e15 in magnitude");
+    CHECK(error_of("[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":true}]") ==
+          "error: trace.json:2: event 1: field 'dur': expected a number of microseconds below 9e15 in magnitude");
+    CHECK(error_of("[{\"ph\":\"B\",\"name\":7,\"ts\":1}]") == "error: trace.json:1: event 1: field 'name': expected a string");
+    // An X ending at or beyond the bound: 8e15 + 2e15 µs.
+    CHECK(error_of("[{\"ph\":\"X\",\"name\":\"far\",\"ts\":8000000000000000,\"dur\":2000000000000000}]")
+              .find("ends at or beyond 9e15 µs (ts 8000000000000000 + dur 2000000000000000)") != std::string::npos);
+    CHECK(error_of("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1},\n]").rfind("error: trace.json:2: malformed JSON", 0) == 0);
+    CHECK(error_of("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":01,\"dur\":1}]").rfind("error: trace.json:1: malformed JSON", 0) == 0);
+}
+
+TEST_CASE("chrome: the JSON Array Format's closing bracket is optional, after a whole event only") {
+    // a [0, 10) µs, b [5, 25) µs: elapsed 25 µs, whether the text ends after an event, after its
+    // comma, or after whitespace; an object's brackets are not optional, nor is a cut event whole.
+    for (std::string tail : {"", ",", ",\n", "\n\n", " ,  \r\n"}) {
+        std::string text = "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10},\n{\"ph\":\"X\",\"name\":\"b\",\"ts\":5,\"dur\":20}" + tail;
+        CAPTURE(tail);
+        span_set s = read_every_way(text);
+        CHECK(s.unclosed);
+        CHECK(elapsed_ns(s) == 25000u);
+    }
+    span_set bare = read_every_way("[\n");
+    CHECK(bare.unclosed);
+    CHECK(bare.spans.empty());
+    CHECK_FALSE(read_chrome("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10}]").unclosed);
+    CHECK_THROWS_AS(read_chrome("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10}"), input_error);
+    CHECK_THROWS_AS(read_chrome("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10},{\"ph\":\"X\",\"ts"), input_error);
+    CHECK_THROWS_AS(read_chrome("[,"), input_error);
+}
+
+TEST_CASE("chrome: an E named differently closes the innermost B and is counted") {
+    // Thread 1: B outer 0, B inner 10, E "outer" 20 (closes inner: [10, 20)), E "inner" 50
+    // (closes outer: [0, 50)). Thread 2: B x 0, E "x" 5 matches; E without a name never counts.
+    std::string text = R"([
+{"ph":"B","name":"outer","ts":0,"pid":1,"tid":1},
+{"ph":"B","name":"inner","ts":10,"pid":1,"tid":1},
+{"ph":"E","name":"outer","ts":20,"pid":1,"tid":1},
+{"ph":"E","name":"inner","ts":50,"pid":1,"tid":1},
+{"ph":"B","name":"x","ts":0,"pid":1,"tid":2},
+{"ph":"E","name":"x","ts":5,"pid":1,"tid":2},
+{"ph":"B","name":"y","ts":6,"pid":1,"tid":2},
+{"ph":"E","ts":9,"pid":1,"tid":2}
+])";
+    span_set s = read_every_way(text);
+    CHECK(s.defect(event_defect::mismatched_end).count == 2);
+    CHECK(s.defect(event_defect::mismatched_end).first_line == 4);
+    auto sum = summarize_spans(s, std::vector<bool>(s.names.size(), false));
+    REQUIRE(s.names.size() == 4);  // E names are never nodes
+    CHECK(s.names[0] == "outer");
+    CHECK(sum.node_ns[0] == 50000u);
+    CHECK(sum.node_ns[1] == 10000u);
+    CHECK(sum.elapsed_ns == 50000u);
+}
+
+TEST_CASE("chrome: a string holding a JSON number is that number; other strings are not numbers") {
+    // "100" + "2.5" = [100, 102.5) µs; "1e2" .. "110" = [100, 110) µs.
+    span_set s = read_every_way(R"([{"ph":"X","name":"q","ts":"100","dur":"2.5"},
+{"ph":"B","name":"r","ts":"1e2","pid":1,"tid":1},{"ph":"E","ts":"110","pid":1,"tid":1}])");
+    REQUIRE(s.spans.size() == 2);
+    CHECK(s.spans[0].start_ns == 100000);
+    CHECK(s.spans[0].end_ns == 102500);
+    CHECK(s.spans[1].end_ns == 110000);
+    for (const char* bad : {"\" 1\"", "\"0x10\"", "\"1.\"", "\"NaN\"", "\"\"", "\"+1\""}) {
+        CAPTURE(bad);
+        CHECK_THROWS_WITH_AS(read_chrome(fmt::format(R"([{{"ph":"X","name":"q","ts":{},"dur":1}}])", bad)),
+                             doctest::Contains("field 'ts': expected a number of microseconds"), input_error);
+    }
+}
+
+TEST_CASE("chrome: displayTimeUnit is kept and changes no time; an undefined one is warned about") {
+    for (const char* unit : {"ns", "ms", "us"}) {
+        std::string text = fmt::format(R"({{"displayTimeUnit":"{}","traceEvents":[{{"ph":"X","name":"x","ts":1,"dur":2.5}}]}})", unit);
+        span_set s = read_every_way(text);
+        CHECK(s.display_time_unit == unit);
+        REQUIRE(s.spans.size() == 1);
+        CHECK(s.spans[0].end_ns == 3500);
+        CHECK(report_trace(s, "t").warnings.size() == (std::string(unit) == "us" ? 1u : 0u));
+    }
+    // Keys after the events, and a second traceEvents ignored.
+    span_set after = read_every_way(R"({"traceEvents":[{"ph":"X","name":"x","ts":1,"dur":1}],"displayTimeUnit":"ns","traceEvents":[]})");
+    CHECK(after.display_time_unit == "ns");
+    CHECK(after.spans.size() == 1);
+}
+
+TEST_CASE("chrome: traces modelled on the peers' parser tests give the unions computed by hand") {
+    struct peer_case {
+        const char* what;
+        const char* trace;
+        std::size_t spans;
+        std::uint64_t elapsed_ns;
+    };
+    const peer_case cases[] = {
+        // String pid and tid, fractional times: [3.2, 403.3) µs = 400100 ns.
+        {"string ids, fractions", R"({"traceEvents":[{"pid":"p","tid":"t","ts":3.2,"dur":400.1,"name":"n","ph":"X","cat":"c"}]})", 1, 400100},
+        // Two X events at one ts on threads given and not given: [1, 9) and [1, 4) µs.
+        {"same start", R"([{"name":"in","ph":"X","ts":1,"dur":3,"pid":2},{"name":"out","ph":"X","ts":1,"dur":8,"pid":2,"tid":2}])", 2, 8000},
+        // Cut short after a comma, times with three decimals: [3000000.000, 3000004.000) µs.
+        {"cut short", "[\n{\"name\":\"tc\",\"ph\":\"X\",\"ts\":3000000.000,\"dur\":4.000,\"pid\":9,\"tid\":1},\n", 1, 4000},
+        // B "begin" .. E "end" (mismatched, closed) [10, 30), X [35, 40), instants of every scope
+        // ignored: elapsed 30 µs.
+        {"slice types", R"([{"ph":"B","pid":4,"tid":5,"ts":10,"name":"begin"},{"ph":"E","pid":4,"tid":5,"ts":30,"name":"end"},
+{"ph":"X","pid":4,"tid":6,"ts":35,"dur":5,"name":"whole"},{"ph":"I","pid":4,"tid":5,"ts":41,"name":"g","s":"g"},
+{"ph":"i","pid":4,"tid":5,"ts":42,"name":"t","s":"t"},{"ph":"R","pid":4,"tid":5,"ts":43,"name":"mark"}])", 2, 30000},
+        // Counters and metadata (with ts) around B/E pairs without cat, X with a pid only and
+        // with neither: [500, 520), [600, 640), [650, 655), [660, 665) µs: elapsed 165 µs.
+        {"metadata", R"([{"ph":"B","pid":3,"tid":1,"ts":500,"name":"a"},{"ph":"C","pid":3,"tid":1,"ts":505,"name":"c","args":{"v":"2.5"}},
+{"ph":"E","pid":3,"tid":1,"ts":520,"name":"a"},{"ph":"M","pid":3,"tid":0,"ts":530,"name":"process_name","args":{"name":"p"}},
+{"ph":"B","pid":3,"tid":2,"ts":600},{"ph":"E","pid":3,"tid":2,"ts":640},{"ph":"X","pid":8,"ts":650,"dur":5,"name":"pid only"},
+{"ph":"X","ts":660,"dur":5,"name":"no ids"}])", 4, 165000},
+        // An X without dur (skipped), B/E of different names (closed), an X: [200, 300) and
+        // [400, 450) µs.
+        {"missing values", R"([{"ph":"X","pid":1,"tid":1,"ts":100,"name":"no dur"},{"ph":"B","pid":1,"tid":2,"ts":200,"name":"b"},
+{"ph":"E","pid":1,"tid":2,"ts":300,"name":"e"},{"ph":"X","pid":1,"tid":3,"ts":400,"dur":50,"name":"x","tts":390}])", 2, 250000},
+        // Async pairs only (id and id2, empty ids): no timed span.
+        {"async only", R"([{"ph":"b","pid":1,"tid":1,"ts":1,"name":"a","id":""},{"ph":"e","pid":1,"tid":1,"ts":2,"name":"a","id":""},
+{"ph":"b","pid":1,"tid":1,"ts":3,"name":"g","cat":"k","id2":{"global":"x"}},{"ph":"e","pid":1,"tid":1,"ts":4,"name":"g","cat":"k","id2":{"global":"x"}}])", 0, 0},
+        // Deprecated async S/T/F around nested B/E on one thread: BE [20, 70) holding in [30, 40),
+        // then BE [80, 90): elapsed 70 µs.
+        {"async and nesting", R"([{"cat":"k","pid":1,"tid":1,"ts":10,"ph":"S","name":"A","id":"1"},{"cat":"k","pid":1,"tid":1,"ts":20,"ph":"B","name":"BE"},
+{"cat":"k","pid":1,"tid":1,"ts":30,"ph":"B","name":"in"},{"cat":"k","pid":1,"tid":1,"ts":35,"ph":"T","name":"A","id":"1","args":{"step":"s"}},
+{"cat":"k","pid":1,"tid":1,"ts":40,"ph":"E","name":"in"},{"cat":"k","pid":1,"tid":1,"ts":70,"ph":"E","name":"BE"},
+{"cat":"k","pid":1,"tid":1,"ts":80,"ph":"B","name":"BE"},{"cat":"k","pid":1,"tid":1,"ts":85,"ph":"F","name":"A","id":"1"},
+{"cat":"k","pid":1,"tid":1,"ts":90,"ph":"E","name":"BE"}])", 3, 70000},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.what);
+        span_set s = read_every_way(c.trace);
+        CHECK(s.spans.size() == c.spans);
+        CHECK(elapsed_ns(s) == c.elapsed_ns);
+    }
+}
+
+TEST_CASE("query profile: an estimate beyond double range is refused, and a fit of huge runs is made on scaled times") {
+    query_profile p = parse_profile(R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":0,"per_row_seconds":1e308})");
+    CHECK(finite_estimate(p, 1) == 1e308);
+    CHECK_THROWS_WITH_AS(finite_estimate(p, 10), doctest::Contains("beyond the range of a double"), field_error);
+    // 1e308 + 1e306 x rows at 10 and 20 rows: the unscaled sums of squares overflow (a null
+    // slope before); scaled, the line is found.
+    query_profile a = parse_profile(R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":1e308,"per_row_seconds":1e306})");
+    query_profile b = a;
+    b.rows = 20;
+    auto f = fit_query_profiles({a, b});
+    CHECK(f.fixed_seconds == doctest::Approx(1e308).epsilon(1e-12));
+    CHECK(f.per_row_seconds == doctest::Approx(1e306).epsilon(1e-12));
+    // A run whose own estimate overflows gives no fit.
+    b.per_row_seconds = 1e300;
+    b.rows = 10000000000;
+    CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
+}
