@@ -265,29 +265,25 @@ std::string_view format_name(span_format f) {
 
 // ---- readers ------------------------------------------------------------------------------
 
-std::string_view defect_name(event_defect d) {
-    switch (d) {
-    case event_defect::empty_event: return "empty-event";
-    case event_defect::unknown_phase: return "unknown-phase";
-    case event_defect::x_without_dur: return "x-without-dur";
-    case event_defect::missing_ts: return "missing-ts";
-    case event_defect::bad_metadata: return "bad-metadata";
-    case event_defect::mismatched_end: return "mismatched-end";
-    }
-    return "?";
-}
+namespace {
 
-std::string_view defect_description(event_defect d) {
-    switch (d) {
-    case event_defect::empty_event: return "empty event(s) {} (skipped)";
-    case event_defect::unknown_phase: return "event(s) with no phase or one the Trace Event Format does not define (skipped)";
-    case event_defect::x_without_dur: return "'X' event(s) without dur (skipped: no end)";
-    case event_defect::missing_ts: return "'X', 'B' or 'E' event(s) without ts (skipped)";
-    case event_defect::bad_metadata: return "metadata or other event(s) outside the spans with a null or unreadable ts or dur (not needed)";
-    case event_defect::mismatched_end: return "'E' event(s) named differently from the 'B' they close (closed anyway, innermost first)";
-    }
-    return "?";
-}
+// Each defect's --stats name and warning text, in the order of event_defect.
+struct defect_words {
+    std::string_view name, description;
+};
+constexpr defect_words defect_table[event_defect_kinds] = {
+    {"empty-event", "empty event(s) {} (skipped)"},
+    {"unknown-phase", "event(s) with no phase or one the Trace Event Format does not define (skipped)"},
+    {"x-without-dur", "'X' event(s) without dur (skipped: no end)"},
+    {"missing-ts", "'X', 'B' or 'E' event(s) without ts (skipped)"},
+    {"bad-metadata", "metadata or other event(s) outside the spans with a null or unreadable ts or dur (not needed)"},
+    {"mismatched-end", "'E' event(s) named differently from the 'B' they close (closed anyway, innermost first)"},
+};
+
+}  // namespace
+
+std::string_view defect_name(event_defect d) { return defect_table[static_cast<std::size_t>(d)].name; }
+std::string_view defect_description(event_defect d) { return defect_table[static_cast<std::size_t>(d)].description; }
 
 namespace {
 
@@ -1109,22 +1105,65 @@ std::string_view skip_ws_back(std::string_view t) {
     return t;
 }
 
-// The inside of the event array, for the two common shapes: a bare array, or an object whose
-// only key is "traceEvents". nullopt for anything else (the whole-document path reads it).
-std::optional<std::string_view> event_array_interior(std::string_view text) {
+// The event array of the shapes the fast path reads: a bare array, or an object with one
+// "traceEvents" array among members the scanner can check (displayTimeUnit kept when it is a
+// string without escapes). nullopt for anything else, which the whole-document path reads.
+struct event_array {
+    std::string_view whole;     // the text without a byte order mark and surrounding whitespace
+    std::string_view interior;  // between the array's brackets
+    std::string display_time_unit;
+};
+
+// One member's value, skipped (checked), or kept when it is displayTimeUnit.
+bool trace_member(json_scanner& s, std::string_view key, event_array& out) {
+    if (key != "displayTimeUnit") return s.skip_value();
+    std::string_view unit;
+    if (!s.string(unit)) return false;
+    out.display_time_unit = std::string(unit);
+    return true;
+}
+
+std::optional<event_array> event_array_of(std::string_view text) {
+    event_array out;
     std::string_view t = text;
     if (t.size() >= 3 && t.substr(0, 3) == "\xEF\xBB\xBF") t.remove_prefix(3);
     t = skip_ws_back(skip_ws(t));
-    if (t.size() >= 2 && t.front() == '[' && t.back() == ']') return t.substr(1, t.size() - 2);
+    out.whole = t;
+    if (t.size() >= 2 && t.front() == '[' && t.back() == ']') {
+        out.interior = t.substr(1, t.size() - 2);
+        return out;
+    }
     if (t.size() < 2 || t.front() != '{' || t.back() != '}') return std::nullopt;
-    std::string_view in = skip_ws(t.substr(1, t.size() - 2));
-    constexpr std::string_view key = "\"traceEvents\"";
-    if (in.substr(0, key.size()) != key) return std::nullopt;
-    in = skip_ws(in.substr(key.size()));
-    if (in.empty() || in[0] != ':') return std::nullopt;
-    in = skip_ws_back(skip_ws(in.substr(1)));
-    if (in.size() < 2 || in.front() != '[' || in.back() != ']') return std::nullopt;
-    return in.substr(1, in.size() - 2);
+    json_scanner s{t.data() + 1, t.data() + t.size() - 1};
+    std::string_view key;
+    for (s.ws();; s.ws()) {  // the members before the events
+        if (!s.string(key)) return std::nullopt;
+        s.ws();
+        if (!s.eat(':')) return std::nullopt;
+        s.ws();
+        if (key == "traceEvents") break;
+        if (!trace_member(s, key, out)) return std::nullopt;
+        s.ws();
+        if (!s.eat(',')) return std::nullopt;
+    }
+    // The array's end is taken to be the text's last ']'. When a later member holds a ']', the
+    // last event seems to be followed by ']' instead of ',' and the scanner declines the trace:
+    // a wrong guess costs the fast path, never the answer.
+    std::string_view rest(s.p, static_cast<std::size_t>(s.e - s.p));
+    std::size_t close = rest.rfind(']');
+    if (rest.empty() || rest[0] != '[' || close == std::string_view::npos || close == 0) return std::nullopt;
+    out.interior = rest.substr(1, close - 1);
+    json_scanner after{rest.data() + close + 1, s.e};
+    for (after.ws(); after.p < after.e; after.ws()) {  // the members after them
+        if (!after.eat(',')) return std::nullopt;
+        after.ws();
+        if (!after.string(key) || key == "traceEvents") return std::nullopt;  // a second one: read whole
+        after.ws();
+        if (!after.eat(':')) return std::nullopt;
+        after.ws();
+        if (!trace_member(after, key, out)) return std::nullopt;
+    }
+    return out;
 }
 
 // The first event boundary at or after `from`: the position just past a '}' that is followed,
@@ -1199,17 +1238,16 @@ private:
     std::string buf_;
 };
 
-// The fast path, for the two common shapes (see event_array_interior): the whole array checked
-// to be UTF-8 once, then each event read in place by scan_event; an event the scanner declines
-// starts a DOM batch (dom_batches), after which the scanner goes on. Any error at all returns
-// nullopt, and the whole-document path reads (and, for bad input, reports with its line)
-// instead.
+// The fast path, for the common shapes (see event_array_of): the whole text checked to be UTF-8
+// once, then each event read in place by scan_event; an event the scanner declines starts a DOM
+// batch (dom_batches), after which the scanner goes on. Any error at all returns nullopt, and the
+// whole-document path reads (and, for bad input, reports with its line) instead.
 std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t batch, bool scan) {
-    auto interior = event_array_interior(text);
-    if (!interior) return std::nullopt;
-    std::string_view in = *interior;
-    if (!simdjson::validate_utf8(in.data(), in.size())) return std::nullopt;
+    auto shape = event_array_of(text);
+    if (!shape || !simdjson::validate_utf8(shape->whole.data(), shape->whole.size())) return std::nullopt;
+    std::string_view in = shape->interior;
     chrome_reader r(text.size() / 80);
+    r.out.display_time_unit = std::move(shape->display_time_unit);
     dom_batches dom(batch);
     try {
         json_scanner s{in.data(), in.data() + in.size()};

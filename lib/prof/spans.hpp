@@ -123,9 +123,9 @@ span_set read_polars_csv(std::string_view text, const std::string& source);
 // `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
 // Identity fields (pid, tid, cat, id) are compared in one canonical text: a string by its
 // unescaped contents, an integer in decimal, another number as the shortest text of its double.
-// Speed: the two common shapes (a bare array; an object whose only key is "traceEvents") are
-// checked to be UTF-8 once, then read event by event in place by a strict scanner of a subset of
-// JSON (json_scan.hpp); an event it declines (an escape in a name, a fractional pid, ...) starts
+// Speed: the common shapes (a bare array; an object holding "traceEvents" once, among members
+// the scanner can check and skip) are checked to be UTF-8 once, then read event by event in place
+// by a strict scanner of a subset of JSON (json_scan.hpp); an event it declines (an escape in a name, a fractional pid, ...) starts
 // a batch of about `batch_bytes` parsed by simdjson's DOM parser (cut at "},{" boundaries, each
 // batch validated whole before any event is taken, a bad cut extended to the next boundary), so
 // memory stays bounded and every batch is parsed in cache. The DOM keeps a number only as a
