@@ -24,7 +24,7 @@ struct config {
     std::optional<std::string> host, engine_version_flag;
     double factor = 10.0;
     std::uint64_t max_bad_lines = 0;
-    bool stats = false;
+    bool stats = false, strict = false;
 };
 
 double cpu_seconds() {
@@ -42,18 +42,34 @@ std::optional<std::uint64_t> parse_rows(const std::string& text, bool allow_zero
     return static_cast<std::uint64_t>(v);
 }
 
+// A query_profile line read, with where it was read.
+struct read_profile {
+    prof::query_profile p;
+    std::string source;
+    std::size_t line = 0;
+};
+
 // query_profile lines from every input, in order.
-std::vector<prof::query_profile> read_profiles(const config& c) {
-    std::vector<prof::query_profile> out;
+std::vector<read_profile> read_profiles(const config& c) {
+    std::vector<read_profile> out;
     std::size_t bad = 0;
     for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {
         prof::line_reader in(prof::open_input(path));
-        bad += prof::for_each_object(in, c.max_bad_lines - bad, [&](simdjson::ondemand::object& o, std::size_t) {
-            out.push_back(prof::read_query_profile(o));
+        bad += prof::for_each_object(in, c.max_bad_lines - bad, [&](simdjson::ondemand::object& o, std::size_t line) {
+            out.push_back({prof::read_query_profile(o), path == "-" ? "<stdin>" : path, line});
         }).bad_lines;
     }
     if (bad) prof::warn(fmt::format("skipped {} malformed line(s)", bad));
     return out;
+}
+
+// The profile's estimate at `rows`; one beyond double range is bad input naming its line.
+double checked_estimate(const read_profile& r, std::uint64_t rows) {
+    try {
+        return prof::finite_estimate(r.p, rows);
+    } catch (const prof::field_error& e) {
+        throw prof::input_error(r.source, r.line, e.what());
+    }
 }
 
 int build(const config& c) {
@@ -62,7 +78,10 @@ int build(const config& c) {
     std::string name = path == "-" ? "<stdin>" : path;
     prof::padded_input input(path);
     std::string_view text = input.text();
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) return 0;  // empty input → empty output
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {  // empty input → empty output
+        if (c.strict) throw prof::error(prof::exit_code::data_err, fmt::format("{}: empty input (--strict)", name));
+        return 0;
+    }
     if (c.plan_key.empty()) throw prof::usage_error("--plan-key K is required: the cache key of the query plan");
     if (!c.fixed.empty() && c.fixed_seconds) throw prof::usage_error("--fixed and --fixed-seconds exclude each other");
     if (c.fixed_seconds && !(*c.fixed_seconds >= 0)) throw prof::usage_error("--fixed-seconds must be >= 0");
@@ -87,24 +106,34 @@ int build(const config& c) {
         double t0 = cpu_seconds();
         if (f == prof::span_format::chrome) {
             s = prof::read_chrome_trace(text, name);
-            if (s.async_unmatched) prof::note(fmt::format("ignored {} async begin(s) with no end", s.async_unmatched));
-            if (s.unmatched_begins || s.unmatched_ends)
-                prof::warn(fmt::format("ignored {} 'B' event(s) with no 'E' and {} 'E' event(s) with no 'B'",
-                                       s.unmatched_begins, s.unmatched_ends));
+            if (c.strict) prof::refuse_defects(s, name);
+            auto report = prof::report_trace(s, name);
+            for (const auto& n : report.notes) prof::note(n);
+            for (const auto& w : report.warnings) prof::warn(w);
         } else {
             s = f == prof::span_format::polars_jsonl ? prof::read_polars_jsonl(text, name) : prof::read_polars_csv(text, name);
         }
-        if (s.spans.empty())
-            throw prof::error(prof::exit_code::data_err, fmt::format("{}: no spans in the input", name));
+        if (s.spans.empty()) {  // no evidence: nothing to price
+            std::string why = fmt::format("{}: no timed spans ({}) in the input: no query_profile written", name,
+                                          f == prof::span_format::chrome
+                                              ? fmt::format("X events or B/E pairs, among {} event(s)", s.events)
+                                              : std::string("node/start/end rows"));
+            if (c.strict) throw prof::error(prof::exit_code::data_err, why + " (--strict)");
+            prof::warn(why);
+            return 0;
+        }
         double t1 = cpu_seconds();
         p = prof::build_from_spans(s, o, f == prof::span_format::chrome ? std::vector<std::string>{}
                                                                          : std::vector<std::string>{"optimization"},
                                    f == prof::span_format::chrome ? "chrome" : "polars");
         if (c.stats) {
             std::string how;
-            if (f == prof::span_format::chrome)
+            if (f == prof::span_format::chrome) {
                 how = s.whole_document ? "; events read by one whole-document parse"
                                        : fmt::format("; events: {} scanned, {} from DOM batches", s.scanned_events, s.dom_events);
+                std::string skipped = prof::defect_counts(s);
+                how += "; defects: " + (skipped.empty() ? std::string("none") : skipped);
+            }
             prof::note(fmt::format("stats: {} bytes, {} spans of {} nodes; cpu s: read+parse {:.6f}, union {:.6f}{}",
                                    text.size(), s.spans.size(), s.names.size(), t1 - t0, cpu_seconds() - t1, how));
         }
@@ -143,7 +172,8 @@ int run(int argc, char** argv) {
         ->check(CLI::IsMember({"auto", "polars-jsonl", "polars-csv", "chrome", "duckdb"}));
     app.add_option("--factor", c.factor, "stale: the row ratio (either way) beyond which a profile is stale")->capture_default_str();
     app.add_option("--cache", c.cache, "ProfileCache directory (put, get, list; build also stores its profile there)");
-    app.add_flag("--stats", c.stats, "build: print span counts and the CPU time of parsing and of the union on stderr");
+    app.add_flag("--stats", c.stats, "build: print span counts, the CPU time of parsing and of the union, and the trace's defects on stderr");
+    app.add_flag("--strict", c.strict, "build: exit 65 on empty input, input with no timed spans, or a trace event that was skipped or mismatched (naming its line)");
     prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
                                 "Skip up to N malformed query_profile lines (counted on stderr)");
     auto* estimate = app.add_subcommand("estimate", "Print fixed + per_row x rows for each query_profile read");
@@ -170,7 +200,7 @@ int run(int argc, char** argv) {
     if (estimate->parsed()) {
         auto rows = parse_rows(c.rows, true);
         if (!rows) throw prof::usage_error("estimate needs --rows N");
-        for (const auto& p : read_profiles(c)) prof::cli::emit_line(prof::format_double(p.estimate(static_cast<double>(*rows))));
+        for (const auto& r : read_profiles(c)) prof::cli::emit_line(prof::format_double(checked_estimate(r, *rows)));
         return 0;
     }
     if (stale->parsed()) {
@@ -183,7 +213,7 @@ int run(int argc, char** argv) {
             return static_cast<int>(prof::exit_code::negative);
         }
         bool any = false;
-        for (const auto& p : profiles) {
+        for (const auto& [p, source, line] : profiles) {
             if (auto why = prof::stale_reason(p, *rows, *c.engine_version_flag, c.factor)) {
                 prof::note(fmt::format("stale: plan '{}' on '{}': {}", p.plan_key, p.host, *why));
                 any = true;
@@ -192,7 +222,11 @@ int run(int argc, char** argv) {
         return any ? static_cast<int>(prof::exit_code::negative) : 0;
     }
     if (fit->parsed()) {
-        auto profiles = read_profiles(c);
+        std::vector<prof::query_profile> profiles;
+        for (auto& r : read_profiles(c)) {
+            checked_estimate(r, r.p.rows);  // each run's own point, named by its line
+            profiles.push_back(std::move(r.p));
+        }
         if (profiles.empty()) return 0;
         prof::query_profile p;
         try {
@@ -206,8 +240,8 @@ int run(int argc, char** argv) {
     }
     if (put->parsed()) {
         auto cache = need_cache();
-        for (const auto& p : read_profiles(c))
-            cache.put("query_profile", prof::query_profile_key(p.plan_key, p.host), prof::write_query_profile(p));
+        for (const auto& r : read_profiles(c))
+            cache.put("query_profile", prof::query_profile_key(r.p.plan_key, r.p.host), prof::write_query_profile(r.p));
         return 0;
     }
     if (get->parsed()) {

@@ -165,6 +165,33 @@ struct json_scanner {
         return true;
     }
 
+    // A number without exponent of at most 19 digits in all, as the integer m of its digits with
+    // k of them after the point (value ±m / 10^k, exactly), p past it. false, p unmoved, for
+    // anything else (the caller reads it the general way).
+    PROF_SCAN_INLINE bool decimal(std::uint64_t& m, int& k, bool& neg) {
+        const char* q = p;
+        neg = q < e && *q == '-';
+        q += neg;
+        if (q >= e || static_cast<unsigned char>(*q - '0') > 9) return false;
+        if (*q == '0' && q + 1 < e && static_cast<unsigned char>(q[1] - '0') <= 9) return false;
+        m = 0;
+        const char* i = q;
+        digit_run(q, m, 20);
+        auto n = q - i, f = decltype(n){0};
+        if (n > 19) return false;
+        if (q < e && *q == '.') {
+            const char* d = ++q;
+            digit_run(q, m, 20 - n);
+            f = q - d;
+            n += f;
+            if (f == 0 || n > 19) return false;
+        }
+        if (q < e && (*q == 'e' || *q == 'E')) return false;
+        k = static_cast<int>(f);
+        p = q;
+        return true;
+    }
+
     // A number without exponent whose digits, read as an integer m with k of them after the
     // point, have m <= 2^53 and k <= 22 (at most 19 digits in all): out = ±m / 10^k. Both
     // operands are exact doubles and one IEEE division rounds once, so this is the correctly
@@ -173,28 +200,17 @@ struct json_scanner {
     PROF_SCAN_INLINE bool exact_decimal(double& out) {
         static constexpr double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                            1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-        const char* q = p;
-        bool neg = q < e && *q == '-';
-        q += neg;
-        if (q >= e || static_cast<unsigned char>(*q - '0') > 9) return false;
-        if (*q == '0' && q + 1 < e && static_cast<unsigned char>(q[1] - '0') <= 9) return false;
+        const char* start = p;
         std::uint64_t m = 0;
-        const char* i = q;
-        digit_run(q, m, 20);
-        auto n = q - i, k = decltype(n){0};
-        if (n > 19) return false;
-        if (q < e && *q == '.') {
-            const char* f = ++q;
-            digit_run(q, m, 20 - n);
-            k = q - f;
-            n += k;
-            if (k == 0 || n > 19) return false;
+        int k = 0;
+        bool neg = false;
+        if (!decimal(m, k, neg)) return false;
+        if (m > (std::uint64_t{1} << 53)) {
+            p = start;
+            return false;
         }
-        if (q < e && (*q == 'e' || *q == 'E')) return false;
-        if (m > (std::uint64_t{1} << 53) || k > 22) return false;
         double v = static_cast<double>(m) / pow10[k];
         out = neg ? -v : v;
-        p = q;
         return true;
     }
 

@@ -31,21 +31,26 @@ const char* const single_run_warning =
 namespace {
 
 // Stable LSD radix sort of v[0, n) by an integer key, 11 bits a pass over the keys' actual
-// range (a trace's time stamps span ~25 bits: 3 passes), O(n) per pass, through `tmp` (room for
-// n elements). Below a few thousand elements std::stable_sort is as fast. Stability keeps file
-// order among equal keys.
+// range, from their lowest bit that differs (time stamps in whole microseconds, as nanoseconds,
+// are multiples of 1000 = 8 x 125: 3 bits that need no pass; a trace's nanoseconds span ~35
+// bits: 3 passes), O(n) per pass, through `tmp` (room for n elements). Below a few thousand
+// elements std::stable_sort is as fast. Stability keeps file order among equal keys.
 template <class T, class Key>
 void radix_sort_range(T* v, std::size_t n, T* tmp, Key key) {
     if (n < 4096) {
         std::stable_sort(v, v + n, [&](const T& a, const T& b) { return key(a) < key(b); });
         return;
     }
-    std::int64_t lo = key(v[0]), hi = lo;
+    const std::int64_t first = key(v[0]);
+    std::int64_t lo = first, hi = lo;
+    std::uint64_t differ = 0;  // the bits in which some key differs from the first
     for (std::size_t i = 0; i < n; ++i) {
         std::int64_t k = key(v[i]);
         lo = std::min(lo, k);
         hi = std::max(hi, k);
+        differ |= static_cast<std::uint64_t>(k ^ first);
     }
+    if (differ == 0) return;  // all keys equal: already in order
     auto range = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
     constexpr int bits = 11;
     constexpr std::size_t radix = std::size_t{1} << bits;
@@ -54,7 +59,8 @@ void radix_sort_range(T* v, std::size_t n, T* tmp, Key key) {
     };
     T* src = v;
     T* dst = tmp;
-    for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += bits) {
+    // Every key - lo is a multiple of 2^(trailing zeros of differ): those low bits are all zero.
+    for (int shift = __builtin_ctzll(differ); shift < 64 && (range >> shift) != 0; shift += bits) {
         std::size_t count[radix + 1] = {};
         for (std::size_t i = 0; i < n; ++i) ++count[digit(src[i], shift) + 1];
         for (std::size_t d = 1; d <= radix; ++d) count[d] += count[d - 1];
@@ -66,12 +72,14 @@ void radix_sort_range(T* v, std::size_t n, T* tmp, Key key) {
 
 using interval = std::pair<std::int64_t, std::int64_t>;
 
-// The union's length of iv[0, n), sorted in place by start (through tmp, room for n).
-std::int64_t union_length(interval* iv, std::size_t n, interval* tmp) {
+// The union's length of iv[0, n), sorted in place by start (through tmp, room for n). Lengths
+// are unsigned differences: exact for any two int64 time points.
+std::uint64_t union_length(interval* iv, std::size_t n, interval* tmp) {
     // Ordered by start only: among equal starts the sweep below takes the largest end anyway.
     auto by_start = [](const interval& a, const interval& b) { return a.first < b.first; };
     if (!std::is_sorted(iv, iv + n, by_start)) radix_sort_range(iv, n, tmp, [](const interval& x) { return x.first; });
-    std::int64_t total = 0;
+    auto length = [](std::int64_t s, std::int64_t e) { return static_cast<std::uint64_t>(e) - static_cast<std::uint64_t>(s); };
+    std::uint64_t total = 0;
     bool open = false;
     std::int64_t cur_s = 0, cur_e = 0;
     for (std::size_t i = 0; i < n; ++i) {
@@ -81,33 +89,33 @@ std::int64_t union_length(interval* iv, std::size_t n, interval* tmp) {
             cur_e = std::max(cur_e, e);
             continue;
         }
-        if (open) total += cur_e - cur_s;
+        if (open) total += length(cur_s, cur_e);
         cur_s = s;
         cur_e = e;
         open = true;
     }
-    if (open) total += cur_e - cur_s;
+    if (open) total += length(cur_s, cur_e);
     return total;
 }
 
 }  // namespace
 
-std::int64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv) {
+std::uint64_t union_length(std::vector<std::pair<std::int64_t, std::int64_t>>& iv) {
     std::vector<interval> tmp(iv.size() < 4096 ? 0 : iv.size());
     return union_length(iv.data(), iv.size(), tmp.data());
 }
 
 span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixed) {
     span_summary out;
-    out.node_us.assign(s.names.size(), 0);
+    out.node_ns.assign(s.names.size(), 0);
     if (s.spans.empty()) return out;
     std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
     // Bucket by node (counting sort, O(n)), then each bucket's union, sorted in place through
     // one scratch buffer: O(n log n) overall, on integers only.
     std::vector<std::size_t> offset(s.names.size() + 1, 0);
     for (const auto& sp : s.spans) {
-        lo = std::min(lo, sp.start_us);
-        hi = std::max(hi, sp.end_us);
+        lo = std::min(lo, sp.start_ns);
+        hi = std::max(hi, sp.end_ns);
         ++offset[sp.node + 1];
     }
     std::size_t largest = 0;
@@ -118,19 +126,19 @@ span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixe
     std::vector<interval> iv(s.spans.size());
     {
         std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
-        for (const auto& sp : s.spans) iv[fill[sp.node]++] = {sp.start_us, sp.end_us};
+        for (const auto& sp : s.spans) iv[fill[sp.node]++] = {sp.start_ns, sp.end_ns};
     }
     std::vector<interval> tmp(largest < 4096 ? 0 : largest);
     std::vector<interval> fixed_iv;
     for (std::size_t n = 0; n < s.names.size(); ++n) {
-        out.node_us[n] = union_length(iv.data() + offset[n], offset[n + 1] - offset[n], tmp.data());
+        out.node_ns[n] = union_length(iv.data() + offset[n], offset[n + 1] - offset[n], tmp.data());
         if (n < is_fixed.size() && is_fixed[n])
             fixed_iv.insert(fixed_iv.end(), iv.begin() + static_cast<std::ptrdiff_t>(offset[n]),
                             iv.begin() + static_cast<std::ptrdiff_t>(offset[n + 1]));
     }
     if (fixed_iv.size() > tmp.size() && fixed_iv.size() >= 4096) tmp.resize(fixed_iv.size());
-    out.fixed_us = union_length(fixed_iv.data(), fixed_iv.size(), tmp.data());
-    out.elapsed_us = hi - lo;
+    out.fixed_ns = union_length(fixed_iv.data(), fixed_iv.size(), tmp.data());
+    out.elapsed_ns = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
     return out;
 }
 
@@ -259,9 +267,35 @@ std::string_view format_name(span_format f) {
 
 namespace {
 
+// Each defect's --stats name and warning text, in the order of event_defect.
+struct defect_words {
+    std::string_view name, description;
+};
+constexpr defect_words defect_table[event_defect_kinds] = {
+    {"empty-event", "empty event(s) {} (skipped)"},
+    {"unknown-phase", "event(s) with no phase or one the Trace Event Format does not define (skipped)"},
+    {"x-without-dur", "'X' event(s) without dur (skipped: no end)"},
+    {"missing-ts", "'X', 'B' or 'E' event(s) without ts (skipped)"},
+    {"bad-metadata", "metadata or other event(s) outside the spans with a null or unreadable ts or dur (not needed)"},
+    {"mismatched-end", "'E' event(s) named differently from the 'B' they close (closed anyway, innermost first)"},
+};
+
+}  // namespace
+
+std::string_view defect_name(event_defect d) { return defect_table[static_cast<std::size_t>(d)].name; }
+std::string_view defect_description(event_defect d) { return defect_table[static_cast<std::size_t>(d)].description; }
+
+namespace {
+
+// Polars rows are integer microseconds, bounded like every time stamp (max_ns below).
+constexpr std::int64_t max_polars_us = 9000000000000000;
+
 void add_polars_row(span_set& out, string_interner& names, std::string_view node, std::int64_t start, std::int64_t end) {
+    for (auto [v, what] : {std::pair{start, "start"}, std::pair{end, "end"}})
+        if (v <= -max_polars_us || v >= max_polars_us)
+            throw field_error(fmt::format("field '{}': expected microseconds below 9e15 in magnitude, found {}", what, v));
     if (end < start) throw field_error(fmt::format("span '{}' ends before it starts (start {}, end {})", node, start, end));
-    out.spans.push_back({start, end, names.intern(node)});
+    out.spans.push_back({start * 1000, end * 1000, names.intern(node)});
 }
 
 }  // namespace
@@ -335,96 +369,200 @@ span_set read_polars_csv(std::string_view text, const std::string& source) {
 
 namespace {
 
-// Time stamps and durations are bounded to |x| < 9e15 µs (285 years) on every path, integers
-// and fractions alike: sums and differences of two of them then stay far inside 64 bits
-// (9223372036854775000 + 10000 wrapped into a negative span before).
-constexpr std::int64_t max_micros = 9000000000000000;
+// Time points are integer nanoseconds below 9e18 in magnitude (9e15 µs, 285 years) on every
+// path, integers and fractions alike: the difference of two fits 64 unsigned bits, and an 'X'
+// event's end (ts + dur) is checked against the same bound.
+constexpr std::int64_t max_us = 9000000000000000;
+constexpr std::int64_t max_ns = max_us * 1000;
 
-// A fractional time stamp in range, rounded to the nearest microsecond.
-std::optional<std::int64_t> rounded_micros(double d) {
-    if (!std::isfinite(d) || !(std::fabs(d) < static_cast<double>(max_micros))) return std::nullopt;
-    return static_cast<std::int64_t>(std::llround(d));
+}  // namespace
+
+bool micros_token_to_ns(std::string_view t, std::int64_t& ns) {
+    const char* p = t.data();
+    const char* e = p + t.size();
+    auto digit = [&](const char* q) { return q < e && *q >= '0' && *q <= '9'; };
+    bool neg = p < e && *p == '-';
+    if (neg) ++p;
+    const char* int_b = p;
+    while (digit(p)) ++p;
+    const long long int_n = p - int_b;
+    const char* frac_b = p;
+    long long frac_n = 0;
+    if (p < e && *p == '.') {
+        frac_b = ++p;
+        while (digit(p)) ++p;
+        frac_n = p - frac_b;
+    }
+    long long exp = 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        ++p;
+        bool exp_neg = p < e && *p == '-';
+        if (p < e && (*p == '-' || *p == '+')) ++p;
+        for (; digit(p); ++p) exp = std::min(exp * 10 + (*p - '0'), 1000000000LL);
+        if (exp_neg) exp = -exp;
+    }
+    // The value is the digit string D (integer digits, then fraction digits) with the decimal
+    // point after its first int_n + exp digits, in microseconds: in nanoseconds the point comes
+    // `whole` = int_n + exp + 3 digits in. Those digits (padded with zeros) are the integer
+    // nanoseconds; the next one decides the rounding, half away from zero.
+    const long long total = int_n + frac_n;
+    const long long whole = int_n + exp + 3;
+    auto digit_at = [&](long long i) {
+        return static_cast<std::uint64_t>(i < int_n ? int_b[i] - '0' : frac_b[i - int_n] - '0');
+    };
+    constexpr auto limit = static_cast<std::uint64_t>(max_ns);
+    std::uint64_t v = 0;
+    long long k = 0;
+    for (; k < whole && k < total; ++k) {
+        std::uint64_t d = digit_at(k);
+        if (v > (limit - 1 - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    if (v != 0)
+        for (; k < whole; ++k) {
+            if (v > (limit - 1) / 10) return false;
+            v *= 10;
+        }
+    if (whole >= 0 && whole < total && digit_at(whole) >= 5 && ++v >= limit) return false;
+    ns = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+    return true;
 }
+
+namespace {
+
+// A ts or dur as read. A later key replaces an earlier one. `inexact`: a number with a fraction
+// seen only as a double (the DOM reader), which only a reader of its text can take exactly.
+enum class time_state : std::uint8_t { absent, ok, null_value, not_number, out_of_range, inexact };
+// Only the state is initialized: ns is read only once the state is ok, and zeroing both fields
+// for every event cost 4 % of a trace read.
+struct time_field {
+    std::int64_t ns;
+    time_state state = time_state::absent;
+};
+
+void set_from_token(time_field& f, std::string_view number_token) {
+    f.state = micros_token_to_ns(number_token, f.ns) ? time_state::ok : time_state::out_of_range;
+}
+void set_from_integer(time_field& f, std::int64_t us) {
+    if (us <= -max_us || us >= max_us) {
+        f.state = time_state::out_of_range;
+        return;
+    }
+    f.ns = us * 1000;
+    f.state = time_state::ok;
+}
+// A string holding a JSON number reads as that number: the rule of read_number (json_in.hpp),
+// by which prof-harvest reads quoted numbers in rows; anything else ("abc", " 1", "NaN") is no
+// number.
+void set_from_string(time_field& f, std::string_view contents) {
+    if (!json_number_value(contents)) {
+        f.state = time_state::not_number;
+        return;
+    }
+    set_from_token(f, contents);
+}
+
+// The simdjson DOM reader meets a span's time with a fraction: the batched path gives the trace
+// to the whole-document parse, which reads the number's text.
+struct needs_number_text {};
 
 [[noreturn]] void bad_micros(const char* field) {
     throw field_error(fmt::format("field '{}': expected a number of microseconds below 9e15 in magnitude", field));
 }
 
-// A ts or dur as read: an integer, or a number with a fraction rounded to the nearest
-// microsecond, its value kept (an 'X' event's end is then ts + dur rounded once, not the sum
-// of two roundings, which can be 1 µs off: 1.5 + 2.5 is 4, not 5). Every reader sets it
-// through set(), which refuses what is out of range; a later key replaces an earlier one.
-// Nothing is initialized: a field is read only once set (event_fields' has_ts / has_dur say
-// so), and zeroing the fields for every event cost 4 % of a trace read.
-struct micros_field {
-    std::int64_t us;          // rounded to the microsecond
-    bool fractional;
-    double exact;             // the value read, when fractional
-    bool set(std::int64_t i) {
-        if (i <= -max_micros || i >= max_micros) return false;
-        us = i;
-        fractional = false;
-        return true;
+// Whether a span event's ts or dur can be used: absent or null cannot (a counted defect); a
+// value that is not a number or out of range is an error.
+bool usable(const time_field& f, const char* field) {
+    switch (f.state) {
+    case time_state::ok: return true;
+    case time_state::absent:
+    case time_state::null_value: return false;
+    case time_state::inexact: throw needs_number_text{};
+    default: bad_micros(field);
     }
-    bool set(double d) {
-        auto r = rounded_micros(d);
-        if (!r) return false;
-        us = *r;
-        exact = d;
-        fractional = true;
-        return true;
-    }
-    double value() const { return fractional ? exact : static_cast<double>(us); }  // |us| < 2^53: exact
-};
+}
+bool unreadable(const time_field& f) {
+    return f.state == time_state::null_value || f.state == time_state::not_number || f.state == time_state::out_of_range;
+}
 
-// Reads an integer microsecond value, or a number rounded to the nearest microsecond (Chrome's
-// ts/dur may carry fractions).
-void micros(od::value v, const char* field, micros_field& out) {
-    std::int64_t i;
-    if (v.get_int64().get(i) == simdjson::SUCCESS) {
-        if (out.set(i)) return;
-    } else if (auto d = json_number_value(trimmed_token(v)); d && out.set(*d)) {  // not get_double(): json_in.hpp
-        return;
+// A duration in nanoseconds as microseconds, for messages: -3000 is "-3", -250 is "-0.25".
+std::string micros_text(std::int64_t ns) {
+    std::string out = ns < 0 ? "-" : "";
+    std::uint64_t m = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+    out += std::to_string(m / 1000);
+    if (unsigned frac = static_cast<unsigned>(m % 1000)) {
+        std::string f = fmt::format("{:03}", frac);
+        while (f.back() == '0') f.pop_back();
+        out += "." + f;
     }
-    bad_micros(field);
+    return out;
+}
+
+// The phases the Trace Event Format defines: duration B E, complete X, instant i I, counter C,
+// async b n e and the older S T p F, flow s t f, sample P, object N O D, metadata M, memory dump
+// V v, mark R, clock sync c, context ( ), linked id =.
+constexpr bool known_phase(char c) {
+    for (char k : std::string_view("BEXiICbneSTpFstfPNODMVvRc()=")) if (k == c) return true;
+    return false;
+}
+// The phase of an event whose "ph" is not a one-character string.
+constexpr char unknown_ph = '\x01';
+
+// On-demand: a ts or dur value.
+void read_time(od::value v, time_field& out) {
+    switch (v.type()) {
+    case od::json_type::number: {
+        std::int64_t i;
+        if (v.get_int64().get(i) == simdjson::SUCCESS) return set_from_integer(out, i);
+        std::string_view tok = trimmed_token(v);
+        if (!json_number_value(tok)) throw simdjson::simdjson_error(simdjson::NUMBER_ERROR);  // not JSON
+        return set_from_token(out, tok);
+    }
+    case od::json_type::string: return set_from_string(out, v.get_string());
+    case od::json_type::null: out.state = time_state::null_value; return;
+    default: out.state = time_state::not_number; return;
+    }
 }
 
 // A string value read in place when it holds no escape (a view into the input text, valid as
 // long as the text), else unescaped by simdjson (a view into the parser's buffer, valid for the
 // whole document). Either way no copy is made per event.
-std::string_view string_in_place(od::value v, const char* field) {
-    std::string_view tok = trimmed_token(v);
-    if (tok.size() < 2 || tok.front() != '"' || tok.back() != '"')
-        throw field_error(fmt::format("field '{}': expected a string", field));
+std::string_view string_in_place(od::value v, std::string_view tok) {
     std::string_view inner = tok.substr(1, tok.size() - 2);
     if (inner.find('\\') == std::string_view::npos) return inner;
     return v.get_string();
 }
 
-// Where the index-th (1-based) event of a trace starts, or nullptr.
-const char* event_location(std::string_view text, std::size_t index) {
+// Where the events of the given 1-based indices (ascending) start, by one walk of the trace's
+// events; nullptr for one not reached.
+std::vector<const char*> event_locations(std::string_view text, const std::vector<std::size_t>& indices) {
+    std::vector<const char*> out(indices.size(), nullptr);
     od::parser parser;
     od::document doc;
-    if (parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING).get(doc)) return nullptr;
+    if (indices.empty() || parser.iterate(text.data(), text.size(), text.size() + simdjson::SIMDJSON_PADDING).get(doc))
+        return out;
     od::array events;
     od::json_type t;
-    if (doc.type().get(t)) return nullptr;
+    if (doc.type().get(t)) return out;
     if (t == od::json_type::array) {
-        if (doc.get_array().get(events)) return nullptr;
+        if (doc.get_array().get(events)) return out;
     } else {
         od::value v;
-        if (doc.find_field_unordered("traceEvents").get(v) || v.get_array().get(events)) return nullptr;
+        if (doc.find_field_unordered("traceEvents").get(v) || v.get_array().get(events)) return out;
     }
-    std::size_t k = 0;
+    std::size_t k = 0, j = 0;
     for (auto el : events) {
         od::value v;
-        if (el.get(v)) return nullptr;
-        if (++k == index) {
+        if (el.get(v)) return out;
+        ++k;
+        while (j < indices.size() && indices[j] == k) {
             const char* loc = nullptr;
-            return v.current_location().get(loc) ? nullptr : loc;
+            if (v.current_location().get(loc)) return out;
+            out[j++] = loc;
         }
+        if (j == indices.size()) break;
     }
-    return nullptr;
+    return out;
 }
 
 // The identity fields (pid, tid, cat, id) are compared as text, in one canonical form on every
@@ -477,10 +615,11 @@ std::string_view identity(od::value v, std::string& scratch) {
 
 // The fields of one trace event that matter here, read in one pass over its members.
 struct event_fields {
-    char ph = 0;
-    bool has_ts = false, has_dur = false;
-    micros_field ts, dur;
-    std::string_view name, cat, id, pid, tid;
+    char ph = 0;            // 0: no "ph"; unknown_ph: not a one-character string
+    bool empty = true;      // no member at all
+    bool bad_name = false;  // "name" is not a string
+    time_field ts, dur;
+    std::string_view name, cat, id, pid, tid;  // name.data() == nullptr: no name
 };
 
 // The trace's keys, one table for the three event readers (in-place scanner, DOM, on-demand).
@@ -502,6 +641,7 @@ trace_key trace_key_of(std::string_view key) {
 // the stack with store-to-load forwarding stalls that cost more than the whole parse.
 [[gnu::noinline]] void read_event(od::object& ev, event_fields& e, std::string (&scratch)[4]) {
     for (auto f : ev) {
+        e.empty = false;
         // A key is compared as written when it holds no escape (the common case, no copy),
         // else unescaped: "p\u0068" is "ph", as the DOM reader and JSON itself have it.
         const char* raw = f.key().raw();
@@ -517,14 +657,19 @@ trace_key trace_key_of(std::string_view key) {
                 e.ph = tok[1];
                 break;
             }
-            std::string_view p = string_in_place(pv, "ph");
-            if (p.size() != 1) throw field_error(fmt::format("field 'ph': unknown phase \"{}\"", p));
-            e.ph = p[0];
+            std::string_view p;
+            e.ph = pv.get_string().get(p) == simdjson::SUCCESS && p.size() == 1 ? p[0] : unknown_ph;
             break;
         }
-        case trace_key::ts: micros(f.value(), "ts", e.ts), e.has_ts = true; break;
-        case trace_key::dur: micros(f.value(), "dur", e.dur), e.has_dur = true; break;
-        case trace_key::name: e.name = string_in_place(f.value(), "name"); break;
+        case trace_key::ts: read_time(f.value(), e.ts); break;
+        case trace_key::dur: read_time(f.value(), e.dur); break;
+        case trace_key::name: {
+            od::value nv = f.value();
+            std::string_view tok = trimmed_token(nv);
+            e.bad_name = tok.empty() || tok[0] != '"';
+            e.name = e.bad_name ? std::string_view() : string_in_place(nv, tok);
+            break;
+        }
         case trace_key::pid: e.pid = identity(f.value(), scratch[0]); break;
         case trace_key::tid: e.tid = identity(f.value(), scratch[1]); break;
         case trace_key::cat: e.cat = identity(f.value(), scratch[2]); break;
@@ -534,15 +679,22 @@ trace_key trace_key_of(std::string_view key) {
     }
 }
 
-void micros(simdjson::dom::element v, const char* field, micros_field& out) {
-    std::int64_t i;
-    double d;
-    if (v.get_int64().get(i) == simdjson::SUCCESS) {
-        if (out.set(i)) return;
-    } else if (v.get_double().get(d) == simdjson::SUCCESS && out.set(d)) {
+// DOM: a ts or dur value. The DOM keeps a number with a fraction only as a double: inexact.
+void read_time(simdjson::dom::element v, time_field& out) {
+    switch (v.type()) {
+    case simdjson::dom::element_type::INT64: return set_from_integer(out, std::int64_t(v));
+    case simdjson::dom::element_type::UINT64: out.state = time_state::out_of_range; return;
+    case simdjson::dom::element_type::DOUBLE: {
+        // In range or out of it for certain, unless the double lies near the bound.
+        double m = std::fabs(double(v));
+        if (!(m < 8.9e15) && !(m > 9.1e15)) throw needs_number_text{};
+        out.state = m < 8.9e15 ? time_state::inexact : time_state::out_of_range;
         return;
     }
-    bad_micros(field);
+    case simdjson::dom::element_type::STRING: return set_from_string(out, std::string_view(v));
+    case simdjson::dom::element_type::NULL_VALUE: out.state = time_state::null_value; return;
+    default: out.state = time_state::not_number; return;
+    }
 }
 
 // A DOM value as the raw-token reader above sees it, for the fields kept only as identity
@@ -567,18 +719,18 @@ struct dom_identity {
 
 void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
     for (auto [k, v] : ev) {
+        e.empty = false;
         switch (trace_key_of(k)) {
         case trace_key::ph: {
             std::string_view p;
-            if (v.get_string().get(p) != simdjson::SUCCESS || p.size() != 1)
-                throw field_error("field 'ph': expected a one-letter phase");
-            e.ph = p[0];
+            e.ph = v.get_string().get(p) == simdjson::SUCCESS && p.size() == 1 ? p[0] : unknown_ph;
             break;
         }
-        case trace_key::ts: micros(v, "ts", e.ts), e.has_ts = true; break;
-        case trace_key::dur: micros(v, "dur", e.dur), e.has_dur = true; break;
+        case trace_key::ts: read_time(v, e.ts); break;
+        case trace_key::dur: read_time(v, e.dur); break;
         case trace_key::name:
-            if (v.get_string().get(e.name) != simdjson::SUCCESS) throw field_error("field 'name': expected a string");
+            e.bad_name = v.get_string().get(e.name) != simdjson::SUCCESS;
+            if (e.bad_name) e.name = {};
             break;
         case trace_key::pid: ids.pid = v, ids.has_pid = true; break;
         case trace_key::tid: ids.tid = v, ids.has_tid = true; break;
@@ -594,25 +746,67 @@ void read_event(simdjson::dom::object ev, event_fields& e, dom_identity& ids) {
 // number, a float or -0 where an identity is kept, any syntax error) and simdjson reads it.
 // Identity fields keep their JSON text, which for the forms accepted here is what the DOM path
 // builds (dom_token): a string with its quotes, an integer's digits, a literal's word.
-bool scan_micros(json_scanner& s, micros_field& out) {
-    // An integer (json_scanner::uint19 after an optional '-'), bounded like every time stamp
-    // (out of range: declined, and the DOM reader says so); anything with a fraction or
-    // exponent goes through json_scanner::number and from_chars (correctly rounded, as
-    // simdjson's), then to the nearest microsecond.
+[[gnu::always_inline]] inline bool scan_time(json_scanner& s, time_field& out) {
+    // An integer (json_scanner::uint19 after an optional '-'); a number with a fraction or
+    // exponent from its token (json_scanner::number); a string without escapes holding a JSON
+    // number; null. Anything else declines.
     json_scanner digits = s;
     bool neg = digits.eat('-');
     std::uint64_t u;
     if (digits.uint19(u)) {
-        if (u >= static_cast<std::uint64_t>(max_micros)) return false;
         s.p = digits.p;
-        return out.set(neg ? -static_cast<std::int64_t>(u) : static_cast<std::int64_t>(u));
+        if (u >= static_cast<std::uint64_t>(max_us)) {
+            out.state = time_state::out_of_range;
+        } else {
+            auto ns = static_cast<std::int64_t>(u) * 1000;
+            out.ns = neg ? -ns : ns;
+            out.state = time_state::ok;
+        }
+        return true;
+    }
+    if (s.p >= s.e) return false;
+    // A fraction of at most 19 digits in all, the common form (PyTorch writes 198093488368.463):
+    // its digits m with k after the point are m x 10^(3 - k) ns, or for k > 3 rounded half away
+    // from zero at the first digit dropped, as micros_token_to_ns reads it.
+    std::uint64_t m;
+    int k;
+    if (digits = s; digits.decimal(m, k, neg)) {
+        static constexpr std::uint64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+                                                  1000000000, 10000000000, 100000000000, 1000000000000,
+                                                  10000000000000, 100000000000000, 1000000000000000,
+                                                  10000000000000000, 100000000000000000, 1000000000000000000,
+                                                  10000000000000000000u};
+        std::uint64_t ns;
+        bool over = false;
+        if (k <= 3) over = __builtin_mul_overflow(m, pow10[3 - k], &ns);
+        else ns = m / pow10[k - 3] + (m / pow10[k - 4] % 10 >= 5);
+        s.p = digits.p;
+        if (over || ns >= static_cast<std::uint64_t>(max_ns)) {
+            out.state = time_state::out_of_range;
+        } else {
+            out.ns = neg ? -static_cast<std::int64_t>(ns) : static_cast<std::int64_t>(ns);
+            out.state = time_state::ok;
+        }
+        return true;
     }
     std::string_view t;
     bool integer = false;
-    if (s.p >= s.e || (*s.p != '-' && (*s.p < '0' || *s.p > '9')) || !s.number(t, integer)) return false;
-    double v = 0;
-    auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-    return r.ec == std::errc() && r.ptr == t.data() + t.size() && out.set(v);
+    if (*s.p == '"') {
+        if (!s.string(t)) return false;
+        json_scanner inner{t.data(), t.data() + t.size()};
+        std::string_view tok;
+        if (inner.number(tok, integer) && inner.p == inner.e) set_from_token(out, t);
+        else out.state = time_state::not_number;
+        return true;
+    }
+    if (*s.p == 'n') {
+        if (!s.literal("null")) return false;
+        out.state = time_state::null_value;
+        return true;
+    }
+    if ((*s.p != '-' && (*s.p < '0' || *s.p > '9')) || !s.number(t, integer)) return false;
+    set_from_token(out, t);
+    return true;
 }
 
 bool scan_identity(json_scanner& s, std::string_view& out) {
@@ -674,6 +868,7 @@ bool scan_event(json_scanner& s, event_fields& e) {
     if (!s.eat('{')) return false;
     s.ws();
     if (s.eat('}')) return true;
+    e.empty = false;
     for (;;) {
         trace_key key = read_key(s);
         if (key == trace_key::bad) return false;
@@ -683,19 +878,22 @@ bool scan_event(json_scanner& s, event_fields& e) {
         bool ok;
         switch (key) {
         case trace_key::ph: {
-            // A one-character string: its quote, one printable ASCII character, its quote.
+            // A one-character string: its quote, one printable ASCII character, its quote. Any
+            // other string without escapes ("XXX", "") is a phase the format does not define.
             if (s.e - s.p >= 3 && s.p[0] == '"' && s.p[2] == '"' && s.p[1] >= 0x20 && s.p[1] < 0x7F && s.p[1] != '\\' &&
                 s.p[1] != '"') {
                 e.ph = s.p[1];
                 s.p += 3;
                 ok = true;
             } else {
-                ok = false;
+                std::string_view p;
+                ok = s.p < s.e && *s.p == '"' && s.string(p);
+                if (ok) e.ph = p.size() == 1 ? p[0] : unknown_ph;
             }
             break;
         }
-        case trace_key::ts: ok = e.has_ts = scan_micros(s, e.ts); break;
-        case trace_key::dur: ok = e.has_dur = scan_micros(s, e.dur); break;
+        case trace_key::ts: ok = scan_time(s, e.ts); break;
+        case trace_key::dur: ok = scan_time(s, e.dur); break;
         case trace_key::name: ok = s.p < s.e && *s.p == '"' && s.string(e.name); break;
         case trace_key::pid: ok = scan_identity(s, e.pid); break;
         case trace_key::tid: ok = scan_identity(s, e.tid); break;
@@ -714,11 +912,14 @@ bool scan_event(json_scanner& s, event_fields& e) {
 // A 'B' or 'E' event waiting to be matched: 16 bytes, since a large trace holds millions. File
 // order among equal time stamps is kept by the stable sorts, not stored.
 struct be_event {
-    std::int64_t ts;
+    std::int64_t ts;       // ns
     std::uint32_t thread;  // interned (pid, tid) raw JSON tokens
-    std::uint32_t node;    // interned name of a 'B'; end_mark for an 'E'
+    // A 'B': its interned name (below named_end). An 'E': end_mark when it has no name, else
+    // named_end | k, where k indexes the reader's named ends (its name and event index).
+    std::uint32_t node;
+    static constexpr std::uint32_t named_end = 0x80000000u;
     static constexpr std::uint32_t end_mark = UINT32_MAX;
-    bool begin() const { return node != end_mark; }
+    bool begin() const { return node < named_end; }
 };
 
 }  // namespace
@@ -732,13 +933,22 @@ class chrome_reader {
 public:
     span_set out;
     std::size_t index = 0;  // events consumed (1-based index of the last one)
+    // Where the event being consumed starts in the text, when the caller knows (the scanner);
+    // kept for each defect's first event, so that its line needs no second walk of the events.
+    const char* event_at = nullptr;
+    std::array<const char*, event_defect_kinds> first_at{};
 
     explicit chrome_reader(std::size_t expected_spans) { out.spans.reserve(expected_spans); }
 
     void consume(od::value v) {
         ++index;
         od::object ev;
-        if (v.get_object().get(ev) != simdjson::SUCCESS) throw field_error("expected an event object");
+        if (v.get_object().get(ev) != simdjson::SUCCESS) {
+            // simdjson's on-demand array iteration takes "[{...},]" for an element "]".
+            std::string_view tok = v.raw_json_token();
+            if (tok.empty() || tok[0] == ']') throw simdjson::simdjson_error(simdjson::TAPE_ERROR);
+            throw field_error("expected an event object");
+        }
         event_fields e;
         read_event(ev, e, scratch_);
         take(e);
@@ -769,27 +979,47 @@ public:
     }
 
 private:
+    void defect(event_defect d, std::size_t at, const char* where) {
+        auto k = static_cast<std::size_t>(d);
+        defect_count& c = out.defects[k];
+        if (c.count++ == 0 || at < c.first_event) {
+            c.first_event = at;
+            first_at[k] = where;
+        }
+    }
+    void defect(event_defect d, std::size_t at) { defect(d, at, event_at); }
+
     void take(const event_fields& e) {
         ++out.events;
+        if (e.empty) return defect(event_defect::empty_event, index);
         switch (e.ph) {
-        case 'X':
-            if (!e.has_ts) missing_field("ts");
-            if (!e.has_dur) missing_field("dur");
-            if (e.dur.fractional ? e.dur.exact < 0 : e.dur.us < 0)
-                throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", e.name,
-                                              e.dur.fractional ? format_double(e.dur.exact) : std::to_string(e.dur.us)));
-            // With a fraction, the event's true end rounded once (monotone: never before the
-            // rounded start; sums below 1.8e16 fit 64 bits).
-            out.spans.push_back({e.ts.us,
-                                 e.ts.fractional || e.dur.fractional ? std::llround(e.ts.value() + e.dur.value())
-                                                                     : e.ts.us + e.dur.us,
-                                 names_.intern(e.name)});
-            break;
+        case 'X': {
+            if (!usable(e.ts, "ts")) return defect(event_defect::missing_ts, index);
+            if (!usable(e.dur, "dur")) return defect(event_defect::x_without_dur, index);
+            if (e.bad_name) throw field_error("field 'name': expected a string");
+            if (e.dur.ns < 0)
+                throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", e.name, micros_text(e.dur.ns)));
+            std::int64_t end;
+            if (__builtin_add_overflow(e.ts.ns, e.dur.ns, &end) || end >= max_ns)
+                throw field_error(fmt::format("'X' event '{}' ends at or beyond 9e15 µs (ts {} + dur {})", e.name,
+                                              micros_text(e.ts.ns), micros_text(e.dur.ns)));
+            out.spans.push_back({e.ts.ns, end, names_.intern(e.name)});
+            return;
+        }
         case 'B':
-        case 'E':
-            if (!e.has_ts) missing_field("ts");
-            be_.push_back({e.ts.us, thread_of(e.pid, e.tid), e.ph == 'B' ? names_.intern(e.name) : be_event::end_mark});
-            break;
+        case 'E': {
+            if (!usable(e.ts, "ts")) return defect(event_defect::missing_ts, index);
+            if (e.bad_name) throw field_error("field 'name': expected a string");
+            std::uint32_t node = be_event::end_mark;
+            if (e.ph == 'B') {
+                node = names_.intern(e.name);
+            } else if (e.name.data() != nullptr) {
+                node = be_event::named_end | static_cast<std::uint32_t>(named_ends_.size());
+                named_ends_.push_back({end_names_.intern(e.name), index, event_at});
+            }
+            be_.push_back({e.ts.ns, thread_of(e.pid, e.tid), node});
+            return;
+        }
         case 'b':
         case 'S':
         case 'e':
@@ -798,9 +1028,11 @@ private:
             async_open_[key] += (e.ph == 'b' || e.ph == 'S') ? 1 : -1;
             break;
         }
-        case 0: missing_field("ph");
-        default: break;  // instants, metadata, counters, flow, samples, objects
+        default:  // instants, metadata, counters, flow, samples, objects; or no phase at all
+            if (!known_phase(e.ph)) return defect(event_defect::unknown_phase, index);
+            break;
         }
+        if (unreadable(e.ts) || unreadable(e.dur)) defect(event_defect::bad_metadata, index);
     }
 
 public:
@@ -826,7 +1058,12 @@ public:
             } else if (stack.empty()) {
                 ++out.unmatched_ends;
             } else {
-                out.spans.push_back({stack.back()->ts, e.ts, stack.back()->node});
+                const be_event& b = *stack.back();
+                if (e.node != be_event::end_mark) {
+                    const named_end& n = named_ends_[e.node & ~be_event::named_end];
+                    if (!same_text(out.names[b.node], end_names_.names()[n.name])) defect(event_defect::mismatched_end, n.index, n.at);
+                }
+                out.spans.push_back({b.ts, e.ts, b.node});
                 stack.pop_back();
             }
         }
@@ -843,7 +1080,14 @@ private:
         return threads_.intern(key_);
     }
 
+    struct named_end {
+        std::uint32_t name;  // in end_names_
+        std::size_t index;   // the event's 1-based index in the trace
+        const char* at;      // where it starts in the text, when known
+    };
     string_interner names_;
+    string_interner end_names_;  // names of 'E' events: compared with their 'B', never nodes
+    std::vector<named_end> named_ends_;
     string_interner threads_;
     std::string key_;
     std::vector<be_event> be_;
@@ -861,22 +1105,65 @@ std::string_view skip_ws_back(std::string_view t) {
     return t;
 }
 
-// The inside of the event array, for the two common shapes: a bare array, or an object whose
-// only key is "traceEvents". nullopt for anything else (the whole-document path reads it).
-std::optional<std::string_view> event_array_interior(std::string_view text) {
+// The event array of the shapes the fast path reads: a bare array, or an object with one
+// "traceEvents" array among members the scanner can check (displayTimeUnit kept when it is a
+// string without escapes). nullopt for anything else, which the whole-document path reads.
+struct event_array {
+    std::string_view whole;     // the text without a byte order mark and surrounding whitespace
+    std::string_view interior;  // between the array's brackets
+    std::string display_time_unit;
+};
+
+// One member's value, skipped (checked), or kept when it is displayTimeUnit.
+bool trace_member(json_scanner& s, std::string_view key, event_array& out) {
+    if (key != "displayTimeUnit") return s.skip_value();
+    std::string_view unit;
+    if (!s.string(unit)) return false;
+    out.display_time_unit = std::string(unit);
+    return true;
+}
+
+std::optional<event_array> event_array_of(std::string_view text) {
+    event_array out;
     std::string_view t = text;
     if (t.size() >= 3 && t.substr(0, 3) == "\xEF\xBB\xBF") t.remove_prefix(3);
     t = skip_ws_back(skip_ws(t));
-    if (t.size() >= 2 && t.front() == '[' && t.back() == ']') return t.substr(1, t.size() - 2);
+    out.whole = t;
+    if (t.size() >= 2 && t.front() == '[' && t.back() == ']') {
+        out.interior = t.substr(1, t.size() - 2);
+        return out;
+    }
     if (t.size() < 2 || t.front() != '{' || t.back() != '}') return std::nullopt;
-    std::string_view in = skip_ws(t.substr(1, t.size() - 2));
-    constexpr std::string_view key = "\"traceEvents\"";
-    if (in.substr(0, key.size()) != key) return std::nullopt;
-    in = skip_ws(in.substr(key.size()));
-    if (in.empty() || in[0] != ':') return std::nullopt;
-    in = skip_ws_back(skip_ws(in.substr(1)));
-    if (in.size() < 2 || in.front() != '[' || in.back() != ']') return std::nullopt;
-    return in.substr(1, in.size() - 2);
+    json_scanner s{t.data() + 1, t.data() + t.size() - 1};
+    std::string_view key;
+    for (s.ws();; s.ws()) {  // the members before the events
+        if (!s.string(key)) return std::nullopt;
+        s.ws();
+        if (!s.eat(':')) return std::nullopt;
+        s.ws();
+        if (key == "traceEvents") break;
+        if (!trace_member(s, key, out)) return std::nullopt;
+        s.ws();
+        if (!s.eat(',')) return std::nullopt;
+    }
+    // The array's end is taken to be the text's last ']'. When a later member holds a ']', the
+    // last event seems to be followed by ']' instead of ',' and the scanner declines the trace:
+    // a wrong guess costs the fast path, never the answer.
+    std::string_view rest(s.p, static_cast<std::size_t>(s.e - s.p));
+    std::size_t close = rest.rfind(']');
+    if (rest.empty() || rest[0] != '[' || close == std::string_view::npos || close == 0) return std::nullopt;
+    out.interior = rest.substr(1, close - 1);
+    json_scanner after{rest.data() + close + 1, s.e};
+    for (after.ws(); after.p < after.e; after.ws()) {  // the members after them
+        if (!after.eat(',')) return std::nullopt;
+        after.ws();
+        if (!after.string(key) || key == "traceEvents") return std::nullopt;  // a second one: read whole
+        after.ws();
+        if (!after.eat(':')) return std::nullopt;
+        after.ws();
+        if (!trace_member(after, key, out)) return std::nullopt;
+    }
+    return out;
 }
 
 // The first event boundary at or after `from`: the position just past a '}' that is followed,
@@ -951,17 +1238,16 @@ private:
     std::string buf_;
 };
 
-// The fast path, for the two common shapes (see event_array_interior): the whole array checked
-// to be UTF-8 once, then each event read in place by scan_event; an event the scanner declines
-// starts a DOM batch (dom_batches), after which the scanner goes on. Any error at all returns
-// nullopt, and the whole-document path reads (and, for bad input, reports with its line)
-// instead.
+// The fast path, for the common shapes (see event_array_of): the whole text checked to be UTF-8
+// once, then each event read in place by scan_event; an event the scanner declines starts a DOM
+// batch (dom_batches), after which the scanner goes on. Any error at all returns nullopt, and the
+// whole-document path reads (and, for bad input, reports with its line) instead.
 std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t batch, bool scan) {
-    auto interior = event_array_interior(text);
-    if (!interior) return std::nullopt;
-    std::string_view in = *interior;
-    if (!simdjson::validate_utf8(in.data(), in.size())) return std::nullopt;
+    auto shape = event_array_of(text);
+    if (!shape || !simdjson::validate_utf8(shape->whole.data(), shape->whole.size())) return std::nullopt;
+    std::string_view in = shape->interior;
     chrome_reader r(text.size() / 80);
+    r.out.display_time_unit = std::move(shape->display_time_unit);
     dom_batches dom(batch);
     try {
         json_scanner s{in.data(), in.data() + in.size()};
@@ -970,7 +1256,9 @@ std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t b
             const char* start = s.p;
             event_fields e;
             if (scan && scan_event(s, e)) {
+                r.event_at = start;
                 r.consume(e);
+                r.event_at = nullptr;
                 ++r.out.scanned_events;
                 s.ws();
                 if (s.p == s.e) break;
@@ -988,8 +1276,24 @@ std::optional<span_set> read_chrome_batched(std::string_view text, std::size_t b
         return std::nullopt;
     } catch (const simdjson::simdjson_error&) {
         return std::nullopt;
+    } catch (const needs_number_text&) {
+        return std::nullopt;
     }
-    return r.finish();
+    span_set out = r.finish();
+    // The lines of the defects whose first event the scanner read, counted in file order.
+    std::array<std::size_t, event_defect_kinds> order{};
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return r.first_at[a] < r.first_at[b]; });
+    const char* from = text.data();
+    std::size_t line = 1;
+    for (std::size_t k : order) {
+        const char* at = r.first_at[k];
+        if (!at || !out.defects[k].count) continue;
+        line += static_cast<std::size_t>(std::count(from, at, '\n'));
+        from = at;
+        out.defects[k].first_line = line;
+    }
+    return out;
 }
 
 // Where stage 1 of a parse of `text` found `error`, for the line number of the message:
@@ -1022,9 +1326,10 @@ const char* stage1_error_location(std::string_view text, simdjson::error_code er
 
 }  // namespace
 
-span_set read_chrome_trace(std::string_view text, const std::string& source, std::size_t batch_bytes, bool scan) {
-    if (batch_bytes > 0)
-        if (auto fast = read_chrome_batched(text, batch_bytes, scan)) return std::move(*fast);
+namespace {
+
+// The whole-document parse with simdjson's on-demand parser (see read_chrome_trace).
+span_set read_chrome_document(std::string_view text, const std::string& source) {
     chrome_reader r(text.size() / 80);
     r.out.whole_document = true;
     od::parser parser;
@@ -1037,25 +1342,36 @@ span_set read_chrome_trace(std::string_view text, const std::string& source, std
         if (auto err = parser.iterate(body.data(), body.size(), body.size() + simdjson::SIMDJSON_PADDING).get(doc))
             throw simdjson::simdjson_error(err);
         iterated = true;
-        od::array events;
         od::json_type root_type = doc.type();
         if (root_type == od::json_type::array) {
-            events = doc.get_array();
+            for (auto el : doc.get_array()) r.consume(el.value());
         } else if (root_type == od::json_type::object) {
-            od::value ev_value;
-            if (doc.find_field_unordered("traceEvents").get(ev_value) != simdjson::SUCCESS)
-                throw field_error("a trace object must hold \"traceEvents\"");
-            if (ev_value.get_array().get(events) != simdjson::SUCCESS)
-                throw field_error("field 'traceEvents': expected an array");
+            // The members in order: the first "traceEvents" is read, displayTimeUnit kept.
+            bool found = false;
+            for (auto f : doc.get_object()) {
+                std::string_view k = f.unescaped_key();
+                if (k == "traceEvents" && !found) {
+                    found = true;
+                    od::array events;
+                    if (f.value().get_array().get(events) != simdjson::SUCCESS)
+                        throw field_error("field 'traceEvents': expected an array");
+                    for (auto el : events) r.consume(el.value());
+                } else if (k == "displayTimeUnit") {
+                    od::value v = f.value();
+                    std::string_view unit;
+                    r.out.display_time_unit = v.get_string().get(unit) == simdjson::SUCCESS ? std::string(unit)
+                                                                                          : std::string(trimmed_token(v));
+                }
+            }
+            if (!found) throw field_error("a trace object must hold \"traceEvents\"");
         } else {
             throw field_error("expected a trace object or an array of events");
         }
-        for (auto el : events) r.consume(el.value());
     } catch (const field_error& e) {
         // Asking for a location per event costs a noticeable share of a parse, so the failing
         // event's line is found on this error path only, by walking the events again.
         std::size_t index = r.index;
-        loc = index ? event_location(text, index) : nullptr;
+        loc = index ? event_locations(body, {index})[0] : nullptr;
         throw input_error(source, line_of(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
     } catch (const simdjson::simdjson_error& e) {
         // A document whose stage 1 failed (invalid UTF-8, a control character in a string, an
@@ -1066,6 +1382,95 @@ span_set read_chrome_trace(std::string_view text, const std::string& source, std
         throw input_error(source, line_of(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
     }
     return r.finish();
+}
+
+// For a JSON Array Format trace without its closing ']': the text up to its last whole event
+// (a '}'), without the whitespace and the one comma after it; or just its '['. nullopt for any
+// other text (a closed array, an object, a text cut inside an event), which is read as it is.
+std::optional<std::string_view> unclosed_array_prefix(std::string_view text) {
+    std::string_view t = skip_bom_ws(text);
+    if (t.empty() || t[0] != '[') return std::nullopt;
+    std::string_view r = skip_ws_back(t);
+    if (r.size() > 1 && r.back() == ',') {
+        r = skip_ws_back(r.substr(0, r.size() - 1));
+        if (r.back() != '}') return std::nullopt;
+    }
+    if (r.back() != '}' && r.size() != 1) return std::nullopt;
+    return text.substr(0, static_cast<std::size_t>(r.data() + r.size() - text.data()));
+}
+
+// Each defect's first line, from its first event's index (one walk over the events).
+void locate_defects(std::string_view text, span_set& s) {
+    std::vector<std::size_t> at;
+    for (const auto& d : s.defects)
+        if (d.count && !d.first_line) at.push_back(d.first_event);
+    if (at.empty()) return;
+    std::sort(at.begin(), at.end());
+    at.erase(std::unique(at.begin(), at.end()), at.end());
+    std::string_view body = text.substr(0, 3) == "\xEF\xBB\xBF" ? text.substr(3) : text;
+    std::vector<const char*> where = event_locations(body, at);
+    for (auto& d : s.defects)
+        if (d.count && !d.first_line) d.first_line = line_of(text, where[static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event) - at.begin())]);
+}
+
+}  // namespace
+
+span_set read_chrome_trace(std::string_view text, const std::string& source, std::size_t batch_bytes, bool scan) {
+    // Without its closing ']', the array is read from a copy that has it.
+    std::optional<simdjson::padded_string> closed;
+    if (auto prefix = unclosed_array_prefix(text)) {
+        closed.emplace(prefix->size() + 1);
+        std::memcpy(closed->data(), prefix->data(), prefix->size());
+        closed->data()[prefix->size()] = ']';
+        text = std::string_view(closed->data(), closed->size());
+    }
+    std::optional<span_set> s;
+    if (batch_bytes > 0) s = read_chrome_batched(text, batch_bytes, scan);
+    if (!s) s = read_chrome_document(text, source);
+    s->unclosed = closed.has_value();
+    locate_defects(text, *s);
+    return std::move(*s);
+}
+
+trace_report report_trace(const span_set& s, const std::string& source) {
+    trace_report r;
+    if (s.unclosed)
+        r.notes.push_back("the event array has no closing ']' (a trace stopped abruptly, which the format allows): "
+                          "read to its last whole event");
+    if (s.async_unmatched) r.notes.push_back(fmt::format("ignored {} async begin(s) with no end", s.async_unmatched));
+    for (std::size_t k = 0; k < event_defect_kinds; ++k) {
+        const defect_count& d = s.defects[k];
+        if (d.count)
+            r.warnings.push_back(fmt::format("{}:{}: {} {}, the first here (--strict refuses them)", source, d.first_line,
+                                             d.count, defect_description(static_cast<event_defect>(k))));
+    }
+    if (s.unmatched_begins || s.unmatched_ends)
+        r.warnings.push_back(fmt::format("ignored {} 'B' event(s) with no 'E' and {} 'E' event(s) with no 'B'",
+                                         s.unmatched_begins, s.unmatched_ends));
+    if (!s.display_time_unit.empty() && s.display_time_unit != "ms" && s.display_time_unit != "ns")
+        r.warnings.push_back(fmt::format("displayTimeUnit {} is not one the format defines (ms, ns); it sets only how "
+                                         "viewers show times: ts and dur are read as microseconds",
+                                         s.display_time_unit));
+    return r;
+}
+
+void refuse_defects(const span_set& s, const std::string& source) {
+    const defect_count* first = nullptr;
+    std::size_t kind = 0;
+    for (std::size_t k = 0; k < event_defect_kinds; ++k)
+        if (s.defects[k].count && (!first || s.defects[k].first_event < first->first_event)) first = &s.defects[k], kind = k;
+    if (!first) return;
+    throw input_error(source, first->first_line,
+                      fmt::format("event {}: {} {}, the first here; refused under --strict", first->first_event,
+                                  first->count, defect_description(static_cast<event_defect>(kind))));
+}
+
+std::string defect_counts(const span_set& s) {
+    std::string out;
+    for (std::size_t k = 0; k < event_defect_kinds; ++k)
+        if (s.defects[k].count)
+            out += fmt::format("{}{} {}", out.empty() ? "" : ", ", defect_name(static_cast<event_defect>(k)), s.defects[k].count);
+    return out;
 }
 
 namespace {
@@ -1178,9 +1583,8 @@ query_profile build_from_spans(const span_set& s, const query_options& opts, con
         is_fixed[static_cast<std::size_t>(it - s.names.begin())] = true;
     }
     span_summary sum = summarize_spans(s, is_fixed);
-    std::int64_t fixed_us = sum.fixed_us;
-    double fixed_s = static_cast<double>(fixed_us) / 1e6;
-    double elapsed_s = static_cast<double>(sum.elapsed_us) / 1e6;
+    double fixed_s = static_cast<double>(sum.fixed_ns) / 1e9;
+    double elapsed_s = static_cast<double>(sum.elapsed_ns) / 1e9;
     if (opts.fixed_seconds) {
         if (*opts.fixed_seconds > elapsed_s)
             throw usage_error(fmt::format("--fixed-seconds {} is more than the run's elapsed {} s",
@@ -1191,12 +1595,12 @@ query_profile build_from_spans(const span_set& s, const query_options& opts, con
     } else {
         if (fixed_names.empty())
             p.warnings.push_back("no fixed node named (--fixed NAME): all cost is treated as scaling with rows");
-        // SPEC: integer microseconds throughout, converted to seconds once, here.
+        // SPEC: integer time throughout (nanoseconds), converted to seconds once, here.
         p.fixed_seconds = fixed_s;
-        p.per_row_seconds = static_cast<double>(sum.elapsed_us - fixed_us) / 1e6 / static_cast<double>(p.rows);
+        p.per_row_seconds = static_cast<double>(sum.elapsed_ns - sum.fixed_ns) / 1e9 / static_cast<double>(p.rows);
     }
     for (std::size_t n = 0; n < s.names.size(); ++n)
-        p.nodes.push_back({s.names[n], static_cast<double>(sum.node_us[n]) / 1e6, !is_fixed[n]});
+        p.nodes.push_back({s.names[n], static_cast<double>(sum.node_ns[n]) / 1e9, !is_fixed[n]});
     sort_nodes(p.nodes);
     p.warnings.push_back(single_run_warning);
     return p;
@@ -1243,6 +1647,15 @@ query_profile build_from_duckdb(const duckdb_profile& d, const query_options& op
 
 // ---- fit --------------------------------------------------------------------------------------
 
+double finite_estimate(const query_profile& p, std::uint64_t rows) {
+    double e = p.estimate(static_cast<double>(rows));
+    if (!std::isfinite(e))
+        throw field_error(fmt::format("the estimate at {} rows, fixed_seconds {} + per_row_seconds {} x rows, is beyond "
+                                      "the range of a double (1.8e308 s)",
+                                      rows, format_double(p.fixed_seconds), format_double(p.per_row_seconds)));
+    return e;
+}
+
 line_fit nnls_line(const std::vector<double>& x, const std::vector<double>& y) {
     const std::size_t n = x.size();
     auto sse = [&](double a, double b) {
@@ -1288,7 +1701,7 @@ query_profile fit_query_profiles(const std::vector<query_profile>& runs) {
                                           r.engine_version));
         if (r.selectivity != first.selectivity) same_selectivity = false;
         x.push_back(static_cast<double>(r.rows));
-        y.push_back(r.estimate(static_cast<double>(r.rows)));
+        y.push_back(finite_estimate(r, r.rows));
         total_runs += r.runs;
         if (r.rows > largest->rows) largest = &r;
     }
@@ -1299,6 +1712,24 @@ query_profile fit_query_profiles(const std::vector<query_profile>& runs) {
         throw field_error("fit needs runs at two or more different row counts (one row count cannot separate fixed from "
                           "per-row cost)");
     line_fit f = nnls_line(x, y);
+    auto finite = [&] {
+        bool ok = std::isfinite(f.intercept) && std::isfinite(f.slope);
+        for (std::size_t i = 0; ok && i < x.size(); ++i) ok = std::isfinite(f.intercept + f.slope * x[i]);
+        return ok;
+    };
+    if (!finite()) {
+        // Huge times overflow the sums of squares: fitted again on the times scaled to at most 1,
+        // the line scaled back. A line still beyond double range is no fit.
+        double scale = *std::max_element(y.begin(), y.end());
+        std::vector<double> y1 = y;
+        for (double& v : y1) v /= scale;
+        f = nnls_line(x, y1);
+        f = {f.intercept * scale, f.slope * scale};
+    }
+    if (!finite())
+        throw field_error(fmt::format("no fit: the line through these runs' times ({} s at {} rows, ...) is beyond the "
+                                      "range of a double",
+                                      format_double(y[0]), runs[0].rows));
     query_profile p;
     p.plan_key = first.plan_key;
     p.host = first.host;

@@ -52,9 +52,12 @@ span_set read_chrome(const std::string& text, std::size_t batch = std::size_t{1}
 
 // Everything a reader produced, as one comparable text.
 std::string dump(const span_set& s) {
-    std::string out = fmt::format("events {} async {} ub {} ue {}\n", s.events, s.async_unmatched,
-                                  s.unmatched_begins, s.unmatched_ends);
-    for (const auto& sp : s.spans) out += fmt::format("{} {} {}\n", s.names[sp.node], sp.start_us, sp.end_us);
+    std::string out = fmt::format("events {} async {} ub {} ue {} unclosed {} unit '{}'\n", s.events, s.async_unmatched,
+                                  s.unmatched_begins, s.unmatched_ends, s.unclosed, s.display_time_unit);
+    for (std::size_t k = 0; k < event_defect_kinds; ++k)
+        out += fmt::format("{} {} {} {}\n", defect_name(static_cast<event_defect>(k)), s.defects[k].count,
+                           s.defects[k].first_event, s.defects[k].first_line);
+    for (const auto& sp : s.spans) out += fmt::format("{} {} {}\n", s.names[sp.node], sp.start_ns, sp.end_ns);
     return out;
 }
 
@@ -78,11 +81,11 @@ TEST_CASE("spans: the SPEC example gives 0.015 s elapsed, 0.001 s fixed, not the
 TEST_CASE("spans: overlapping, nested, unsorted and tied intervals are unioned once") {
     // [0,10) ∪ [5,20) ∪ [2,3) nested ∪ [20,25) touching ∪ [20,25) tied ∪ [30,31) = 25 + 1 = 26.
     std::vector<std::pair<std::int64_t, std::int64_t>> iv{{20, 25}, {2, 3}, {0, 10}, {30, 31}, {5, 20}, {20, 25}};
-    CHECK(union_length(iv) == 26);
+    CHECK(union_length(iv) == 26u);
     std::vector<std::pair<std::int64_t, std::int64_t>> none;
-    CHECK(union_length(none) == 0);
+    CHECK(union_length(none) == 0u);
     std::vector<std::pair<std::int64_t, std::int64_t>> empty_spans{{5, 5}, {7, 7}};
-    CHECK(union_length(empty_spans) == 0);
+    CHECK(union_length(empty_spans) == 0u);
 }
 
 TEST_CASE("spans: gaps between spans are scaling cost, and two fixed nodes overlap once") {
@@ -116,9 +119,9 @@ TEST_CASE("spans: a CSV node name may hold quoted commas, and quoted integers in
     auto s = read_polars_csv("start,node,end\n0,\"group_by(a, b)\",7\n", "p.csv");
     REQUIRE(s.spans.size() == 1);
     CHECK(s.names[0] == "group_by(a, b)");
-    CHECK(s.spans[0].end_us == 7);
+    CHECK(s.spans[0].end_ns == 7000);
     auto j = read_polars_jsonl("{\"node\":\"x\",\"start\":\"3\",\"end\":\"9\"}", "p");
-    CHECK(j.spans[0].start_us == 3);
+    CHECK(j.spans[0].start_ns == 3000);
     CHECK_THROWS_AS(read_polars_csv("node,begin,end\n", "p.csv"), input_error);
 }
 
@@ -157,46 +160,76 @@ TEST_CASE("chrome: X events and B/E pairs matched per thread with nesting, in an
     CHECK(p.nodes[1].seconds == 0.0001);
 }
 
-TEST_CASE("chrome: async begins without an end are ignored and counted; fractional microseconds round") {
+TEST_CASE("chrome: async begins without an end are ignored and counted; fractional microseconds are kept to the ns") {
     auto s = read_chrome(R"([{"ph":"b","cat":"c","id":"0x1","name":"a","ts":1,"pid":1,"tid":1},
 {"ph":"e","cat":"c","id":"0x1","name":"a","ts":2,"pid":1,"tid":1},
 {"ph":"b","cat":"c","id":"0x2","name":"a","ts":3,"pid":1,"tid":1},
 {"ph":"X","name":"w","ts":10.4,"dur":5.6,"pid":1,"tid":1}])");
     CHECK(s.async_unmatched == 1);
     REQUIRE(s.spans.size() == 1);
-    CHECK(s.spans[0].start_us == 10);
-    CHECK(s.spans[0].end_us == 16);
+    // 10.4 µs = 10400 ns; + 5.6 µs = 16000 ns.
+    CHECK(s.spans[0].start_ns == 10400);
+    CHECK(s.spans[0].end_ns == 16000);
 }
 
-TEST_CASE("chrome: an X event's end is its true end rounded once, on every path") {
-    // ts and dur rounded separately would give 2..5 (1.5 -> 2, 2.5 -> 3) and 10..10; the true
-    // ends are 4.0 and 10.8.
+TEST_CASE("chrome: fractional microseconds are exact nanoseconds on every path, never a double") {
+    // 1.5 + 2.5 µs: 1500..4000 ns. 10.4 + 0.4: 10400..10800. 20 + 0.5: 20000..20500.
+    // 1700000000000000 + 3.5 µs: a double cannot hold 1700000000000003.5, the ns integer can.
+    // 198093488368.463 + 425.453 (a PyTorch kernel's digits): 198093488368463..198093488793916.
     std::string text = chrome(R"({"ph":"X","name":"a","ts":1.5,"dur":2.5,"pid":1,"tid":1},
 {"ph":"X","name":"b","ts":10.4,"dur":0.4,"pid":1,"tid":1},
 {"ph":"X","name":"c","ts":20,"dur":0.5,"pid":1,"tid":1},
-{"ph":"X","name":"d","ts":1700000000000000,"dur":3.5,"pid":1,"tid":1})");
+{"ph":"X","name":"d","ts":1700000000000000,"dur":3.5,"pid":1,"tid":1},
+{"ph":"X","name":"e","ts":198093488368.463,"dur":425.453,"pid":1,"tid":1})");
     std::string escaped = text;  // an escape in a name sends that event through simdjson
     escaped.replace(escaped.find("\"name\":\"a\""), 10, "\"name\":\"\\u0061\"");
     for (const std::string& t : {text, escaped})
         for (std::size_t batch : {std::size_t{0}, std::size_t{64}, std::size_t{1} << 20}) {
             span_set s = read_chrome(t, batch);
-            REQUIRE(s.spans.size() == 4);
-            CHECK(s.spans[0].start_us == 2);
-            CHECK(s.spans[0].end_us == 4);
-            CHECK(s.spans[1].start_us == 10);
-            CHECK(s.spans[1].end_us == 11);
-            CHECK(s.spans[2].end_us == 21);  // 20.5 rounds half away from zero, as llround does
-            CHECK(s.spans[3].end_us == 1700000000000004);
+            REQUIRE(s.spans.size() == 5);
+            CHECK(s.spans[0].start_ns == 1500);
+            CHECK(s.spans[0].end_ns == 4000);
+            CHECK(s.spans[1].start_ns == 10400);
+            CHECK(s.spans[1].end_ns == 10800);
+            CHECK(s.spans[2].end_ns == 20500);
+            CHECK(s.spans[3].end_ns == 1700000000000003500);
+            CHECK(s.spans[4].start_ns == 198093488368463);
+            CHECK(s.spans[4].end_ns == 198093488793916);
         }
     // A key given twice: the later value wins, fraction or not.
     for (std::size_t batch : {std::size_t{0}, std::size_t{1} << 20}) {
         span_set twice = read_chrome(chrome(R"({"ph":"X","name":"t","ts":1.5,"dur":2.5,"ts":7,"dur":1})"), batch);
         REQUIRE(twice.spans.size() == 1);
-        CHECK(twice.spans[0].start_us == 7);
-        CHECK(twice.spans[0].end_us == 8);
+        CHECK(twice.spans[0].start_ns == 7000);
+        CHECK(twice.spans[0].end_ns == 8000);
     }
     CHECK_THROWS_WITH_AS(read_chrome(chrome(R"({"ph":"X","name":"n","ts":5,"dur":-0.25})")),
                          doctest::Contains("negative dur (-0.25)"), input_error);
+}
+
+TEST_CASE("chrome: a microsecond token reads as nanoseconds from its digits, rounded half away from zero") {
+    auto ns = [](std::string_view t) {
+        std::int64_t v = -42;
+        return micros_token_to_ns(t, v) ? v : std::int64_t{-42};
+    };
+    CHECK(ns("5.1") == 5100);
+    CHECK(ns("500.1") == 500100);
+    CHECK(ns("0") == 0);
+    CHECK(ns("-0") == 0);
+    CHECK(ns("1.5e2") == 150000);        // 150 µs
+    CHECK(ns("1e-3") == 1);              // 0.001 µs
+    CHECK(ns("0.0005") == 1);            // 0.5 ns: half away from zero
+    CHECK(ns("-0.0005") == -1);
+    CHECK(ns("0.00049999999999999999999") == 0);  // just below half: a double would say 0.0005
+    CHECK(ns("0.50000000000000000000000001") == 500);
+    CHECK(ns("12.5E+1") == 125000);
+    CHECK(ns("0e999999999999") == 0);
+    CHECK(ns("1e-999999999999") == 0);
+    CHECK(ns("8999999999999999.999") == 8999999999999999999);
+    CHECK(ns("9e15") == -42);              // the bound itself is refused
+    CHECK(ns("8999999999999999.9996") == -42);  // rounds up onto the bound
+    CHECK(ns("-9000000000000000") == -42);
+    CHECK(ns("1e999") == -42);
 }
 
 TEST_CASE("chrome: with no fixed node named, fixed is 0 and a warning says all cost scales") {
@@ -230,7 +263,7 @@ TEST_CASE("chrome: the real Node.js trace gives 95 spans over 315962 µs and 42 
     CHECK(s.unmatched_begins == 0);
     CHECK(s.unmatched_ends == 0);
     auto sum = summarize_spans(s, std::vector<bool>(s.names.size(), false));
-    CHECK(sum.elapsed_us == 315962);
+    CHECK(sum.elapsed_ns == 315962000u);
 }
 
 TEST_CASE("duckdb: the detailed 1e3-row profile splits latency into planner fixed cost and per-row cost") {
@@ -380,24 +413,40 @@ TEST_CASE("chrome: reading in small batches gives exactly what one whole-documen
 namespace {
 
 // A random trace event in one of the spellings a producer may use: every phase, integer,
-// fractional and exponent time stamps, names with escapes and non-ASCII text, pids and tids as
-// numbers, strings, escaped strings, -0 and 1.0, nested args with arrays of objects and
-// surrogate pairs, keys in any order, whitespace anywhere — and, now and then, something wrong.
-std::string random_event(std::mt19937_64& rng, bool allow_bad, bool plain) {
+// fractional and exponent time stamps (only integers when `fractional` is false, so that events
+// the scanner declines stay in the DOM batches), numbers in strings, names with escapes and
+// non-ASCII text, pids and tids as numbers, strings, escaped strings, -0 and 1.0, nested args
+// with arrays of objects and surrogate pairs, keys in any order, whitespace anywhere; with
+// `defects`, the ones a reader tolerates and counts (no dur, no ts, null times, {} events,
+// unknown phases, 'E' names that differ from their 'B'); with `bad`, now and then something
+// that is an error.
+std::string random_event(std::mt19937_64& rng, bool bad, bool plain, bool fractional, bool defects) {
     auto pick = [&](std::initializer_list<const char*> xs) {
         auto k = std::uniform_int_distribution<std::size_t>(0, xs.size() - 1)(rng);
         return std::string(*(xs.begin() + static_cast<std::ptrdiff_t>(k)));
     };
     auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
     auto ws = [&]() { return chance(0.15) ? pick({" ", "\n", "\t ", "\r\n  "}) : std::string(); };
+    if (defects && chance(0.03)) return "{" + ws() + "}";
     std::vector<std::pair<std::string, std::string>> fields;
     std::string ph = pick({"X", "X", "X", "X", "B", "E", "B", "E", "i", "M", "b", "e", "C"});
-    fields.push_back({"ph", "\"" + ph + "\""});
-    if (!(allow_bad && chance(0.05)))
-        fields.push_back({"ts", pick({"100", "250", "1000", "37", "0", "12.5", "1.5e2", "99.49", "-3", "1e0",
-                                      "0.50000000000000000000000001", "0.70000000000000000000"})});
-    if (ph == "X" && !(allow_bad && chance(0.05)))
-        fields.push_back({"dur", allow_bad && chance(0.05) ? std::string("-4") : pick({"10", "0", "7.6", "300", "2e1", "45", "0.5", "2.5", "0.4"})});
+    if (defects && chance(0.04)) ph = pick({"XXX", "Q", "", "xX"});
+    if (!(defects && chance(0.02))) fields.push_back({"ph", "\"" + ph + "\""});
+    else if (chance(0.5)) fields.push_back({"ph", "5"});
+    auto time = [&](bool is_dur) {
+        if (defects && chance(0.03)) return std::string("null");
+        if (chance(0.05)) return pick({"\"100\"", "\"37\"", "\"0\""});
+        if (fractional && chance(0.05)) return pick({"\"5.1\"", "\"1.5e2\"", "\"0.0005\""});
+        if (!fractional) return is_dur ? pick({"10", "0", "300", "45"}) : pick({"100", "250", "1000", "37", "0", "-3"});
+        if (is_dur) return pick({"10", "0", "7.6", "300", "2e1", "45", "0.5", "2.5", "0.4", "500.1", "0.0015", "425.453"});
+        return pick({"100", "250", "1000", "37", "0", "12.5", "1.5e2", "99.49", "-3", "1e0", "5.1", "0.0005",
+                     "198093488368.463", "0.50000000000000000000000001", "0.70000000000000000000"});
+    };
+    if (!(defects && chance(0.05))) fields.push_back({"ts", time(false)});
+    if (ph == "M" && defects && chance(0.2)) fields.push_back({"ts", pick({"null", "\"abc\"", "true", "9e99"})});
+    if (ph == "X" && !(defects && chance(0.05)))
+        fields.push_back({"dur", bad && chance(0.05) ? std::string("-4") : time(true)});
+    if (bad && chance(0.03)) fields.push_back({"ts", pick({"\"abc\"", "true", "{}", "9e15"})});
     if (plain) {  // the spellings the scanner takes
         fields.push_back({"name", pick({"\"scan\"", "\"optimization\"", "\"sort\"", "\"a},{b\"", "\"café\""})});
         fields.push_back({"pid", pick({"1", "\"1\"", "2", "0", "\"p1\""})});
@@ -409,6 +458,8 @@ std::string random_event(std::mt19937_64& rng, bool allow_bad, bool plain) {
                                        "[]", "[1]"})});
         fields.push_back({"tid", pick({"7", "\"7\"", "8", "7e0", "\"t\""})});
     }
+    // An 'E' names what it closes only sometimes; without defects, it carries no name.
+    if (ph == "E" && !defects) fields.erase(std::find_if(fields.begin(), fields.end(), [](auto& f) { return f.first == "name"; }));
     if (ph == "b" || ph == "e") {
         fields.push_back({"cat", plain ? std::string("\"c\"") : pick({"\"c\"", "\"\\u0063\""})});
         fields.push_back({"id", pick({"\"0x1\"", "1", "\"0x2\""})});
@@ -422,8 +473,8 @@ std::string random_event(std::mt19937_64& rng, bool allow_bad, bool plain) {
                                         "{\"s\":\"tab\\tnew\\nline \\\\ \\/ \\u2603\"}",
                                         "{\"n\":null,\"t\":true,\"f\":false,\"d\":-1.25e-3}", "[1, [2, [3]]]"})});
     if (chance(0.1)) fields.push_back({"tts", "12345"});
-    if (chance(0.05)) fields.push_back({"ph", "\"" + ph + "\""});  // a duplicated key: the last wins
-    std::shuffle(fields.begin() + 1, fields.end(), rng);
+    if (chance(0.05) && !fields.empty() && fields[0].first == "ph") fields.push_back(fields[0]);  // a duplicated key: the last wins
+    std::shuffle(fields.begin() + (fields.empty() ? 0 : 1), fields.end(), rng);
     // Escaped spellings of the keys read ("d\u0075r" is "dur"), now and then.
     if (!plain)
         for (auto& [k, v] : fields)
@@ -449,44 +500,62 @@ std::string outcome(const std::string& text, std::size_t batch, bool scan) {
 
 TEST_CASE("chrome: the scanner, the DOM batches and the whole-document parse agree on random traces") {
     std::mt19937_64 rng(20261129);
-    std::size_t errors = 0, scanned_all = 0, mixed = 0;
-    for (int trace = 0; trace < 400; ++trace) {
-        bool allow_bad = trace % 4 == 3;
+    std::size_t errors = 0, scanned_all = 0, mixed = 0, whole = 0, with_defects = 0, unclosed = 0, fractions = 0;
+    for (int trace = 0; trace < 600; ++trace) {
+        bool bad = trace % 4 == 3, plain = trace % 3 == 0, fractional = trace % 5 < 2, defects = trace % 7 < 4;
         std::string events;
         int n = std::uniform_int_distribution<int>(1, 60)(rng);
-        for (int k = 0; k < n; ++k) events += (k ? ",\n" : "") + random_event(rng, allow_bad, trace % 3 == 0);
+        for (int k = 0; k < n; ++k) events += (k ? ",\n" : "") + random_event(rng, bad, plain, fractional, defects);
         std::string text = trace % 2 ? chrome(events) : "[" + events + "]";
         if (trace % 17 == 5) text = "\xEF\xBB\xBF" + text;                                  // a byte order mark
-        if (trace % 23 == 7) text = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[" + events + "]}";  // another shape
-        std::string whole = outcome(text, 0, false);
+        if (trace % 23 == 7) text = "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[" + events + "]}";  // other members
+        if (trace % 29 == 11)  // members after the events, one holding a ']' (the fast path declines it)
+            text = "{\"schemaVersion\":1,\"devices\":[{\"id\":0}],\"traceEvents\":[" + events +
+                   "],\"displayTimeUnit\":\"ns\"" + (trace % 2 ? ",\"meta\":{\"l\":[1,2]}}" : "}");
+        if (trace % 2 == 0 && trace % 11 == 4) text = "[" + events + (trace % 3 ? ",\n" : "\n");  // cut short
+        std::string all = outcome(text, 0, false);
         INFO("trace ", trace, ":\n", text);
-        CHECK(outcome(text, std::size_t{1} << 20, true) == whole);
-        CHECK(outcome(text, 64, true) == whole);
-        CHECK(outcome(text, 64, false) == whole);
-        CHECK(outcome(text, 1, false) == whole);
-        if (whole.rfind("error: ", 0) == 0) {
+        CHECK(outcome(text, std::size_t{1} << 20, true) == all);
+        CHECK(outcome(text, 64, true) == all);
+        CHECK(outcome(text, 64, false) == all);
+        CHECK(outcome(text, 1, false) == all);
+        if (all.rfind("error: ", 0) == 0) {
             ++errors;
+            continue;
+        }
+        span_set s = read_chrome(text);
+        with_defects += defect_counts(s).empty() ? 0 : 1;
+        unclosed += s.unclosed;
+        fractions += fractional;
+        if (text.find("displayTimeUnit") != std::string::npos) {
+            CHECK(s.display_time_unit == "ns");
+            if (text.find("\"meta\"") != std::string::npos) CHECK(s.whole_document);
+            continue;
+        }
+        // A lone surrogate escape in a skipped value: simdjson's DOM refuses it, its on-demand
+        // parser (which skips the value) does not, so that trace is read whole; so is one where
+        // the DOM met a span's time with a fraction.
+        if (text.find("lone \\ud800") != std::string::npos) CHECK(s.whole_document);
+        if (!fractional && !bad && text.find("lone \\ud800") == std::string::npos) CHECK_FALSE(s.whole_document);
+        if (s.whole_document) {
+            ++whole;
         } else {
-            span_set s = read_chrome(text);
-            if (text.find("displayTimeUnit") != std::string::npos) {
-                CHECK(s.whole_document);
-                continue;
-            }
-            // A lone surrogate escape in a skipped value: simdjson's DOM refuses it, its
-            // on-demand parser (which skips the value) does not, so that trace is read whole.
-            CHECK(s.whole_document == (text.find("lone \\ud800") != std::string::npos));
-            if (!s.whole_document) {
-                CHECK(s.scanned_events + s.dom_events == s.events);
-                (s.dom_events == 0 ? scanned_all : mixed) += 1;
-            }
+            CHECK(s.scanned_events + s.dom_events == s.events);
+            (s.dom_events == 0 ? scanned_all : mixed) += 1;
         }
     }
-    // The generator reaches every case: bad traces, traces read by the scanner alone, and traces
-    // where declined events went through DOM batches.
-    INFO("errors ", errors, ", scanned alone ", scanned_all, ", mixed ", mixed);
+    // The generator reaches every case: bad traces, traces read by the scanner alone, traces where
+    // declined events went through DOM batches, traces read whole, tolerated defects, traces cut
+    // short, fractional times.
+    INFO("errors ", errors, ", scanned alone ", scanned_all, ", mixed ", mixed, ", whole ", whole, ", with defects ",
+         with_defects, ", unclosed ", unclosed, ", fractional ", fractions);
     CHECK(errors > 20);
-    CHECK(scanned_all > 5);
+    CHECK(scanned_all > 20);
     CHECK(mixed > 100);
+    CHECK(whole > 20);
+    CHECK(with_defects > 100);
+    CHECK(unclosed > 10);
+    CHECK(fractions > 100);
 }
 
 TEST_CASE("chrome: bad bytes are line-numbered errors, not crashes; a BOM is skipped; NULs are not whitespace") {
@@ -510,7 +579,7 @@ TEST_CASE("chrome: bad bytes are line-numbered errors, not crashes; a BOM is ski
                           "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[{\"ph\":\"X\",\"ts\":0,\"dur\":5,\"name\":\"b\"}]}"}) {
         span_set s = read_chrome("\xEF\xBB\xBF" + t);
         REQUIRE(s.spans.size() == 1);
-        CHECK(s.spans[0].end_us == 5);
+        CHECK(s.spans[0].end_ns == 5000);
     }
 }
 
@@ -521,11 +590,11 @@ TEST_CASE("chrome: an escaped key is its unescaped name on every path; 0.7000…
     for (std::size_t batch : {std::size_t{0}, std::size_t{1} << 20}) {
         span_set s = read_chrome(esc, batch);
         REQUIRE(s.spans.size() == 2);
-        CHECK(s.spans[1].end_us == 501000);  // the later "dur" (escaped) wins
-        // simdjson 3.0's on-demand get_double read this as 0.0000...; it rounds to 1 µs.
+        CHECK(s.spans[1].end_ns == 501000000);  // the later "dur" (escaped) wins
+        // simdjson 3.0's on-demand get_double read this as 0.0000...; it is 500 ns.
         span_set n = read_chrome(tricky_number, batch);
         REQUIRE(n.spans.size() == 1);
-        CHECK(n.spans[0].end_us == 1);
+        CHECK(n.spans[0].end_ns == 500);
     }
 }
 
@@ -573,7 +642,7 @@ TEST_CASE("spans: the union of many random intervals equals a microsecond-by-mic
         iv.push_back({s, e});
         for (auto t = s; t < e; ++t) covered[static_cast<std::size_t>(t)] = true;
     }
-    auto expected = static_cast<std::int64_t>(std::count(covered.begin(), covered.end(), true));
+    auto expected = static_cast<std::uint64_t>(std::count(covered.begin(), covered.end(), true));
     CHECK(union_length(iv) == expected);
 }
 
@@ -592,6 +661,227 @@ TEST_CASE("chrome: thousands of B/E pairs on interleaved threads are matched per
     REQUIRE(s.spans.size() == 9000);
     CHECK(s.unmatched_begins == 0);
     CHECK(s.unmatched_ends == 0);
-    CHECK(std::all_of(s.spans.begin(), s.spans.end(), [](const span& sp) { return sp.end_us - sp.start_us == 7; }));
+    CHECK(std::all_of(s.spans.begin(), s.spans.end(), [](const span& sp) { return sp.end_ns - sp.start_ns == 7000; }));
     CHECK(dump(read_chrome(chrome(ev), 0)) == dump(s));
+}
+
+namespace {
+
+// One trace read by every path (whole document; DOM batches of 1 and 64 bytes; the scanner with
+// 64-byte and 1 MiB batches), which must agree; the whole-document result.
+span_set read_every_way(const std::string& text) {
+    std::string all = outcome(text, 0, false);
+    for (auto [batch, scan] : {std::pair<std::size_t, bool>{1, false}, {64, false}, {64, true}, {std::size_t{1} << 20, true}}) {
+        INFO("batch ", batch, " scan ", scan);
+        CHECK(outcome(text, batch, scan) == all);
+    }
+    return read_chrome(text, 0);
+}
+
+std::uint64_t elapsed_ns(const span_set& s) { return summarize_spans(s, {}).elapsed_ns; }
+
+}  // namespace
+
+TEST_CASE("chrome: each unusable event is skipped and counted by reason, with the line of the first") {
+    // Line 1 '[', then one event a line. Used: a [0, 10) and b [20, 30) µs.
+    std::string text = R"([
+{"ph":"M","name":"thread_name","ts":null,"pid":1,"tid":1},
+{"ph":"X","name":"a","ts":0,"dur":10},
+{"ph":"X","name":"nodur","ts":5},
+{"ph":"X","name":"nulldur","ts":5,"dur":null},
+{"ph":"XXX","name":"odd","ts":5,"dur":1},
+{"name":"nophase","ts":5,"dur":1},
+{"ph":5,"name":"numeric","ts":5},
+{},
+{"ph":"B","name":"nots","pid":1,"tid":1},
+{"ph":"X","name":"b","ts":20,"dur":10},
+{"ph":"C","name":"ctr","ts":"abc","args":{}},
+{"ph":"i","name":"tick","ts":1e99}
+])";
+    span_set s = read_every_way(text);
+    REQUIRE(s.spans.size() == 2);
+    CHECK(elapsed_ns(s) == 30000u);
+    auto d = [&](event_defect k) { return s.defect(k); };
+    CHECK(d(event_defect::x_without_dur).count == 2);
+    CHECK(d(event_defect::x_without_dur).first_line == 4);
+    CHECK(d(event_defect::unknown_phase).count == 3);
+    CHECK(d(event_defect::unknown_phase).first_line == 6);
+    CHECK(d(event_defect::empty_event).count == 1);
+    CHECK(d(event_defect::empty_event).first_event == 8);
+    CHECK(d(event_defect::empty_event).first_line == 9);
+    CHECK(d(event_defect::missing_ts).count == 1);
+    CHECK(d(event_defect::missing_ts).first_line == 10);
+    // The metadata event's null ts, the counter's "abc" and the instant's 1e99 are not needed.
+    CHECK(d(event_defect::bad_metadata).count == 3);
+    CHECK(d(event_defect::bad_metadata).first_line == 2);
+    CHECK(d(event_defect::mismatched_end).count == 0);
+    CHECK(defect_counts(s) == "empty-event 1, unknown-phase 3, x-without-dur 2, missing-ts 1, bad-metadata 3");
+    // --strict names the first in file order: event 1, the metadata event on line 2.
+    CHECK_THROWS_WITH_AS(refuse_defects(s, "t.json"), doctest::Contains("t.json:2: event 1: 3 metadata"), input_error);
+    auto r = report_trace(s, "t.json");
+    REQUIRE(r.warnings.size() == 5);
+    CHECK(r.warnings[2] == "t.json:4: 2 'X' event(s) without dur (skipped: no end), the first here (--strict refuses them)");
+}
+
+TEST_CASE("chrome: what is needed and not a number is still an error; so is invalid JSON") {
+    auto error_of = [](const std::string& text) {
+        std::string all = outcome(text, 0, false);
+        CHECK(outcome(text, std::size_t{1} << 20, true) == all);
+        CHECK(outcome(text, 64, false) == all);
+        return all;
+    };
+    CHECK(error_of("[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":\"abc\",\"dur\":1}]") ==
+          "error: trace.json:2: event 1: field 'ts': expected a number of microseconds below 9e15 in magnitude");
+    CHECK(error_of("[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":true}]") ==
+          "error: trace.json:2: event 1: field 'dur': expected a number of microseconds below 9e15 in magnitude");
+    CHECK(error_of("[{\"ph\":\"B\",\"name\":7,\"ts\":1}]") == "error: trace.json:1: event 1: field 'name': expected a string");
+    // An X ending at or beyond the bound: 8e15 + 2e15 µs.
+    CHECK(error_of("[{\"ph\":\"X\",\"name\":\"far\",\"ts\":8000000000000000,\"dur\":2000000000000000}]")
+              .find("ends at or beyond 9e15 µs (ts 8000000000000000 + dur 2000000000000000)") != std::string::npos);
+    CHECK(error_of("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1},\n]").rfind("error: trace.json:2: malformed JSON", 0) == 0);
+    CHECK(error_of("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":01,\"dur\":1}]").rfind("error: trace.json:1: malformed JSON", 0) == 0);
+}
+
+TEST_CASE("chrome: the JSON Array Format's closing bracket is optional, after a whole event only") {
+    // a [0, 10) µs, b [5, 25) µs: elapsed 25 µs, whether the text ends after an event, after its
+    // comma, or after whitespace; an object's brackets are not optional, nor is a cut event whole.
+    for (std::string tail : {"", ",", ",\n", "\n\n", " ,  \r\n"}) {
+        std::string text = "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10},\n{\"ph\":\"X\",\"name\":\"b\",\"ts\":5,\"dur\":20}" + tail;
+        CAPTURE(tail);
+        span_set s = read_every_way(text);
+        CHECK(s.unclosed);
+        CHECK(elapsed_ns(s) == 25000u);
+    }
+    span_set bare = read_every_way("[\n");
+    CHECK(bare.unclosed);
+    CHECK(bare.spans.empty());
+    CHECK_FALSE(read_chrome("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10}]").unclosed);
+    CHECK_THROWS_AS(read_chrome("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10}"), input_error);
+    CHECK_THROWS_AS(read_chrome("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":10},{\"ph\":\"X\",\"ts"), input_error);
+    CHECK_THROWS_AS(read_chrome("[,"), input_error);
+}
+
+TEST_CASE("chrome: an E named differently closes the innermost B and is counted") {
+    // Thread 1: B outer 0, B inner 10, E "outer" 20 (closes inner: [10, 20)), E "inner" 50
+    // (closes outer: [0, 50)). Thread 2: B x 0, E "x" 5 matches; E without a name never counts.
+    std::string text = R"([
+{"ph":"B","name":"outer","ts":0,"pid":1,"tid":1},
+{"ph":"B","name":"inner","ts":10,"pid":1,"tid":1},
+{"ph":"E","name":"outer","ts":20,"pid":1,"tid":1},
+{"ph":"E","name":"inner","ts":50,"pid":1,"tid":1},
+{"ph":"B","name":"x","ts":0,"pid":1,"tid":2},
+{"ph":"E","name":"x","ts":5,"pid":1,"tid":2},
+{"ph":"B","name":"y","ts":6,"pid":1,"tid":2},
+{"ph":"E","ts":9,"pid":1,"tid":2}
+])";
+    span_set s = read_every_way(text);
+    CHECK(s.defect(event_defect::mismatched_end).count == 2);
+    CHECK(s.defect(event_defect::mismatched_end).first_line == 4);
+    auto sum = summarize_spans(s, std::vector<bool>(s.names.size(), false));
+    REQUIRE(s.names.size() == 4);  // E names are never nodes
+    CHECK(s.names[0] == "outer");
+    CHECK(sum.node_ns[0] == 50000u);
+    CHECK(sum.node_ns[1] == 10000u);
+    CHECK(sum.elapsed_ns == 50000u);
+}
+
+TEST_CASE("chrome: a string holding a JSON number is that number; other strings are not numbers") {
+    // "100" + "2.5" = [100, 102.5) µs; "1e2" .. "110" = [100, 110) µs.
+    span_set s = read_every_way(R"([{"ph":"X","name":"q","ts":"100","dur":"2.5"},
+{"ph":"B","name":"r","ts":"1e2","pid":1,"tid":1},{"ph":"E","ts":"110","pid":1,"tid":1}])");
+    REQUIRE(s.spans.size() == 2);
+    CHECK(s.spans[0].start_ns == 100000);
+    CHECK(s.spans[0].end_ns == 102500);
+    CHECK(s.spans[1].end_ns == 110000);
+    for (const char* bad : {"\" 1\"", "\"0x10\"", "\"1.\"", "\"NaN\"", "\"\"", "\"+1\""}) {
+        CAPTURE(bad);
+        CHECK_THROWS_WITH_AS(read_chrome(fmt::format(R"([{{"ph":"X","name":"q","ts":{},"dur":1}}])", bad)),
+                             doctest::Contains("field 'ts': expected a number of microseconds"), input_error);
+    }
+}
+
+TEST_CASE("chrome: displayTimeUnit is kept and changes no time; an undefined one is warned about") {
+    for (const char* unit : {"ns", "ms", "us"}) {
+        std::string text = fmt::format(R"({{"displayTimeUnit":"{}","traceEvents":[{{"ph":"X","name":"x","ts":1,"dur":2.5}}]}})", unit);
+        span_set s = read_every_way(text);
+        CHECK(s.display_time_unit == unit);
+        REQUIRE(s.spans.size() == 1);
+        CHECK(s.spans[0].end_ns == 3500);
+        CHECK(report_trace(s, "t").warnings.size() == (std::string(unit) == "us" ? 1u : 0u));
+    }
+    // Keys after the events, and a second traceEvents ignored.
+    span_set after = read_every_way(R"({"traceEvents":[{"ph":"X","name":"x","ts":1,"dur":1}],"displayTimeUnit":"ns","traceEvents":[]})");
+    CHECK(after.display_time_unit == "ns");
+    CHECK(after.spans.size() == 1);
+    // Other members before and after the events: still read in place by the scanner.
+    span_set fast = read_chrome(R"({"schemaVersion":1,"devices":[{"id":0}],"traceEvents":[{"ph":"X","name":"x","ts":1,"dur":1}],"displayTimeUnit":"ms"})");
+    CHECK_FALSE(fast.whole_document);
+    CHECK(fast.scanned_events == 1);
+    CHECK(fast.display_time_unit == "ms");
+}
+
+TEST_CASE("chrome: traces modelled on the peers' parser tests give the unions computed by hand") {
+    struct peer_case {
+        const char* what;
+        const char* trace;
+        std::size_t spans;
+        std::uint64_t elapsed_ns;
+    };
+    const peer_case cases[] = {
+        // String pid and tid, fractional times: [3.2, 403.3) µs = 400100 ns.
+        {"string ids, fractions", R"({"traceEvents":[{"pid":"p","tid":"t","ts":3.2,"dur":400.1,"name":"n","ph":"X","cat":"c"}]})", 1, 400100},
+        // Two X events at one ts on threads given and not given: [1, 9) and [1, 4) µs.
+        {"same start", R"([{"name":"in","ph":"X","ts":1,"dur":3,"pid":2},{"name":"out","ph":"X","ts":1,"dur":8,"pid":2,"tid":2}])", 2, 8000},
+        // Cut short after a comma, times with three decimals: [3000000.000, 3000004.000) µs.
+        {"cut short", "[\n{\"name\":\"tc\",\"ph\":\"X\",\"ts\":3000000.000,\"dur\":4.000,\"pid\":9,\"tid\":1},\n", 1, 4000},
+        // B "begin" .. E "end" (mismatched, closed) [10, 30), X [35, 40), instants of every scope
+        // ignored: elapsed 30 µs.
+        {"slice types", R"([{"ph":"B","pid":4,"tid":5,"ts":10,"name":"begin"},{"ph":"E","pid":4,"tid":5,"ts":30,"name":"end"},
+{"ph":"X","pid":4,"tid":6,"ts":35,"dur":5,"name":"whole"},{"ph":"I","pid":4,"tid":5,"ts":41,"name":"g","s":"g"},
+{"ph":"i","pid":4,"tid":5,"ts":42,"name":"t","s":"t"},{"ph":"R","pid":4,"tid":5,"ts":43,"name":"mark"}])", 2, 30000},
+        // Counters and metadata (with ts) around B/E pairs without cat, X with a pid only and
+        // with neither: [500, 520), [600, 640), [650, 655), [660, 665) µs: elapsed 165 µs.
+        {"metadata", R"([{"ph":"B","pid":3,"tid":1,"ts":500,"name":"a"},{"ph":"C","pid":3,"tid":1,"ts":505,"name":"c","args":{"v":"2.5"}},
+{"ph":"E","pid":3,"tid":1,"ts":520,"name":"a"},{"ph":"M","pid":3,"tid":0,"ts":530,"name":"process_name","args":{"name":"p"}},
+{"ph":"B","pid":3,"tid":2,"ts":600},{"ph":"E","pid":3,"tid":2,"ts":640},{"ph":"X","pid":8,"ts":650,"dur":5,"name":"pid only"},
+{"ph":"X","ts":660,"dur":5,"name":"no ids"}])", 4, 165000},
+        // An X without dur (skipped), B/E of different names (closed), an X: [200, 300) and
+        // [400, 450) µs.
+        {"missing values", R"([{"ph":"X","pid":1,"tid":1,"ts":100,"name":"no dur"},{"ph":"B","pid":1,"tid":2,"ts":200,"name":"b"},
+{"ph":"E","pid":1,"tid":2,"ts":300,"name":"e"},{"ph":"X","pid":1,"tid":3,"ts":400,"dur":50,"name":"x","tts":390}])", 2, 250000},
+        // Async pairs only (id and id2, empty ids): no timed span.
+        {"async only", R"([{"ph":"b","pid":1,"tid":1,"ts":1,"name":"a","id":""},{"ph":"e","pid":1,"tid":1,"ts":2,"name":"a","id":""},
+{"ph":"b","pid":1,"tid":1,"ts":3,"name":"g","cat":"k","id2":{"global":"x"}},{"ph":"e","pid":1,"tid":1,"ts":4,"name":"g","cat":"k","id2":{"global":"x"}}])", 0, 0},
+        // Deprecated async S/T/F around nested B/E on one thread: BE [20, 70) holding in [30, 40),
+        // then BE [80, 90): elapsed 70 µs.
+        {"async and nesting", R"([{"cat":"k","pid":1,"tid":1,"ts":10,"ph":"S","name":"A","id":"1"},{"cat":"k","pid":1,"tid":1,"ts":20,"ph":"B","name":"BE"},
+{"cat":"k","pid":1,"tid":1,"ts":30,"ph":"B","name":"in"},{"cat":"k","pid":1,"tid":1,"ts":35,"ph":"T","name":"A","id":"1","args":{"step":"s"}},
+{"cat":"k","pid":1,"tid":1,"ts":40,"ph":"E","name":"in"},{"cat":"k","pid":1,"tid":1,"ts":70,"ph":"E","name":"BE"},
+{"cat":"k","pid":1,"tid":1,"ts":80,"ph":"B","name":"BE"},{"cat":"k","pid":1,"tid":1,"ts":85,"ph":"F","name":"A","id":"1"},
+{"cat":"k","pid":1,"tid":1,"ts":90,"ph":"E","name":"BE"}])", 3, 70000},
+    };
+    for (const auto& c : cases) {
+        CAPTURE(c.what);
+        span_set s = read_every_way(c.trace);
+        CHECK(s.spans.size() == c.spans);
+        CHECK(elapsed_ns(s) == c.elapsed_ns);
+    }
+}
+
+TEST_CASE("query profile: an estimate beyond double range is refused, and a fit of huge runs is made on scaled times") {
+    query_profile p = parse_profile(R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":0,"per_row_seconds":1e308})");
+    CHECK(finite_estimate(p, 1) == 1e308);
+    CHECK_THROWS_WITH_AS(finite_estimate(p, 10), doctest::Contains("beyond the range of a double"), field_error);
+    // 1e308 + 1e306 x rows at 10 and 20 rows: the unscaled sums of squares overflow (a null
+    // slope before); scaled, the line is found.
+    query_profile a = parse_profile(R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":1e308,"per_row_seconds":1e306})");
+    query_profile b = a;
+    b.rows = 20;
+    auto f = fit_query_profiles({a, b});
+    CHECK(f.fixed_seconds == doctest::Approx(1e308).epsilon(1e-12));
+    CHECK(f.per_row_seconds == doctest::Approx(1e306).epsilon(1e-12));
+    // A run whose own estimate overflows gives no fit.
+    b.per_row_seconds = 1e300;
+    b.rows = 10000000000;
+    CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
 }
