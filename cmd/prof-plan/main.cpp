@@ -16,9 +16,11 @@ struct config {
     std::string file = "-";
     std::string node_memory, node_gpu_memory, deadline;
     std::string default_memory = "4GiB", default_wall = "60s", default_gpu_memory;
-    std::string target = "json";
+    std::string target = "json", layout, max_container_memory;
     std::optional<std::uint64_t> nodes;
+    bool strict = false;
     prof::plan_request rq;
+    prof::render_options ro;
 };
 
 // The profile on the input, or nothing (a skipped gate, an empty pre-pass): the static-config
@@ -52,16 +54,33 @@ int run(int argc, char** argv) {
         ->default_str("");
     app.add_option("--models", c.rq.models, "The run's models, comma-separated (default: the profile's)")
         ->delimiter(',');
-    prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node offers")->required()->default_str("");
-    app.add_option("--node-memory", c.node_memory, "Memory one node offers (e.g. 64GiB)")->required();
+    prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node may hand out (allocatable)")
+        ->required()
+        ->default_str("");
+    app.add_option("--node-memory", c.node_memory, "Memory one node may hand out (allocatable, e.g. 60GiB)")->required();
     prof::cli::add_count_option(app, "--node-gpus", c.rq.node.gpus, "GPUs per node");
     app.add_option("--node-gpu-memory", c.node_gpu_memory, "Memory of one GPU device (e.g. 80GiB)");
     auto* deadline = app.add_option("--deadline", c.deadline, "Finish within this duration: plan the node count");
     auto* nodes = prof::cli::add_count_option(app, "--nodes", c.nodes, "Run on this many nodes: plan the makespan (a lower bound)");
     deadline->excludes(nodes);
-    app.add_option("--target", c.target, "json (plan record), spark, ray, k8s or table")
+    app.add_option("--target", c.target, "json (plan record), spark, ray, k8s (container resources), k8s-job "
+                                         "(an Indexed Job per family) or table")
         ->capture_default_str()
-        ->check(CLI::IsMember({"json", "spark", "ray", "k8s", "table"}));
+        ->check(CLI::IsMember({"json", "spark", "ray", "k8s", "k8s-job", "table"}));
+    app.add_option("--layout", c.layout, "ray, spark or k8s: how json and table deploy the slots (default: the target's; ray)")
+        ->check(CLI::IsMember({"ray", "spark", "k8s"}));
+    app.add_option("--max-container-memory", c.max_container_memory,
+                   "Largest container one executor or pod may ask (YARN maximum allocation, a LimitRange max)");
+    prof::cli::add_count_option(app, "--max-pods-per-node", c.rq.limits.max_pods_per_node,
+                                "Pods one node runs at most (kubelet maxPods)");
+    app.add_option("--spark-allocation", c.ro.spark_allocation, "spark: static (spark.executor.instances) or dynamic")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"static", "dynamic"}));
+    app.add_option("--spark-gpu-discovery-script", c.ro.gpu_discovery_script,
+                   "spark: the GPU discovery script on the executors (default: a placeholder)");
+    app.add_option("--k8s-image", c.ro.image, "k8s-job: the worker's container image (default: a placeholder)");
+    app.add_flag("--cpu-limit", c.ro.cpu_limit, "k8s: a CPU limit equal to the request, for families with a thread cap");
+    app.add_flag("--strict", c.strict, "Exit 65 when a family cannot meet --deadline, writing nothing");
     prof::cli::add_count_option(app, "--default-cores", c.rq.defaults.cores, "Cores of a slot the profile does not size");
     app.add_option("--default-memory", c.default_memory, "Memory of a slot the profile does not size")
         ->capture_default_str();
@@ -76,6 +95,9 @@ int run(int argc, char** argv) {
     if (!c.node_gpu_memory.empty()) c.rq.node.gpu_memory_bytes = prof::parse_size(c.node_gpu_memory, "--node-gpu-memory");
     if (!c.deadline.empty()) c.rq.deadline_s = prof::parse_duration(c.deadline, "--deadline");
     c.rq.nodes = c.nodes;
+    c.rq.layout = prof::layout_for_target(c.target, c.layout);
+    if (!c.max_container_memory.empty())
+        c.rq.limits.max_container_memory_bytes = prof::parse_size(c.max_container_memory, "--max-container-memory");
     c.rq.defaults.memory_bytes = prof::parse_size(c.default_memory, "--default-memory");
     c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");
     if (!c.default_gpu_memory.empty())
@@ -91,14 +113,20 @@ int run(int argc, char** argv) {
     std::string out;
     if (c.target == "json") out = prof::write_plan(plan);
     else if (c.target == "ray") out = prof::render_ray(plan);
-    else if (c.target == "spark") out = prof::render_spark(plan);
-    else if (c.target == "k8s") out = prof::render_k8s(plan);
+    else if (c.target == "spark") out = prof::render_spark(plan, c.ro);
+    else if (c.target == "k8s") out = prof::render_k8s(plan, c.ro);
+    else if (c.target == "k8s-job") out = prof::render_k8s_job(plan, c.ro);
     else out = prof::render_plan_table(plan);
 
     // Warnings go to stderr whatever the target; the static-config case is one plain note.
     for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));
     for (const auto& [name, f] : plan.families)
         for (const auto& w : f.warnings) prof::warn(fmt::format("family '{}': {}", name, w));
+    if (c.strict)
+        for (const auto& [name, f] : plan.families)
+            if (f.meets_deadline == false)
+                throw prof::error(prof::exit_code::data_err,
+                                  fmt::format("--strict: family '{}' cannot meet the deadline; nothing written", name));
     if (!out.empty() && out.back() == '\n') out.pop_back();
     prof::cli::emit_line(out);
     return 0;
