@@ -281,6 +281,13 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
         out += fmt::format("# each index runs {} of the family's cells, in the run's order, {} at a time: index i "
                            "takes cells i x {} up to (i + 1) x {} - 1 (JOB_COMPLETION_INDEX)\n",
                            L.cells_per_item, L.slots_per_unit, L.cells_per_item, L.cells_per_item);
+        if (f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit) < 10)
+            out += fmt::format("# an index lasts at most {}: every index starts a pod, which takes seconds the makespan "
+                               "does not count; for short cells run a worker pool (--target k8s) instead\n",
+                               human_seconds(f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit)));
+        if (p.run.deadline_s)
+            out += "# activeDeadlineSeconds is the deadline itself: Kubernetes fails the Job and stops its pods when it "
+                   "passes, pod start-up and image pulls included\n";
         if (o.image.empty())
             out += fmt::format("# the image is a placeholder: give your worker's with --k8s-image\n");
         if (o.cpu_limit && !f.intraop_threads)
