@@ -4,6 +4,7 @@
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/plan.hpp"
+#include "prof/sample.hpp"
 #include "prof/units.hpp"
 
 #include <cstdio>
@@ -17,8 +18,10 @@ struct config {
     std::string node_memory, node_gpu_memory, deadline;
     std::string default_memory = "4GiB", default_wall = "60s", default_gpu_memory;
     std::string target = "json", layout, max_container_memory;
+    std::string panel, on_unmeasured = "fail";
+    std::vector<std::string> models;
+    std::uint64_t max_bad_lines = 0;
     std::optional<std::uint64_t> nodes;
-    bool strict = false;
     prof::plan_request rq;
     prof::render_options ro;
 };
@@ -49,11 +52,22 @@ int run(int argc, char** argv) {
                          "--deadline 1h --target spark",
                          "reads one profile record (or nothing); writes one plan record, or a rendering");
     app.add_option("file", c.file, "Profile file ('-' = stdin; default stdin)");
-    prof::cli::add_count_option(app, "--series", c.rq.series, "Series in the run (every model runs on every series)")
-        ->required()
+    prof::cli::add_count_option(app, "--series", c.rq.series,
+                                "Series in the run (every model runs on every series; default: --panel's usable series)")
         ->default_str("");
-    app.add_option("--models", c.rq.models, "The run's models, comma-separated (default: the profile's)")
-        ->delimiter(',');
+    app.add_option("--panel", c.panel,
+                   "The run's panel of {ts_id, n_obs} lines (prof-sample's input): prices every series by its length")
+        ->allow_extra_args(false);
+    app.add_option("--models", c.models,
+                   "The run's models, NAME or NAME:FAMILY, comma-separated or repeated (default: the profile's)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app.add_option("--on-unmeasured", c.on_unmeasured,
+                   "A model with no ok fit: fail (exit 65), defaults (size it from --default-*) or skip it")
+        ->capture_default_str();
+    app.add_flag("--strict", c.rq.strict,
+                 "Exit 65 when there is no profile, any axis of the plan is assumed, or a family cannot meet --deadline");
+    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed --panel lines");
     prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node may hand out (allocatable)")
         ->required()
         ->default_str("");
@@ -80,7 +94,6 @@ int run(int argc, char** argv) {
                    "spark: the GPU discovery script on the executors (default: a placeholder)");
     app.add_option("--k8s-image", c.ro.image, "k8s-job: the worker's container image (default: a placeholder)");
     app.add_flag("--cpu-limit", c.ro.cpu_limit, "k8s: a CPU limit equal to the request, for families with a thread cap");
-    app.add_flag("--strict", c.strict, "Exit 65 when a family cannot meet --deadline, writing nothing");
     prof::cli::add_count_option(app, "--default-cores", c.rq.defaults.cores, "Cores of a slot the profile does not size");
     app.add_option("--default-memory", c.default_memory, "Memory of a slot the profile does not size")
         ->capture_default_str();
@@ -90,6 +103,13 @@ int run(int argc, char** argv) {
                    "GPU memory of a slot the profile does not size (default: no GPU)");
     prof::cli::add_count_option(app, "--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence");
     prof::cli::parse(app, argc, argv);
+    c.rq.on_unmeasured = prof::parse_unmeasured_policy(c.on_unmeasured);
+    for (const auto& m : c.models) {
+        auto spec = prof::parse_model_spec(m, "--models");
+        c.rq.models.push_back(spec.model_type);
+        if (m.find(':') != std::string::npos) c.rq.model_families[spec.model_type] = spec.family;
+    }
+    if (c.rq.series == 0 && c.panel.empty()) throw prof::usage_error("give --series N, or --panel FILE (the run's series)");
 
     c.rq.node.memory_bytes = prof::parse_size(c.node_memory, "--node-memory");
     if (!c.node_gpu_memory.empty()) c.rq.node.gpu_memory_bytes = prof::parse_size(c.node_gpu_memory, "--node-gpu-memory");
@@ -105,6 +125,14 @@ int run(int argc, char** argv) {
     if (!c.rq.deadline_s && !c.rq.nodes)
         throw prof::usage_error("give --deadline (to get a node count) or --nodes (to get a makespan)");
 
+    if (!c.panel.empty()) {
+        prof::line_reader in(prof::open_input(c.panel));
+        auto panel = prof::read_panel(in, c.max_bad_lines);
+        if (panel.bad_lines) prof::warn(fmt::format("--panel: skipped {} malformed line(s)", panel.bad_lines));
+        std::vector<std::uint64_t> lengths;
+        for (const auto& s : panel.usable) lengths.push_back(s.n_obs);
+        c.rq.panel = prof::distribution_of_lengths(lengths);
+    }
     auto profile = read_one_profile(c.file);
     for (const auto& w : profile ? profile->provenance.warnings : std::vector<std::string>{})
         prof::warn("profile: " + w);
@@ -122,7 +150,7 @@ int run(int argc, char** argv) {
     for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));
     for (const auto& [name, f] : plan.families)
         for (const auto& w : f.warnings) prof::warn(fmt::format("family '{}': {}", name, w));
-    if (c.strict)
+    if (c.rq.strict)
         for (const auto& [name, f] : plan.families)
             if (f.meets_deadline == false)
                 throw prof::error(prof::exit_code::data_err,

@@ -4,6 +4,7 @@
 // Job, a table).
 #pragma once
 
+#include "prof/curve.hpp"
 #include "prof/profile.hpp"
 
 #include <cstdint>
@@ -56,11 +57,22 @@ inline constexpr std::string_view plan_layouts[] = {"ray", "spark", "k8s"};
 // take `layout` (empty = ray). Throws usage_error when `layout` contradicts the target.
 std::string layout_for_target(const std::string& target, const std::string& layout);
 
+// What prof-plan does with a model of the run that has no ok fit in a non-empty profile (a
+// dropped model, one killed every time, one the profile lacks): stop with exit 65 naming it
+// (fail), size it from the --default-* values in its declared family (defaults), or plan the
+// run without it (skip).
+enum class unmeasured_policy { fail, defaults, skip };
+// "fail" | "defaults" | "skip"; throws usage_error otherwise.
+unmeasured_policy parse_unmeasured_policy(const std::string& text);
+
 // The run to size. Exactly one of deadline_s and nodes is set.
 struct plan_request {
-    std::uint64_t series = 0;                // series in the run (>= 1)
+    std::uint64_t series = 0;                // series in the run; 0 = the panel's usable series
     std::vector<std::string> models;         // the run's models; empty = every model of the
                                              // profile, its dropped models included
+    std::map<std::string, std::string> model_families;  // --models NAME:FAMILY, for a model
+                                                        // the profile does not place
+    std::optional<length_distribution> panel;  // --panel: the run's lengths (any series count)
     node_shape node;
     std::optional<double> deadline_s;        // --deadline
     std::optional<std::uint64_t> nodes;      // --nodes
@@ -68,7 +80,40 @@ struct plan_request {
     std::uint64_t min_fits = 3;              // fewer ok fits in a family = low confidence
     std::string layout = "ray";              // one of plan_layouts
     cluster_limits limits;
+    unmeasured_policy on_unmeasured = unmeasured_policy::fail;
+    bool strict = false;                     // exit 65 when an axis is assumed or there is no profile
 };
+
+// The run's series lengths as the plan prices them. `lengths` (scaled to the run's series)
+// comes from --panel, else from the profile's sample record; with neither, a harvested
+// profile's curves price each model over its own fits (every cell of that run was measured:
+// from_fits), and any other profile falls back to median × series.
+struct run_lengths {
+    std::optional<length_distribution> lengths;
+    bool from_fits = false;
+    std::string source = "none";  // panel | sample | harvest | none
+};
+run_lengths lengths_for_run(const compute_profile* profile, const plan_request& request, std::uint64_t series);
+
+// One family's work over the run (time margin applied). Per model: with a curve and known
+// lengths, Σ over the run's lengths of curve_wall_at (predict_model_work); else series ×
+// median_wall_s; a model with no measured wall takes series × the default wall. The longest
+// cell is the most one cell takes: on the curve at the run's longest series, else the median
+// (which can miss it: estimator says which rule priced each model).
+struct model_in_family {
+    std::string name;
+    const model_cost* cost = nullptr;  // null: sized from the defaults
+};
+struct family_work {
+    double work_s = 0;
+    double longest_cell_s = 0;
+    std::string longest_model;
+    std::optional<std::uint64_t> longest_n_obs;  // null when not priced from a curve
+    std::string estimator;                       // curve | median | default | mixed
+    std::vector<std::string> warnings;           // extrapolation, lengths past the measured ones
+};
+family_work predict_family_work(const std::vector<model_in_family>& models, const run_lengths& lengths,
+                                std::uint64_t series, double time_margin, double default_wall_s);
 
 // Where each axis of a family's slot came from: "measured" | "reference" | "assumed"
 // (the profile's provenance.basis, or assumed where a model of the family took a default).
@@ -111,8 +156,13 @@ struct family_plan {
     std::uint64_t slots_per_node = 0;                // under the layout: units × slots per unit
     family_layout layout;
     std::uint64_t cells = 0;                         // series × models
-    double work_s = 0;                               // series × planning wall per series
-    double longest_cell_s = 0;                       // the longest planned cell
+    double work_s = 0;                               // predict_family_work's, margin applied
+    double longest_cell_s = 0;                       // the longest single cell, margin applied
+    std::string longest_cell_model;
+    std::optional<std::uint64_t> longest_cell_n_obs;
+    std::string wall_estimator;                      // curve | median | default | mixed
+    std::optional<std::uint64_t> oom_floor_bytes;    // memory proven needed by an OOM kill
+    std::vector<std::string> unmeasured_models;      // sized from the defaults (--on-unmeasured defaults)
     std::uint64_t nodes = 0;                         // the nodes the family uses
     std::uint64_t slots = 0;                         // slots_per_node × nodes
     std::uint64_t waves = 0;                         // rounds of whole cells a slot runs at most:
@@ -130,6 +180,9 @@ struct family_plan {
 struct plan_run {
     std::uint64_t series = 0;
     std::vector<std::string> models;                 // sorted
+    std::vector<std::string> skipped_models;         // --on-unmeasured skip left these out
+    std::string length_source = "none";              // run_lengths::source
+    std::optional<std::uint64_t> max_n_obs;          // the run's longest series, when known
     std::optional<double> deadline_s;
     std::optional<std::uint64_t> nodes;              // as given with --nodes
     std::uint64_t min_fits = 3;
@@ -142,6 +195,7 @@ struct plan_totals {
     std::uint64_t cells = 0;
     double work_s = 0;
     std::uint64_t nodes = 0;        // deadline: the fewest nodes whose summed makespans meet it
+    double longest_cell_s = 0;      // over families
     double makespan_s = 0;          // Σ family makespans on that many nodes
     double makespan_lower_s = 0;    // Σ family lower bounds
     std::optional<bool> meets_deadline;
@@ -162,16 +216,21 @@ struct plan_record {
 // Per model of the run (a model the profile lacks forms a family of its own name, assumed):
 //   cores = snap_cores(max_effective_cores) | default; rss = ceil(max_process_rss × memory
 //   margin) | default; gpu = ceil(max_peak_gpu × memory margin) | default GPU | none;
-//   wall per cell = median_wall_s × time margin | default wall.
+//   rss is at least oom_floor_bytes(oom_limit_bytes) when a fit was killed for memory;
+//   work and the longest cell from predict_family_work.
 // Per family: the slot is the max over its models; gpu_fraction = 1 / floor(device memory /
 // slot_gpu_bytes); the node's slots = min over cores, memory and GPUs, then deployed under the
-// layout (layout_family); work_s = series × Σ wall; longest_cell_s = the largest wall per cell.
+// layout; work_s and longest_cell_s from predict_family_work.
 // Nodes and makespans come from waves of whole cells over the slots the layout deploys
 // (schedule_makespan): with a deadline the fewest nodes that meet it, never more than one
 // wave of cells needs; with --nodes the given count, again never more than the cells need.
+// A model with no ok fit in a non-empty profile follows request.on_unmeasured: fail throws
+// prof::error(data_err) naming it, its family, its first error and the three choices.
 // Throws usage_error (64) on a bad request or a default that does not fit the node, and
 // prof::error(data_err) (65) when a measured slot does not fit one node or one unit under a
-// cluster limit, naming both numbers and the limit.
+// cluster limit, naming both numbers and the limit, and under request.strict when there is
+// no profile or any axis of a family is assumed. (A family that cannot meet the deadline is
+// in the record, meets_deadline false; prof-plan --strict refuses it.)
 plan_record make_plan(const compute_profile* profile, const plan_request& request);
 
 // The makespan of `cells` whole cells of `work_s` seconds in all, none longer than

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <set>
+#include <fmt/ranges.h>
 
 namespace prof {
 
@@ -359,6 +360,17 @@ std::string render_plan_table(const plan_record& p) {
                        p.totals.meets_deadline ? (*p.totals.meets_deadline ? "; meets the deadline"
                                                                            : "; DOES NOT MEET THE DEADLINE")
                                                : "");
+    for (const auto& [name, f] : p.families) {
+        out += fmt::format("work of {}: {} priced by the {} rule; longest cell {} ({}{})\n", name,
+                           human_seconds(f.work_s), f.wall_estimator, human_seconds(f.longest_cell_s),
+                           f.longest_cell_model,
+                           f.longest_cell_n_obs ? fmt::format(", n_obs {}", *f.longest_cell_n_obs) : std::string());
+        if (!f.unmeasured_models.empty())
+            out += fmt::format("unmeasured in {} (no ok fit; sized from the defaults): {}\n", name,
+                               fmt::join(f.unmeasured_models, ", "));
+    }
+    if (!p.run.skipped_models.empty())
+        out += fmt::format("skipped (no ok fit, --on-unmeasured skip): {}\n", fmt::join(p.run.skipped_models, ", "));
     return out;
 }
 

@@ -100,7 +100,10 @@ TEST_CASE("a CPU-only family with a deadline gets the hand-computed slot, slots 
     CHECK(plan.totals.nodes == 2);                // ceil(117.1875 / 60)
     CHECK(plan.totals.makespan_s == 59.1796875);
     CHECK(plan.totals.meets_deadline == true);
-    CHECK(plan.warnings.empty());
+    CHECK(f.wall_estimator == "median");          // the models have no curve in n_obs
+    CHECK(f.longest_cell_model == "arima");
+    REQUIRE(plan.warnings.size() == 1);
+    CHECK(plan.warnings[0].find("no cost curve in n_obs for arima, theta") == 0);
 }
 
 TEST_CASE("a deadline met exactly does not buy an extra node through rounding noise") {
@@ -188,12 +191,30 @@ TEST_CASE("a null GPU axis asks a GPU only when --default-gpu-memory is given") 
     CHECK(f.basis.gpu == "assumed");
 }
 
-TEST_CASE("a model the profile lacks forms its own family from the defaults, with a warning") {
+TEST_CASE("a model the profile lacks stops the plan by default, naming it and the three choices") {
+    auto p = statistical();
+    auto rq = cpu_request();
+    rq.models = {"theta", "prophet"};
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "model 'prophet' (family 'prophet') is not in the profile; no plan: choose --on-unmeasured defaults (size "
+          "it from the --default-* values, assumed), --on-unmeasured skip (plan the run without it), or measure it "
+          "(--on-unmeasured fail, the default, stops here)");
+    CHECK(code == 65);
+    rq.on_unmeasured = prof::unmeasured_policy::skip;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.families.size() == 1);
+    CHECK(plan.run.models == std::vector<std::string>{"theta"});
+    CHECK(plan.run.skipped_models == std::vector<std::string>{"prophet"});
+}
+
+TEST_CASE("with --on-unmeasured defaults a model the profile lacks forms its own family from the defaults") {
     auto p = statistical();
     auto rq = cpu_request();
     rq.models = {"theta", "prophet"};
     rq.deadline_s.reset();
     rq.nodes = 1;
+    rq.on_unmeasured = prof::unmeasured_policy::defaults;
     auto plan = prof::make_plan(&p, rq);
     REQUIRE(plan.families.size() == 2);
     const auto& s = plan.families.at("statistical");
@@ -209,9 +230,12 @@ TEST_CASE("a model the profile lacks forms its own family from the defaults, wit
     CHECK(x.basis.wall == "assumed");
     CHECK(x.low_confidence);
     CHECK(x.warnings.empty());
-    REQUIRE(plan.warnings.size() == 1);
-    CHECK(plan.warnings[0].find("model 'prophet' is not in the profile") == 0);
-    REQUIRE(s.warnings.size() == 0);
+    CHECK(x.unmeasured_models == std::vector<std::string>{"prophet"});
+    // 1000 cells of 60 s on one node's 16 slots: 63 waves, 63 min (divisible work: 62.5 min).
+    CHECK(x.makespan_s == 63 * 60.0);
+    REQUIRE(plan.warnings.size() == 2);
+    CHECK(plan.warnings[0].find("model 'prophet' (family 'prophet') is not in the profile") == 0);
+    CHECK(s.warnings.empty());
     CHECK(plan.totals.makespan_s == s.makespan_s + x.makespan_s);
 }
 
@@ -230,20 +254,29 @@ TEST_CASE("a reference profile's axes say reference, and its provenance is carri
     CHECK(prof::write_plan(plan).find(R"("baseline_version":"2026.11")") != std::string::npos);
 }
 
-TEST_CASE("a model the profile dropped takes the defaults and its first error is quoted") {
+TEST_CASE("a model the profile dropped takes the defaults in its declared family and its first error is quoted") {
     auto p = statistical();
     p.dropped_models = {"sarimax"};
+    p.dropped_model_families["sarimax"] = "statistical";
     p.first_error_by_model["sarimax"] = "exit 1: LinAlgError";
-    auto plan = prof::make_plan(&p, cpu_request());
+    auto rq = cpu_request();
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }).find(
+              "model 'sarimax' (family 'statistical') has no ok fit in the profile (first error: exit 1: LinAlgError); "
+              "no plan: choose") == 0);
+    rq.on_unmeasured = prof::unmeasured_policy::defaults;
+    auto plan = prof::make_plan(&p, rq);
     CHECK(plan.run.models == std::vector<std::string>{"arima", "sarimax", "theta"});
-    REQUIRE(plan.families.count("sarimax") == 1);
-    CHECK(plan.families.at("sarimax").basis.memory == "assumed");
+    REQUIRE(plan.families.size() == 1);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.models == std::vector<std::string>{"arima", "sarimax", "theta"});
+    CHECK(f.basis.memory == "assumed");
+    CHECK(f.slot_rss_bytes == 4 * GiB);           // the default, above 250 MiB
+    CHECK(f.work_s == 1000 * (0.75 * 1.25 + 60)); // measured walls margined, the default not
+    CHECK(f.unmeasured_models == std::vector<std::string>{"sarimax"});
     REQUIRE(plan.warnings.size() == 2);
-    CHECK(plan.warnings[0] == "model 'sarimax' has no usable measurement in the profile (first error: exit 1: "
-                              "LinAlgError): sized from the defaults (assumed)");
-    // sarimax's 60 s default cells alone fill the 60 s deadline: the families one after
-    // another cannot meet it on any node count.
-    CHECK(plan.warnings[1].find("the families one after another cannot meet the deadline 60.00 s") == 0);
+    CHECK(plan.warnings[0] == "model 'sarimax' (family 'statistical') has no ok fit in the profile (first error: "
+                              "exit 1: LinAlgError): sized from the defaults (assumed, --on-unmeasured defaults); "
+                              "measure it before trusting the plan");
 }
 
 TEST_CASE("a family measured on fewer than --min-fits ok fits is low-confidence and says so") {
@@ -339,7 +372,7 @@ TEST_CASE("bad requests are usage errors") {
     check(rq, "give exactly one of --deadline (to get a node count) and --nodes (to get a makespan)");
     rq = cpu_request();
     rq.series = 0;
-    check(rq, "--series must be a positive integer");
+    check(rq, "--series must be a positive integer (or give --panel)");
     rq = cpu_request();
     rq.node.gpus = 2;
     check(rq, "--node-gpus needs --node-gpu-memory (the memory of one device)");
@@ -384,20 +417,24 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"({"kind":"plan","provenance":{"basis":"measured","source":"prepass","run_id":null,"baseline_version":null,)"
           R"("measured_at":"2026-11-29T15:00:00Z","signature":null,"warnings":[]},)"
           R"("node":{"cores":16,"memory_bytes":68719476736,"gpus":0,"gpu_memory_bytes":null},)"
-          R"("run":{"series":4,"models":["theta"],"deadline_s":60,"nodes":null,"min_fits":3,"layout":"ray",)"
+          R"("run":{"series":4,"models":["theta"],"skipped_models":[],"length_source":"none","max_n_obs":null,)"
+          R"("deadline_s":60,"nodes":null,"min_fits":3,"layout":"ray",)"
           R"("max_container_memory_bytes":null,"max_pods_per_node":110},)"
           R"("families":{"statistical":{"models":["theta"],"slot_cores":1,"slot_rss_bytes":131072000,)"
           R"("slot_gpu_bytes":null,"gpu_fraction":null,"intraop_threads":null,"slots_per_node":16,)"
           R"("layout":{"unit":"task","slots_per_unit":1,"units_per_node":16,"unit_cores":1,)"
           R"("unit_memory_bytes":131072000,"unit_gpus":null,"slots_per_device":null,"heap_bytes":null,)"
           R"("overhead_bytes":null,"cells_per_item":1,"work_items":4,"limited_by":"cores"},"cells":4,)"
-          R"("work_s":1.25,"longest_cell_s":0.3125,"nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,)"
-          R"("makespan_lower_s":0.3125,"meets_deadline":true,)"
+          R"("work_s":1.25,"longest_cell_s":0.3125,"longest_cell_model":"theta","longest_cell_n_obs":null,)"
+          R"("wall_estimator":"median","oom_floor_bytes":null,"unmeasured_models":[],)"
+          R"("nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,"meets_deadline":true,)"
           R"("basis":{"cores":"measured","memory":"measured","gpu":"assumed","wall":"measured"},"n_ok":5,)"
           R"("low_confidence":false,"warnings":["the profile records no common thread cap for these fits: run )"
           R"x(production as they were measured (the renderings set no thread-pool variables)"]}},)x"
-          R"("totals":{"cells":4,"work_s":1.25,"nodes":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,)"
-          R"("meets_deadline":true},"warnings":[]})");
+          R"("totals":{"cells":4,"work_s":1.25,"nodes":1,"longest_cell_s":0.3125,"makespan_s":0.3125,)"
+          R"("makespan_lower_s":0.3125,"meets_deadline":true},"warnings":["no cost curve in n_obs for )"
+          R"(theta (the profile has none: its fits had no n_obs): work is series x the median cell, which )"
+          R"(misses a long tail"]})");
 }
 
 TEST_CASE("whole cells: equal cells take waves, mixed cells take the smaller of waves and Graham's bound") {
@@ -662,4 +699,124 @@ TEST_CASE("ray: when rounding down would pack one slot too many on a device, num
     CHECK(plan.families.at("f").layout.unit_gpus == 0.0067);
     CHECK(plan.families.at("f").layout.slots_per_device == 149);
     CHECK(plan.families.at("f").slots_per_node == 149);
+}
+
+namespace {
+// ets on a sample of 12, 203 and 2284 observations: 0.006, 0.049 and 0.292 s (margin 1.25).
+prof::compute_profile curved() {
+    auto m = model("ets", "statistical", 8, 1.0, 100 * MiB, std::nullopt, 0.006);
+    m.max_n_obs = 2284;
+    m.wall_curve = {{12, 12, 12, 6, 0.006, 0.006}, {203, 203, 203, 1, 0.049, 0.049}, {2284, 2284, 2284, 1, 0.292, 0.292}};
+    return profile_of({m});
+}
+prof::length_distribution panel_of(std::vector<std::uint64_t> lengths) { return prof::distribution_of_lengths(lengths); }
+}  // namespace
+
+TEST_CASE("with --panel the work is the curve summed over the panel's lengths, the makespan at least the longest cell") {
+    auto p = curved();
+    auto rq = cpu_request();
+    rq.series = 0;  // the panel's 4 series
+    rq.panel = panel_of({12, 12, 107, 2284});
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    double at107 = 0.006 + (107.0 - 12) / (203 - 12) * (0.049 - 0.006);
+    CHECK(plan.run.series == 4);
+    CHECK(plan.run.length_source == "panel");
+    CHECK(plan.run.max_n_obs == 2284u);
+    CHECK(f.wall_estimator == "curve");
+    CHECK(f.work_s == doctest::Approx((2 * 0.006 + at107 + 0.292) * 1.25));
+    CHECK(f.longest_cell_s == doctest::Approx(0.292 * 1.25));
+    CHECK(f.longest_cell_n_obs == 2284u);
+    CHECK(f.makespan_s == doctest::Approx(0.292 * 1.25));  // one 0.365 s cell outlasts work / 16 slots
+    // --series scales the panel's shape: 4000 series = 1000 × each of the 4.
+    rq.series = 4000;
+    auto scaled = prof::make_plan(&p, rq);
+    CHECK(scaled.families.at("statistical").work_s == doctest::Approx(1000 * (2 * 0.006 + at107 + 0.292) * 1.25));
+}
+
+TEST_CASE("the whole-cell schedule runs on the curve's work and longest cell") {
+    // 4000 series shaped like the panel {12, 12, 107, 2284}: work W = 1000 × the four cells,
+    // the longest cell L = 0.292 × 1.25 = 0.365 s (n_obs 2284). On 16 slots Graham's bound
+    // (W − L) / 16 + L (26.2 s) beats 250 waves × L (91.25 s); a 20 s deadline needs 2 nodes.
+    auto p = curved();
+    auto rq = cpu_request();
+    rq.series = 4000;
+    rq.panel = panel_of({12, 12, 107, 2284});
+    rq.deadline_s = 20;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    const double W = f.work_s, L = 0.292 * 1.25;
+    CHECK(f.longest_cell_s == doctest::Approx(L));
+    CHECK(f.nodes == 2);
+    CHECK(f.makespan_s == doctest::Approx((W - L) / 32 + L));
+    CHECK(prof::schedule_makespan(4000, W, L, 1, 1, 16) == doctest::Approx((W - L) / 16 + L));
+    CHECK((W - L) / 16 + L > 20);
+}
+
+TEST_CASE("a panel longer than any measured series is extrapolated and warned about, for time and memory") {
+    auto p = curved();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 4568});
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    // 4568 = 2 × 2284; the last segment's log-log slope is below 1, so proportional: 0.584 s.
+    CHECK(f.longest_cell_s == doctest::Approx(0.584 * 1.25));
+    CHECK(f.work_s == doctest::Approx((0.006 + 0.584) * 1.25));
+    REQUIRE(f.warnings.size() == 2);
+    CHECK(f.warnings[0] == "model 'ets': the run's longest series has n_obs 4568, its longest measured fit 2284: its "
+                           "memory and time were not measured at that length; measure the longest series");
+    CHECK(f.warnings[1].find("model 'ets': the run holds series of n_obs 4568, longer than any measured (2284)") == 0);
+}
+
+TEST_CASE("the profile's sample record gives the run's lengths when there is no --panel") {
+    auto p = curved();
+    p.sample = prof::parse_json_text(
+        R"({"kind":"sample","lengths":[{"n_obs":12,"n_obs_min":12,"n_obs_max":12,"n_series":3},)"
+        R"({"n_obs":2284,"n_obs_min":2284,"n_obs_max":2284,"n_series":1}]})");
+    auto rq = cpu_request();
+    rq.series = 400;  // 300 of length 12, 100 of 2284
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.run.length_source == "sample");
+    CHECK(plan.families.at("statistical").work_s == doctest::Approx((300 * 0.006 + 100 * 0.292) * 1.25));
+    CHECK(plan.warnings.empty());
+}
+
+TEST_CASE("a harvested profile prices each model over its own measured lengths") {
+    auto p = curved();
+    p.provenance.source = "harvest";
+    auto rq = cpu_request();
+    rq.series = 8;  // the curve's own 8 fits: 6 × 12, 1 × 203, 1 × 2284
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.run.length_source == "harvest");
+    CHECK(plan.families.at("statistical").work_s == doctest::Approx((6 * 0.006 + 0.049 + 0.292) * 1.25));
+}
+
+TEST_CASE("an OOM kill raises the plan's slot above the limit it died at") {
+    auto p = statistical();
+    p.models.at("theta").n_oom_killed = 1;
+    p.models.at("theta").oom_limit_bytes = 512 * MiB;
+    auto plan = prof::make_plan(&p, cpu_request());
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.oom_floor_bytes == 644245095u);  // ceil(512 MiB × 1.2), above 512 MiB + 100 MiB
+    CHECK(f.slot_rss_bytes == 644245095u);   // above arima's 250 MiB
+    CHECK(f.basis.memory == "measured");
+    CHECK(f.warnings[0].find("model 'theta': 1 fit(s) killed for memory, the largest limit 512.00 MiB") == 0);
+}
+
+TEST_CASE("--strict refuses a plan with an assumed axis or no profile") {
+    auto rq = cpu_request();
+    rq.strict = true;
+    rq.models = {"a"};
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(nullptr, rq); }, &code) ==
+          "--strict: no profile on the input: nothing measured to plan from");
+    CHECK(code == 65);
+    auto p = profile_of({model("theta", "statistical", 5, std::nullopt, 100 * MiB, std::nullopt, 0.25)});
+    rq.models.clear();
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "--strict: assumed axes in family 'statistical' (cores): measure them, or plan without --strict");
+    CHECK(code == 65);
+    auto measured = statistical();  // every axis measured
+    CHECK_NOTHROW(prof::make_plan(&measured, rq));
 }
