@@ -703,6 +703,11 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         if (!assumed.empty())
             throw error(exit_code::data_err,
                         fmt::format("--strict: assumed axes in {}: measure them, or plan without --strict", join(assumed)));
+        for (const auto& [name, f] : p.families)
+            if (f.meets_deadline == false)
+                for (const auto& w : f.warnings)
+                    if (w.rfind("cannot meet the deadline", 0) == 0)
+                        throw error(exit_code::data_err, fmt::format("--strict: family '{}' {}", name, w));
     }
     return p;
 }

@@ -269,6 +269,8 @@ std::string render_ray(const plan_record& p);         // a comment line, then on
 std::string render_k8s(const plan_record& p, const render_options& o = {});    // YAML: container resources
 std::string render_k8s_job(const plan_record& p, const render_options& o = {});  // YAML: an Indexed Job per family
 std::string render_plan_table(const plan_record& p);  // for people
+// The rendering --target names: json, spark, ray, k8s, k8s-job or table.
+std::string render_plan(const plan_record& p, const std::string& target, const render_options& o = {});
 
 // The JVM side of one Spark executor of `tasks` task slots: heap = max(1 GiB, 64 MiB × tasks),
 // so that Spark's unified memory ((heap − 300 MiB) × 0.6, of which each of N running tasks is

@@ -374,4 +374,14 @@ std::string render_plan_table(const plan_record& p) {
     return out;
 }
 
+std::string render_plan(const plan_record& p, const std::string& target, const render_options& o) {
+    if (target == "json") return write_plan(p);
+    if (target == "ray") return render_ray(p);
+    if (target == "spark") return render_spark(p, o);
+    if (target == "k8s") return render_k8s(p, o);
+    if (target == "k8s-job") return render_k8s_job(p, o);
+    if (target == "table") return render_plan_table(p);
+    throw usage_error(fmt::format("--target must be json, spark, ray, k8s, k8s-job or table, not '{}'", target));
+}
+
 }  // namespace prof

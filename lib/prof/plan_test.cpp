@@ -820,3 +820,17 @@ TEST_CASE("--strict refuses a plan with an assumed axis or no profile") {
     auto measured = statistical();  // every axis measured
     CHECK_NOTHROW(prof::make_plan(&measured, rq));
 }
+
+TEST_CASE("--strict refuses a family that cannot meet its deadline, naming why") {
+    // One 125 s cell against a 60 s deadline: no node count meets it.
+    auto p = profile_of({model("slow", "f", 5, 1.0, 1 * GiB, std::nullopt, 100.0)});
+    auto rq = cpu_request();
+    rq.strict = true;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "--strict: family 'f' cannot meet the deadline 60.00 s: one cell of model 'slow' takes 2.1 min (planned); "
+          "63 node(s) run every cell at once and take 2.1 min; raise --deadline");
+    CHECK(code == 65);
+    rq.deadline_s = 150;  // 125 s cells in one wave of 63 nodes, or 2 waves (250 s) on fewer: 63 nodes
+    CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 63);
+}
