@@ -5,6 +5,7 @@
 #include "prof/json_in.hpp"
 #include "prof/profile.hpp"
 #include "prof/records.hpp"
+#include "prof/sample.hpp"
 
 #include <cstdio>
 #include <fmt/format.h>
@@ -26,7 +27,7 @@ int run(int argc, char** argv) {
                  "prof-aggregate"};
     prof::cli::configure(app, "prof-sample --panel panel.jsonl --model theta | prof-measure --run 'fit {ts_id}' "
                               "| prof-aggregate --format table",
-                         "reads fit records; writes one profile record (or a table)");
+                         "reads fit records (and prof-sample's sample record, kept on the profile); writes one profile record (or a table)");
     app.add_option("files", c.files, "Fit record files ('-' = stdin; default stdin)");
     app.add_option("--memory-margin", c.memory_margin, "Multiplier on peak memory, >= 1.0")->capture_default_str();
     app.add_option("--time-margin", c.time_margin, "Multiplier on median wall time, >= 1.0")->capture_default_str();
@@ -39,10 +40,12 @@ int run(int argc, char** argv) {
 
     prof::profile_builder builder(c.memory_margin, c.time_margin);
     std::size_t bad = 0, records = 0;
+    std::optional<prof::json_value> sample;
     for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {
         prof::line_reader in(prof::open_input(path));
         auto stats = prof::for_each_object(in, c.max_bad_lines - bad, [&](simdjson::ondemand::object& obj, std::size_t) {
-            builder.add(prof::read_fit(obj));
+            if (!prof::is_sample_record(obj)) return builder.add(prof::read_fit(obj));
+            prof::keep_sample_record(sample, prof::read_object_value(obj));
         });
         bad += stats.bad_lines;
         records += stats.records;
@@ -53,6 +56,7 @@ int run(int argc, char** argv) {
     pv.basis = "measured";
     pv.source = "prepass";
     auto profile = builder.finish(pv);
+    profile.sample = std::move(sample);
     if (profile.models.empty())
         profile.provenance.warnings.push_back(
             "no model has a usable measurement (see first_error_by_model): this profile sizes nothing, and a "

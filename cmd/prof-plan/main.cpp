@@ -4,6 +4,7 @@
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/plan.hpp"
+#include "prof/sample.hpp"
 #include "prof/units.hpp"
 
 #include <cstdio>
@@ -16,9 +17,13 @@ struct config {
     std::string file = "-";
     std::string node_memory, node_gpu_memory, deadline;
     std::string default_memory = "4GiB", default_wall = "60s", default_gpu_memory;
-    std::string target = "json";
+    std::string target = "json", layout, max_container_memory;
+    std::string panel, on_unmeasured = "fail";
+    std::vector<std::string> models;
+    std::uint64_t max_bad_lines = 0;
     std::optional<std::uint64_t> nodes;
     prof::plan_request rq;
+    prof::render_options ro;
 };
 
 // The profile on the input, or nothing (a skipped gate, an empty pre-pass): the static-config
@@ -47,21 +52,48 @@ int run(int argc, char** argv) {
                          "--deadline 1h --target spark",
                          "reads one profile record (or nothing); writes one plan record, or a rendering");
     app.add_option("file", c.file, "Profile file ('-' = stdin; default stdin)");
-    prof::cli::add_count_option(app, "--series", c.rq.series, "Series in the run (every model runs on every series)")
+    prof::cli::add_count_option(app, "--series", c.rq.series,
+                                "Series in the run (every model runs on every series; default: --panel's usable series)")
+        ->default_str("");
+    app.add_option("--panel", c.panel,
+                   "The run's panel of {ts_id, n_obs} lines (prof-sample's input): prices every series by its length")
+        ->allow_extra_args(false);
+    app.add_option("--models", c.models,
+                   "The run's models, NAME or NAME:FAMILY, comma-separated or repeated (default: the profile's)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    app.add_option("--on-unmeasured", c.on_unmeasured,
+                   "A model with no ok fit: fail (exit 65), defaults (size it from --default-*) or skip it")
+        ->capture_default_str();
+    app.add_flag("--strict", c.rq.strict,
+                 "Exit 65 when there is no profile, any axis of the plan is assumed, or a family cannot meet --deadline");
+    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed --panel lines");
+    prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node may hand out (allocatable)")
         ->required()
         ->default_str("");
-    app.add_option("--models", c.rq.models, "The run's models, comma-separated (default: the profile's)")
-        ->delimiter(',');
-    prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node offers")->required()->default_str("");
-    app.add_option("--node-memory", c.node_memory, "Memory one node offers (e.g. 64GiB)")->required();
+    app.add_option("--node-memory", c.node_memory, "Memory one node may hand out (allocatable, e.g. 60GiB)")->required();
     prof::cli::add_count_option(app, "--node-gpus", c.rq.node.gpus, "GPUs per node");
     app.add_option("--node-gpu-memory", c.node_gpu_memory, "Memory of one GPU device (e.g. 80GiB)");
     auto* deadline = app.add_option("--deadline", c.deadline, "Finish within this duration: plan the node count");
-    auto* nodes = prof::cli::add_count_option(app, "--nodes", c.nodes, "Run on this many nodes: plan the makespan (a lower bound)");
+    auto* nodes = prof::cli::add_count_option(app, "--nodes", c.nodes, "Run on this many nodes: plan the makespan of whole cells");
     deadline->excludes(nodes);
-    app.add_option("--target", c.target, "json (plan record), spark, ray, k8s or table")
+    app.add_option("--target", c.target, "json (plan record), spark, ray, k8s (container resources), k8s-job "
+                                         "(an Indexed Job per family) or table")
         ->capture_default_str()
-        ->check(CLI::IsMember({"json", "spark", "ray", "k8s", "table"}));
+        ->check(CLI::IsMember({"json", "spark", "ray", "k8s", "k8s-job", "table"}));
+    app.add_option("--layout", c.layout, "ray, spark or k8s: how json and table deploy the slots (default: the target's; ray)")
+        ->check(CLI::IsMember({"ray", "spark", "k8s"}));
+    app.add_option("--max-container-memory", c.max_container_memory,
+                   "Largest container one executor or pod may ask (YARN maximum allocation, a LimitRange max)");
+    prof::cli::add_count_option(app, "--max-pods-per-node", c.rq.limits.max_pods_per_node,
+                                "Pods one node runs at most (kubelet maxPods)");
+    app.add_option("--spark-allocation", c.ro.spark_allocation, "spark: static (spark.executor.instances) or dynamic")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"static", "dynamic"}));
+    app.add_option("--spark-gpu-discovery-script", c.ro.gpu_discovery_script,
+                   "spark: the GPU discovery script on the executors (default: a placeholder)");
+    app.add_option("--k8s-image", c.ro.image, "k8s-job: the worker's container image (default: a placeholder)");
+    app.add_flag("--cpu-limit", c.ro.cpu_limit, "k8s: a CPU limit equal to the request, for families with a thread cap");
     prof::cli::add_count_option(app, "--default-cores", c.rq.defaults.cores, "Cores of a slot the profile does not size");
     app.add_option("--default-memory", c.default_memory, "Memory of a slot the profile does not size")
         ->capture_default_str();
@@ -71,11 +103,21 @@ int run(int argc, char** argv) {
                    "GPU memory of a slot the profile does not size (default: no GPU)");
     prof::cli::add_count_option(app, "--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence");
     prof::cli::parse(app, argc, argv);
+    c.rq.on_unmeasured = prof::parse_unmeasured_policy(c.on_unmeasured);
+    for (const auto& m : c.models) {
+        auto spec = prof::parse_model_spec(m, "--models");
+        c.rq.models.push_back(spec.model_type);
+        if (m.find(':') != std::string::npos) c.rq.model_families[spec.model_type] = spec.family;
+    }
+    if (c.rq.series == 0 && c.panel.empty()) throw prof::usage_error("give --series N, or --panel FILE (the run's series)");
 
     c.rq.node.memory_bytes = prof::parse_size(c.node_memory, "--node-memory");
     if (!c.node_gpu_memory.empty()) c.rq.node.gpu_memory_bytes = prof::parse_size(c.node_gpu_memory, "--node-gpu-memory");
     if (!c.deadline.empty()) c.rq.deadline_s = prof::parse_duration(c.deadline, "--deadline");
     c.rq.nodes = c.nodes;
+    c.rq.layout = prof::layout_for_target(c.target, c.layout);
+    if (!c.max_container_memory.empty())
+        c.rq.limits.max_container_memory_bytes = prof::parse_size(c.max_container_memory, "--max-container-memory");
     c.rq.defaults.memory_bytes = prof::parse_size(c.default_memory, "--default-memory");
     c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");
     if (!c.default_gpu_memory.empty())
@@ -83,17 +125,20 @@ int run(int argc, char** argv) {
     if (!c.rq.deadline_s && !c.rq.nodes)
         throw prof::usage_error("give --deadline (to get a node count) or --nodes (to get a makespan)");
 
+    if (!c.panel.empty()) {
+        prof::line_reader in(prof::open_input(c.panel));
+        auto panel = prof::read_panel(in, c.max_bad_lines);
+        if (panel.bad_lines) prof::warn(fmt::format("--panel: skipped {} malformed line(s)", panel.bad_lines));
+        std::vector<std::uint64_t> lengths;
+        for (const auto& s : panel.usable) lengths.push_back(s.n_obs);
+        c.rq.panel = prof::distribution_of_lengths(lengths);
+    }
     auto profile = read_one_profile(c.file);
     for (const auto& w : profile ? profile->provenance.warnings : std::vector<std::string>{})
         prof::warn("profile: " + w);
     prof::plan_record plan = prof::make_plan(profile ? &*profile : nullptr, c.rq);
 
-    std::string out;
-    if (c.target == "json") out = prof::write_plan(plan);
-    else if (c.target == "ray") out = prof::render_ray(plan);
-    else if (c.target == "spark") out = prof::render_spark(plan);
-    else if (c.target == "k8s") out = prof::render_k8s(plan);
-    else out = prof::render_plan_table(plan);
+    std::string out = prof::render_plan(plan, c.target, c.ro);
 
     // Warnings go to stderr whatever the target; the static-config case is one plain note.
     for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));

@@ -77,7 +77,7 @@ bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *
 // The columns the row rules read; anything else is `other` (a scalar, checked and ignored).
 enum class column : std::uint8_t {
     run_id, ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
-    peak_rss_bytes, peak_gpu_bytes, intraop_threads, fold_id, ensemble_id, finished_at, error, other
+    peak_rss_bytes, peak_gpu_bytes, intraop_threads, memory_limit_bytes, fold_id, ensemble_id, finished_at, error, other
 };
 
 // The column names, looked up by the row readers when a key was not predicted (the fast
@@ -94,6 +94,7 @@ constexpr std::pair<std::string_view, column> column_names[] = {
     {"peak_rss_bytes", column::peak_rss_bytes},
     {"peak_gpu_bytes", column::peak_gpu_bytes},
     {"intraop_threads", column::intraop_threads},
+    {"memory_limit_bytes", column::memory_limit_bytes},
     {"fold_id", column::fold_id},
     {"ensemble_id", column::ensemble_id},
     {"finished_at", column::finished_at},
@@ -154,6 +155,7 @@ harvest_row read_harvest_row(od::object& obj) {
         case column::peak_gpu_bytes: r.peak_gpu_bytes = read_count(v, "peak_gpu_bytes"); break;
         case column::process_rss_bytes: r.process_rss_bytes = read_count(v, "process_rss_bytes"); break;
         case column::intraop_threads: r.intraop_threads = read_count(v, "intraop_threads"); break;
+        case column::memory_limit_bytes: r.memory_limit_bytes = read_count(v, "memory_limit_bytes"); break;
         case column::other: break;
         }
     }
@@ -269,6 +271,7 @@ bool fast_seconds(scan_kind k, std::string_view t, std::optional<double>& out) {
     case column::cpu_seconds: return scan_seconds(s, r.cpu_seconds);
     case column::n_obs: return scan_count(s, r.n_obs);
     case column::process_rss_bytes: return scan_count(s, r.process_rss_bytes);
+    case column::memory_limit_bytes: return scan_count(s, r.memory_limit_bytes);
     case column::peak_rss_bytes: return scan_count(s, r.peak_rss_bytes);
     case column::peak_gpu_bytes: return scan_count(s, r.peak_gpu_bytes);
     case column::intraop_threads: return scan_count(s, r.intraop_threads);
@@ -506,6 +509,7 @@ void harvester::add(const harvest_row& row) {
     f.peak_rss_bytes = row.peak_rss_bytes;
     f.peak_gpu_bytes = row.peak_gpu_bytes;
     f.intraop_threads = row.intraop_threads;
+    f.memory_limit_bytes = row.memory_limit_bytes;
     std::string error;
     if (!f.ok) {
         if (row.error && !row.error->empty()) {  // "": a non-Nullable String column's "none"

@@ -11,6 +11,9 @@
 //   fit_seconds   number or null                — the fit's wall time (→ wall_s)
 //   cpu_seconds   number or null                — user + system CPU (→ cpu_s)
 //   process_rss_bytes, peak_rss_bytes, peak_gpu_bytes   non-negative integers or null
+//   memory_limit_bytes  non-negative integer or null — the memory limit the fit ran under
+//                 (a container's); with an error text naming a kill, the row is an OOM kill
+//                 at that limit (fit_was_oom_killed), a lower bound on the model's memory
 //   fold_id, ensemble_id   any; a value other than null or "" skips the row (a fold is
 //                 bracketed by its full fit; an ensemble is arithmetic over predictions, not a
 //                 fit; "" is how a non-Nullable ClickHouse String column says "none")
@@ -43,7 +46,8 @@ struct harvest_row {
     std::string_view run_id, ts_id, model_type;
     std::optional<std::string_view> family, error;
     std::optional<std::int64_t> finished_at_ns;  // finished_at as an instant (ns since the epoch)
-    std::optional<std::uint64_t> n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads;
+    std::optional<std::uint64_t> n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads,
+        memory_limit_bytes;
     std::optional<double> fit_seconds, cpu_seconds;
     bool fold = false, ensemble = false;
 
@@ -59,6 +63,7 @@ struct harvest_row {
         peak_rss_bytes.reset();
         peak_gpu_bytes.reset();
         intraop_threads.reset();
+        memory_limit_bytes.reset();
         fit_seconds.reset();
         cpu_seconds.reset();
         fold = ensemble = false;

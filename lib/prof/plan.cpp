@@ -1,27 +1,21 @@
-// make_plan and the plan record (see plan.hpp; the rules are issue 7 "Arithmetic").
+// make_plan, the layouts of slots into scheduler units, whole-cell scheduling and the plan record
+// (see plan.hpp).
 #include "prof/plan.hpp"
 
 #include "prof/errors.hpp"
 #include "prof/json_out.hpp"
+#include "prof/sample.hpp"
 #include "prof/units.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <set>
 
 namespace prof {
 
 namespace {
-
-// ceil(x) with a relative tolerance of 1e-12, so 3 × (1/3)-style rounding noise never buys a
-// whole extra node (the same tolerance SPEC §2 applies to bytes).
-std::uint64_t ceil_tolerant(double x) {
-    if (!(x > 0)) return 0;
-    double r = std::nearbyint(x);
-    if (std::fabs(x - r) <= 1e-12 * x) return static_cast<std::uint64_t>(r);
-    return static_cast<std::uint64_t>(std::ceil(x));
-}
 
 std::string bytes_text(std::uint64_t b) { return fmt::format("{} ({} bytes)", human_bytes(double(b)), b); }
 
@@ -34,11 +28,148 @@ std::string join(const std::vector<std::string>& v, std::string_view sep = ", ")
     return out;
 }
 
-// One model of the run as the plan sees it: the profile's model cost, or nothing.
-struct run_model {
-    std::string name, family;
-    const model_cost* cost = nullptr;  // null: not in the profile (or dropped there)
+constexpr std::uint64_t mib = 1ULL << 20;
+
+std::uint64_t mib_up(std::uint64_t bytes) { return bytes / mib + (bytes % mib ? 1 : 0); }
+
+std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return a / b + (a % b ? 1 : 0); }
+
+// What one node holds of a family's slots on each axis, before any layout.
+struct node_axes {
+    std::uint64_t by_cores = 0, by_memory = 0;
+    std::optional<std::uint64_t> by_gpus;      // gpus × per_device
+    std::optional<std::uint64_t> per_device;   // floor(device memory / slot_gpu_bytes)
+    std::uint64_t slots() const { return std::min({by_cores, by_memory, by_gpus.value_or(UINT64_MAX)}); }
+    std::string limit() const {
+        std::uint64_t s = slots();
+        if (by_cores == s) return "cores";
+        if (by_memory == s) return "memory";
+        return "gpus";
+    }
 };
+
+// Ray keeps resource quantities in units of 0.0001: a task asking d units of a device's 10000
+// fits floor(10000 / d) times. num_gpus is the fraction rounded down to that precision, unless
+// rounding down would fit more slots on a device than its memory holds; then rounded up.
+constexpr std::uint64_t ray_resource_units = 10000;
+std::uint64_t ray_gpu_units(std::uint64_t per_device) {
+    std::uint64_t d = std::max<std::uint64_t>(1, ray_resource_units / per_device);
+    if (ray_resource_units / d > per_device) ++d;
+    return d;
+}
+
+void layout_ray(family_plan& f, const node_axes& ax, const plan_request& rq) {
+    family_layout& L = f.layout;
+    L.unit = "task";
+    L.slots_per_unit = 1;
+    std::uint64_t slots = std::min(ax.by_cores, ax.by_memory);
+    L.limited_by = ax.by_cores <= ax.by_memory ? "cores" : "memory";
+    if (ax.per_device) {
+        const std::uint64_t d = ray_gpu_units(*ax.per_device);
+        L.slots_per_device = ray_resource_units / d;
+        L.unit_gpus = static_cast<double>(d) / static_cast<double>(ray_resource_units);
+        if (rq.node.gpus * *L.slots_per_device < slots) {
+            slots = rq.node.gpus * *L.slots_per_device;
+            L.limited_by = "gpus";
+        }
+    }
+    L.units_per_node = slots;
+    L.unit_cores = f.slot_cores;
+    L.unit_memory_bytes = f.slot_rss_bytes;
+}
+
+// Spark: executors of s task slots, each asking heap + base overhead + the slots' Python memory
+// (whole MiB), inside the node and under --max-container-memory; as many executors per node as
+// cores, memory and devices allow. The most slots per node wins; among equals, the fewest
+// executors.
+void layout_spark(const std::string& fname, family_plan& f, const node_axes& ax, const plan_request& rq) {
+    const std::uint64_t generic = ax.slots();
+    const std::uint64_t cap = std::min(rq.node.memory_bytes, rq.limits.max_container_memory_bytes.value_or(UINT64_MAX));
+    auto container = [&](std::uint64_t s) {
+        std::uint64_t heap = spark_executor_heap_bytes(s);
+        return heap + spark_executor_base_overhead_bytes(heap) + mib_up(s * f.slot_rss_bytes) * mib;
+    };
+    std::uint64_t best_s = 0, best_e = 0;
+    for (std::uint64_t s = generic; s >= 1; --s) {
+        if (best_s * best_e == generic) break;  // no smaller executor beats every slot of the node
+        const std::uint64_t c = container(s);
+        if (c > cap) continue;
+        std::uint64_t e = std::min(generic / s, rq.node.memory_bytes / c);
+        if (ax.per_device) e = std::min(e, rq.node.gpus / div_up(s, *ax.per_device));
+        if (e * s > best_e * best_s) {
+            best_s = s;
+            best_e = e;
+        }
+    }
+    if (best_s == 0) {
+        const bool by_limit = rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes < rq.node.memory_bytes;
+        throw error(exit_code::data_err,
+                    fmt::format("spark: family '{}': one executor of one task slot asks {} (JVM heap and overhead {} + "
+                                "the slot's {}), more than {} {}: no executor fits; {}",
+                                fname, bytes_text(container(1)), human_bytes(double(container(1) - mib_up(f.slot_rss_bytes) * mib)),
+                                human_bytes(double(f.slot_rss_bytes)),
+                                by_limit ? "--max-container-memory" : "--node-memory", human_bytes(double(cap)),
+                                by_limit ? "raise the cluster's maximum container (YARN yarn.scheduler.maximum-allocation-mb)"
+                                         : "plan on larger nodes"));
+    }
+    family_layout& L = f.layout;
+    L.unit = "executor";
+    L.slots_per_unit = best_s;
+    L.units_per_node = best_e;
+    L.unit_cores = best_s * f.slot_cores;
+    L.heap_bytes = spark_executor_heap_bytes(best_s);
+    L.overhead_bytes = spark_executor_base_overhead_bytes(*L.heap_bytes) + mib_up(best_s * f.slot_rss_bytes) * mib;
+    L.unit_memory_bytes = *L.heap_bytes + *L.overhead_bytes;
+    if (ax.per_device) {
+        L.slots_per_device = *ax.per_device;
+        L.unit_gpus = static_cast<double>(div_up(best_s, *ax.per_device));
+    }
+    if (best_s * best_e == generic) L.limited_by = ax.limit();
+    else if (container(generic) <= rq.node.memory_bytes && container(generic) > cap) L.limited_by = "max-container-memory";
+    else L.limited_by = "executor memory";
+}
+
+// Kubernetes: pods of k slots, each asking k slots' cores and memory (whole MiB) and, for a GPU
+// family, one whole device (k at most the slots one device holds); at most --max-pods-per-node
+// pods and no pod above --max-container-memory. The most slots per node wins; among equals,
+// the fewest slots per pod.
+void layout_k8s(const std::string& fname, family_plan& f, const node_axes& ax, const plan_request& rq) {
+    const std::uint64_t generic = ax.slots();
+    const std::uint64_t kmax = ax.per_device ? std::min(*ax.per_device, generic) : generic;
+    const std::uint64_t max_pods = rq.limits.max_pods_per_node;
+    std::uint64_t best_k = 0, best_p = 0;
+    for (std::uint64_t k = 1; k <= kmax; ++k) {
+        const std::uint64_t pod_mem = mib_up(k * f.slot_rss_bytes) * mib;
+        if (rq.limits.max_container_memory_bytes && pod_mem > *rq.limits.max_container_memory_bytes) break;
+        std::uint64_t pods = std::min({generic / k, max_pods, rq.node.memory_bytes / pod_mem});
+        if (ax.per_device) pods = std::min(pods, rq.node.gpus);
+        if (pods * k > best_p * best_k) {
+            best_k = k;
+            best_p = pods;
+        }
+    }
+    if (best_k == 0)
+        throw error(exit_code::data_err,
+                    fmt::format("k8s: family '{}': a pod of one slot asks {} of memory, more than --max-container-memory "
+                                "{}: no pod fits; raise the namespace's LimitRange maximum",
+                                fname, bytes_text(mib_up(f.slot_rss_bytes) * mib),
+                                human_bytes(double(*rq.limits.max_container_memory_bytes))));
+    family_layout& L = f.layout;
+    L.unit = "pod";
+    L.slots_per_unit = best_k;
+    L.units_per_node = best_p;
+    L.unit_cores = best_k * f.slot_cores;
+    L.unit_memory_bytes = mib_up(best_k * f.slot_rss_bytes) * mib;
+    if (ax.per_device) {
+        L.slots_per_device = best_k;
+        L.unit_gpus = 1.0;
+    }
+    if (best_k * best_p == generic) L.limited_by = ax.limit();
+    else if (generic / best_k > max_pods && best_p == max_pods) L.limited_by = "max-pods-per-node";
+    else if (ax.per_device && best_p == rq.node.gpus) L.limited_by = "gpus";
+    else if (rq.node.memory_bytes / L.unit_memory_bytes == best_p) L.limited_by = "memory";
+    else L.limited_by = "max-container-memory";
+}
 
 // Throws the right error for a slot axis that does not fit one node: a default is a flag the
 // operator gave (64), a measured or reference value is what the data says (65).
@@ -48,14 +179,171 @@ struct run_model {
     throw error(exit_code::data_err, msg + ": no slot fits one node; plan on larger nodes");
 }
 
+// One family's cells on a number of nodes: the makespan arithmetic of schedule_makespan.
+struct family_schedule {
+    std::uint64_t cells = 0;
+    double work_s = 0, longest_s = 0;
+    std::uint64_t per_item = 1;           // cells in one work item
+    std::uint64_t slots_per_runner = 1;
+    std::uint64_t runners_per_node = 1;   // Ray tasks or Spark task slots; k8s pods
+    // Nodes enough to run every work item at once: more buy nothing.
+    std::uint64_t enough_nodes() const { return div_up(div_up(cells, per_item), runners_per_node); }
+    double makespan(std::uint64_t nodes) const {
+        return schedule_makespan(cells, work_s, longest_s, per_item, slots_per_runner, runners_per_node * nodes);
+    }
+    // Rounds of whole cells every slot runs at most: ceil(items / runners) × rounds per item.
+    std::uint64_t waves(std::uint64_t nodes) const {
+        return div_up(div_up(cells, per_item), runners_per_node * nodes) * div_up(per_item, slots_per_runner);
+    }
+    double lower_bound(std::uint64_t nodes) const {
+        return std::max(work_s / static_cast<double>(runners_per_node * slots_per_runner * nodes), longest_s);
+    }
+};
+
+// t within the deadline d, with a relative tolerance of 1e-12, so 3 × (1/3)-style rounding noise
+// never buys a whole extra node (the same tolerance the profile applies to bytes).
+bool within(double t, double d) { return t <= d * (1 + 1e-12); }
+
+// The fewest nodes in [1, enough] whose makespan is within the deadline, or `enough` when none
+// is (makespan(n) does not grow with n, so a bisection finds it).
+template <class Makespan>
+std::uint64_t fewest_nodes(std::uint64_t enough, double deadline_s, const Makespan& makespan) {
+    if (!within(makespan(enough), deadline_s)) return enough;
+    std::uint64_t lo = 1, hi = enough;
+    while (lo < hi) {
+        std::uint64_t mid = lo + (hi - lo) / 2;
+        if (within(makespan(mid), deadline_s)) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+void fill_schedule(family_plan& f, const family_schedule& sc) {
+    f.slots = f.slots_per_node * f.nodes;
+    f.waves = sc.waves(f.nodes);
+    f.makespan_s = sc.makespan(f.nodes);
+    f.makespan_lower_s = sc.lower_bound(f.nodes);
+}
+
 }  // namespace
 
-std::uint64_t nodes_for_deadline(double work_s, std::uint64_t slots_per_node, double deadline_s) {
-    return std::max<std::uint64_t>(1, ceil_tolerant(work_s / (static_cast<double>(slots_per_node) * deadline_s)));
+double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, std::uint64_t cells_per_item,
+                         std::uint64_t slots_per_runner, std::uint64_t runners) {
+    if (cells == 0 || runners == 0 || cells_per_item == 0 || slots_per_runner == 0) return 0;
+    const double items_per_runner = static_cast<double>(div_up(div_up(cells, cells_per_item), runners));
+    const double rounds = static_cast<double>(div_up(cells_per_item, slots_per_runner));
+    const double by_waves = items_per_runner * rounds * longest_s;
+    if (cells_per_item > 1) return by_waves;
+    const double graham = std::max(0.0, work_s - longest_s) / static_cast<double>(runners) + longest_s;
+    return std::min(by_waves, graham);
+}
+
+std::uint64_t spark_executor_heap_bytes(std::uint64_t tasks) { return std::max<std::uint64_t>(1024, 64 * tasks) * mib; }
+
+std::uint64_t spark_executor_base_overhead_bytes(std::uint64_t heap_bytes) {
+    return std::max<std::uint64_t>(384 * mib, mib_up(heap_bytes / 10) * mib);
+}
+
+std::string layout_for_target(const std::string& target, const std::string& layout) {
+    std::string own = target == "spark" ? "spark" : (target == "k8s" || target == "k8s-job") ? "k8s" : target == "ray" ? "ray" : "";
+    if (own.empty()) return layout.empty() ? "ray" : layout;
+    if (!layout.empty() && layout != own)
+        throw usage_error(fmt::format("--target {} lays the slots out for {}, not --layout {}", target, own, layout));
+    return own;
+}
+
+unmeasured_policy parse_unmeasured_policy(const std::string& text) {
+    if (text == "fail") return unmeasured_policy::fail;
+    if (text == "defaults") return unmeasured_policy::defaults;
+    if (text == "skip") return unmeasured_policy::skip;
+    throw usage_error(fmt::format("--on-unmeasured: expected defaults, skip or fail, got '{}'", text));
+}
+
+run_lengths lengths_for_run(const compute_profile* profile, const plan_request& rq, std::uint64_t series) {
+    run_lengths r;
+    const double n = static_cast<double>(series);
+    if (rq.panel) {
+        r.lengths = scale_distribution(*rq.panel, n);
+        r.source = "panel";
+    } else if (profile && profile->sample) {
+        try {
+            r.lengths = scale_distribution(sample_lengths(*profile->sample), n);
+        } catch (const field_error& e) {
+            throw error(exit_code::data_err, fmt::format("the profile's sample record: {}", e.what()));
+        }
+        r.source = "sample";
+    } else if (profile && (profile->harvest || profile->provenance.source == "harvest")) {
+        r.from_fits = true;
+        r.source = "harvest";
+    }
+    if (r.lengths && r.lengths->bins.empty()) r.lengths.reset();
+    return r;
+}
+
+family_work predict_family_work(const std::vector<model_in_family>& models, const run_lengths& lengths,
+                                std::uint64_t series, double time_margin, double default_wall_s) {
+    family_work fw;
+    const double n = static_cast<double>(series);
+    std::set<std::string> rules;
+    // Measured walls are summed first, then margined, so a family priced by medians has
+    // exactly series × the profile's planning_wall_s_per_series.
+    double measured = 0, defaulted = 0;
+    auto longest = [&](double cell, const std::string& model, std::optional<std::uint64_t> at) {
+        if (cell > fw.longest_cell_s) {
+            fw.longest_cell_s = cell;
+            fw.longest_model = model;
+            fw.longest_n_obs = at;
+        }
+    };
+    for (const auto& m : models) {
+        const model_cost* c = m.cost;
+        if (!c || !c->median_wall_s) {
+            defaulted += n * default_wall_s;
+            longest(default_wall_s, m.name, std::nullopt);
+            rules.insert("default");
+            continue;
+        }
+        std::optional<length_distribution> own;
+        const length_distribution* d = lengths.lengths ? &*lengths.lengths : nullptr;
+        if (!d && lengths.from_fits && !c->wall_curve.empty()) {
+            length_distribution fits;
+            for (const auto& pt : c->wall_curve)
+                fits.bins.push_back({pt.n_obs, pt.n_obs_min, pt.n_obs_max, static_cast<double>(pt.n_fits)});
+            own = scale_distribution(fits, n);
+            d = &*own;
+        }
+        if (c->wall_curve.empty() || !d) {
+            measured += n * *c->median_wall_s;
+            longest(*c->median_wall_s * time_margin, m.name, std::nullopt);
+            rules.insert("median");
+            continue;
+        }
+        model_work w = predict_model_work(c->wall_curve, *d);
+        measured += w.total_wall_s;
+        longest(w.longest_cell_s * time_margin, m.name, w.longest_n_obs);
+        rules.insert("curve");
+        const curve_point& last = c->wall_curve.back();
+        if (w.above_measured)
+            fw.warnings.push_back(fmt::format(
+                "model '{}': the run holds series of n_obs {}, longer than any measured ({}): their time is "
+                "extrapolated (at least in proportion to n_obs); measure a longer series before trusting it",
+                m.name, d->max_n_obs(), last.n_obs_max));
+        if (w.below_measured)
+            fw.warnings.push_back(fmt::format(
+                "model '{}': the run holds series of n_obs {}, shorter than any measured ({}): priced as the "
+                "shortest measured",
+                m.name, d->min_n_obs(), c->wall_curve.front().n_obs_min));
+    }
+    constexpr double biggest = std::numeric_limits<double>::max();
+    double work = measured * time_margin + defaulted;
+    fw.work_s = std::isfinite(work) ? work : biggest;
+    fw.estimator = rules.size() == 1 ? *rules.begin() : rules.empty() ? "default" : "mixed";
+    return fw;
 }
 
 plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
-    if (rq.series == 0) throw usage_error("--series must be a positive integer");
+    if (rq.series == 0 && !rq.panel) throw usage_error("--series must be a positive integer (or give --panel)");
+    if (rq.panel && rq.panel->bins.empty()) throw usage_error("--panel: the panel holds no usable series");
     if (rq.node.cores == 0) throw usage_error("--node-cores must be a positive integer");
     if (rq.node.memory_bytes == 0) throw usage_error("--node-memory must be more than 0 bytes");
     if (rq.node.gpus > 0 && (!rq.node.gpu_memory_bytes || *rq.node.gpu_memory_bytes == 0))
@@ -73,13 +361,22 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         throw usage_error("--default-wall must be a positive duration");
     if (rq.defaults.gpu_memory_bytes && *rq.defaults.gpu_memory_bytes == 0)
         throw usage_error("--default-gpu-memory must be more than 0 bytes");
+    if (std::find(std::begin(plan_layouts), std::end(plan_layouts), rq.layout) == std::end(plan_layouts))
+        throw usage_error(fmt::format("--layout must be ray, spark or k8s, not '{}'", rq.layout));
+    if (rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes == 0)
+        throw usage_error("--max-container-memory must be more than 0 bytes");
+    if (rq.limits.max_pods_per_node == 0) throw usage_error("--max-pods-per-node must be a positive integer");
 
+    const std::uint64_t series =
+        rq.series ? rq.series : static_cast<std::uint64_t>(std::llround(rq.panel->series()));
     plan_record p;
     p.node = rq.node;
-    p.run.series = rq.series;
+    p.run.series = series;
     p.run.deadline_s = rq.deadline_s;
     p.run.nodes = rq.nodes;
     p.run.min_fits = rq.min_fits;
+    p.run.layout = rq.layout;
+    p.run.limits = rq.limits;
 
     // An assumed profile with no models says "we had nothing": the same as no profile.
     bool empty_profile = !profile || (profile->models.empty() && profile->dropped_models.empty());
@@ -90,6 +387,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         p.provenance.basis = "assumed";
         p.provenance.source = "none";
     }
+    if (rq.strict && !profile) throw error(exit_code::data_err, "--strict: no profile on the input: nothing measured to plan from");
     const std::string& basis = p.provenance.basis;
 
     std::set<std::string> names(rq.models.begin(), rq.models.end());
@@ -102,9 +400,6 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                                   : "no profile on stdin: name the run's models with --models to plan from the defaults");
     for (const auto& n : names)
         if (n.empty()) throw usage_error("--models: a model name is empty");
-    p.run.models.assign(names.begin(), names.end());
-    if (rq.series > UINT64_MAX / names.size())
-        throw usage_error(fmt::format("--series {} x {} models overflows a cell count", rq.series, names.size()));
 
     if (empty_profile) {
         p.warnings.push_back(profile ? fmt::format("the profile (basis {}) holds no model: planning from the defaults, every axis assumed",
@@ -112,49 +407,99 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                                      : "no profile on stdin: planning from the defaults, every axis assumed");
     }
 
-    // Group the run's models by family. A model the profile lacks has no known family: it forms
-    // one of its own name (as a cell's family defaults to its model_type).
+    // Group the run's models by family: the profile's, else the declared one (a dropped model's
+    // in the profile, or --models NAME:FAMILY), else a family of the model's own name.
+    struct run_model {
+        std::string name, family;
+        const model_cost* cost = nullptr;  // null: sized from the defaults
+        std::optional<std::uint64_t> oom_floor;
+    };
     std::map<std::string, std::vector<run_model>> by_family;
+    std::vector<std::string> unmeasured;  // "name (family 'f'; first error: ...)"
     for (const auto& name : names) {
-        run_model rm{name, name, nullptr};
+        run_model rm{name, name, nullptr, std::nullopt};
+        auto declared = rq.model_families.find(name);
+        if (declared != rq.model_families.end()) rm.family = declared->second;
+        const model_cost* c = nullptr;
         if (profile) {
             if (auto it = profile->models.find(name); it != profile->models.end()) {
-                rm.cost = &it->second;
-                rm.family = it->second.family;
-            } else if (!empty_profile) {
-                bool dropped = std::binary_search(profile->dropped_models.begin(), profile->dropped_models.end(), name);
-                auto err = profile->first_error_by_model.find(name);
-                if (dropped)
-                    p.warnings.push_back(fmt::format(
-                        "model '{}' has no usable measurement in the profile{}: sized from the defaults (assumed)", name,
-                        err != profile->first_error_by_model.end() ? " (first error: " + err->second + ")" : ""));
-                else
-                    p.warnings.push_back(fmt::format(
-                        "model '{}' is not in the profile: sized from the defaults (assumed); measure it before trusting the plan",
-                        name));
+                c = &it->second;
+                if (declared != rq.model_families.end() && declared->second != c->family)
+                    p.warnings.push_back(fmt::format("--models {}:{}: the profile measured '{}' in family '{}'; planned there",
+                                                     name, declared->second, name, c->family));
+                rm.family = c->family;
+            } else if (auto df = profile->dropped_model_families.find(name);
+                       df != profile->dropped_model_families.end()) {
+                rm.family = df->second;
             }
+        }
+        if (c && c->oom_limit_bytes) rm.oom_floor = oom_floor_bytes(*c->oom_limit_bytes);
+        if (c && c->n_ok > 0) {
+            rm.cost = c;
+        } else if (!empty_profile) {
+            auto err = profile->first_error_by_model.find(name);
+            std::string what = c || std::binary_search(profile->dropped_models.begin(), profile->dropped_models.end(), name)
+                                   ? "has no ok fit in the profile"
+                                   : "is not in the profile";
+            std::string first = err != profile->first_error_by_model.end() ? " (first error: " + err->second + ")" : "";
+            if (rq.on_unmeasured == unmeasured_policy::fail) {
+                unmeasured.push_back(fmt::format("model '{}' (family '{}') {}{}", name, rm.family, what, first));
+                continue;
+            }
+            if (rq.on_unmeasured == unmeasured_policy::skip) {
+                p.run.skipped_models.push_back(name);
+                p.warnings.push_back(fmt::format("model '{}' (family '{}') {}{}: left out of the plan (--on-unmeasured skip)",
+                                                 name, rm.family, what, first));
+                continue;
+            }
+            p.warnings.push_back(fmt::format(
+                "model '{}' (family '{}') {}{}: sized from the defaults (assumed, --on-unmeasured defaults); measure it "
+                "before trusting the plan",
+                name, rm.family, what, first));
         }
         by_family[rm.family].push_back(rm);
     }
+    if (!unmeasured.empty()) {
+        std::string msg = unmeasured.front();
+        if (unmeasured.size() > 1) msg += fmt::format(" (and {} more model(s) like it)", unmeasured.size() - 1);
+        throw error(exit_code::data_err,
+                    msg + "; no plan: choose --on-unmeasured defaults (size it from the --default-* values, assumed), "
+                          "--on-unmeasured skip (plan the run without it), or measure it (--on-unmeasured fail, the "
+                          "default, stops here)");
+    }
+    if (by_family.empty()) throw error(exit_code::data_err, "every model of the run was skipped (--on-unmeasured skip): nothing to plan");
+    for (const auto& [fam, models] : by_family)
+        for (const auto& m : models) p.run.models.push_back(m.name);
+    std::sort(p.run.models.begin(), p.run.models.end());
+    if (series > UINT64_MAX / p.run.models.size())
+        throw usage_error(fmt::format("--series {} x {} models overflows a cell count", series, p.run.models.size()));
+
+    const run_lengths lengths = lengths_for_run(profile, rq, series);
+    p.run.length_source = lengths.source;
+    if (lengths.lengths) p.run.max_n_obs = lengths.lengths->max_n_obs();
+    std::vector<std::string> no_curve, no_lengths;  // models priced by the median, and why
 
     const double mem_margin = profile ? profile->memory_margin : default_memory_margin;
     const double time_margin = profile ? profile->time_margin : default_time_margin;
     const plan_defaults& d = rq.defaults;
 
+    std::map<std::string, family_schedule> schedules;
     for (auto& [fname, models] : by_family) {
         family_plan f;
         bool all_cores = true, all_rss = true, all_gpu = true, all_wall = true, any_cost = false;
         std::vector<std::string> no_cores, no_rss, no_wall;
-        double measured_wall = 0, default_wall = 0, longest_cell = 0;
-        std::string longest_model;
+        std::vector<model_in_family> work_models;
         bool threads_common = true;
         std::optional<std::uint64_t> threads;
+        std::vector<std::string> caps;  // "model cap" per model, for the mixed-caps warning
         for (std::size_t i = 0; i < models.size(); ++i) {
             const run_model& rm = models[i];
             const model_cost* c = rm.cost;
             f.models.push_back(rm.name);
+            work_models.push_back({rm.name, c});
             if (c) any_cost = true;
             if (c) f.n_ok += c->n_ok;
+            else if (!empty_profile) f.unmeasured_models.push_back(rm.name);
 
             std::uint64_t cores = d.cores;
             if (c && c->max_effective_cores) cores = snap_cores(*c->max_effective_cores);
@@ -164,6 +509,16 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
             std::uint64_t rss = d.memory_bytes;
             if (c && c->max_process_rss_bytes) rss = scale_bytes_up(*c->max_process_rss_bytes, mem_margin);
             else { all_rss = false; if (c) no_rss.push_back(rm.name); }
+            if (rm.oom_floor) {
+                rss = std::max(rss, *rm.oom_floor);
+                if (!f.oom_floor_bytes || *rm.oom_floor > *f.oom_floor_bytes) f.oom_floor_bytes = rm.oom_floor;
+                f.warnings.push_back(fmt::format(
+                    "model '{}': {} fit(s) killed for memory, the largest limit {}: its memory is at least {} "
+                    "(the OOM bump: x{} or +{}, whichever is larger)",
+                    rm.name, profile->models.at(rm.name).n_oom_killed,
+                    bytes_text(*profile->models.at(rm.name).oom_limit_bytes), bytes_text(*rm.oom_floor),
+                    format_double(oom_bump_ratio), human_bytes(double(oom_min_bump_bytes))));
+            }
             f.slot_rss_bytes = std::max(f.slot_rss_bytes, rss);
 
             std::optional<std::uint64_t> gpu = d.gpu_memory_bytes;
@@ -171,24 +526,19 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
             else all_gpu = false;
             if (gpu && (!f.slot_gpu_bytes || *gpu > *f.slot_gpu_bytes)) f.slot_gpu_bytes = gpu;
 
-            // Measured walls are summed first, then margined, so a fully measured family's
-            // work is exactly series × the profile's planning_wall_s_per_series.
-            double cell_wall;
-            if (c && c->median_wall_s) {
-                measured_wall += *c->median_wall_s;
-                cell_wall = *c->median_wall_s * time_margin;
-            } else {
+            if (!(c && c->median_wall_s)) {
                 all_wall = false;
                 if (c) no_wall.push_back(rm.name);
-                default_wall += d.wall_s;
-                cell_wall = d.wall_s;
             }
-            if (cell_wall > longest_cell) {
-                longest_cell = cell_wall;
-                longest_model = rm.name;
-            }
+            // Memory was measured on the lengths the fits had: a longer series may need more.
+            if (c && lengths.lengths && c->max_n_obs && lengths.lengths->max_n_obs() > *c->max_n_obs)
+                f.warnings.push_back(fmt::format(
+                    "model '{}': the run's longest series has n_obs {}, its longest measured fit {}: its memory "
+                    "and time were not measured at that length; measure the longest series",
+                    rm.name, lengths.lengths->max_n_obs(), *c->max_n_obs));
 
             std::optional<std::uint64_t> t = c ? c->intraop_threads : std::nullopt;
+            caps.push_back(fmt::format("{} {}", rm.name, t ? std::to_string(*t) : std::string("none")));
             if (i == 0) threads = t;
             else if (t != threads) threads_common = false;
         }
@@ -198,18 +548,18 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         f.basis.gpu = all_gpu ? basis : "assumed";
         f.basis.wall = all_wall ? basis : "assumed";
 
-        // Slots per node: the tightest of cores, memory and devices.
-        const std::uint64_t by_cores = rq.node.cores / f.slot_cores;
-        if (by_cores == 0)
+        // The node's slots on each axis, then deployed under the layout.
+        node_axes ax;
+        ax.by_cores = rq.node.cores / f.slot_cores;
+        if (ax.by_cores == 0)
             slot_too_large(fname, f.basis.cores,
                            fmt::format("one slot needs {} cores but a node has {} (--node-cores)", f.slot_cores,
                                        rq.node.cores));
-        const std::uint64_t by_memory = rq.node.memory_bytes / f.slot_rss_bytes;
-        if (by_memory == 0)
-            slot_too_large(fname, f.basis.memory,
+        ax.by_memory = rq.node.memory_bytes / f.slot_rss_bytes;
+        if (ax.by_memory == 0)
+            slot_too_large(fname, f.oom_floor_bytes ? basis : f.basis.memory,
                            fmt::format("one slot needs {} of memory but a node has {} (--node-memory)",
                                        bytes_text(f.slot_rss_bytes), bytes_text(rq.node.memory_bytes)));
-        f.slots_per_node = std::min(by_cores, by_memory);
         if (f.slot_gpu_bytes) {
             if (rq.node.gpus == 0)
                 slot_too_large(fname, f.basis.gpu,
@@ -221,23 +571,53 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                                fmt::format("one slot needs {} of GPU memory but one device has {} (--node-gpu-memory)",
                                            bytes_text(*f.slot_gpu_bytes), bytes_text(*rq.node.gpu_memory_bytes)));
             f.gpu_fraction = 1.0 / static_cast<double>(per_device);
-            f.slots_per_node = std::min(f.slots_per_node, rq.node.gpus * per_device);
+            ax.per_device = per_device;
+            ax.by_gpus = rq.node.gpus * per_device;
         }
+        if (rq.layout == "spark") layout_spark(fname, f, ax, rq);
+        else if (rq.layout == "k8s") layout_k8s(fname, f, ax, rq);
+        else layout_ray(f, ax, rq);
+        f.slots_per_node = f.layout.slots_per_unit * f.layout.units_per_node;
 
-        f.cells = rq.series * models.size();
-        f.work_s = static_cast<double>(rq.series) * (measured_wall * time_margin + default_wall);
-        const double slots = static_cast<double>(f.slots_per_node);
-        if (rq.deadline_s) {
-            f.nodes = nodes_for_deadline(f.work_s, f.slots_per_node, *rq.deadline_s);
-            if (longest_cell > *rq.deadline_s)
-                f.warnings.push_back(fmt::format(
-                    "one cell of model '{}' takes {} (planned), longer than the deadline {}: no node count meets it; "
-                    "raise --deadline",
-                    longest_model, human_seconds(longest_cell), human_seconds(*rq.deadline_s)));
-        } else {
-            f.nodes = *rq.nodes;
+        f.cells = series * models.size();
+        family_work fw = predict_family_work(work_models, lengths, series, time_margin, d.wall_s);
+        f.work_s = fw.work_s;
+        f.longest_cell_s = fw.longest_cell_s;
+        f.longest_cell_model = fw.longest_model;
+        f.longest_cell_n_obs = fw.longest_n_obs;
+        f.wall_estimator = fw.estimator;
+        for (const auto& m : work_models)
+            if (m.cost && m.cost->median_wall_s && (m.cost->wall_curve.empty() || (!lengths.lengths && !lengths.from_fits)))
+                (m.cost->wall_curve.empty() ? no_curve : no_lengths).push_back(m.name);
+        f.warnings.insert(f.warnings.end(), fw.warnings.begin(), fw.warnings.end());
+        // A work item: one cell, or on k8s one Job index of slots_per_unit cells per round, with
+        // as many rounds as keep the indexes within an Indexed Job's completions.
+        std::uint64_t per_item = 1, per_runner = 1, runners = f.slots_per_node;
+        if (rq.layout == "k8s") {
+            per_runner = f.layout.slots_per_unit;
+            runners = f.layout.units_per_node;
+            per_item = per_runner * std::max<std::uint64_t>(1, div_up(div_up(f.cells, per_runner), k8s_max_indexed_completions));
         }
-        f.makespan_s = f.work_s / (slots * static_cast<double>(f.nodes));
+        f.layout.cells_per_item = per_item;
+        f.layout.work_items = div_up(f.cells, per_item);
+        const family_schedule sched{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
+        const std::uint64_t enough = sched.enough_nodes();
+        if (rq.deadline_s) {
+            f.nodes = fewest_nodes(enough, *rq.deadline_s, [&](std::uint64_t n) { return sched.makespan(n); });
+            f.meets_deadline = within(sched.makespan(f.nodes), *rq.deadline_s);
+            if (!*f.meets_deadline)
+                f.warnings.push_back(fmt::format(
+                    "cannot meet the deadline {}: one cell of model '{}' takes {} (planned); {} node(s) run every cell "
+                    "at once and take {}; raise --deadline",
+                    human_seconds(*rq.deadline_s), f.longest_cell_model, human_seconds(f.longest_cell_s), f.nodes,
+                    human_seconds(sched.makespan(f.nodes))));
+        } else {
+            f.nodes = std::min(*rq.nodes, enough);
+            if (f.nodes < *rq.nodes)
+                f.warnings.push_back(fmt::format("only {} of the {} node(s) get work: {} run all {} cells in one wave",
+                                                 f.nodes, *rq.nodes, f.nodes, f.cells));
+        }
+        fill_schedule(f, sched);
         f.low_confidence = f.n_ok < rq.min_fits;
 
         // Warnings the operator can act on; a family with no evidence at all is already said
@@ -255,22 +635,80 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                 f.warnings.push_back(fmt::format(
                     "low confidence: {} ok fit(s), fewer than --min-fits {}; measure more series before trusting this family",
                     f.n_ok, rq.min_fits));
-            if (!f.intraop_threads)
+            if (!threads_common)
+                f.warnings.push_back(fmt::format(
+                    "its models ran under different thread caps ({}): the renderings set no thread-pool variables; "
+                    "measure them under one cap (prof-measure --threads) or plan them apart (--models)",
+                    join(caps)));
+            else if (!f.intraop_threads)
                 f.warnings.push_back(
                     "the profile records no common thread cap for these fits: run production as they were measured "
                     "(the renderings set no thread-pool variables)");
         }
+        schedules.emplace(fname, sched);
         p.families.emplace(fname, std::move(f));
     }
+    std::sort(no_lengths.begin(), no_lengths.end());
+    std::sort(no_curve.begin(), no_curve.end());
+    if (!no_lengths.empty())
+        p.warnings.push_back(fmt::format(
+            "the run's series lengths are unknown (no --panel, and the profile carries no sample record): the work of "
+            "{} is series x the median cell, which misses a long tail; give --panel FILE",
+            join(no_lengths)));
+    if (!no_curve.empty())
+        p.warnings.push_back(fmt::format(
+            "no cost curve in n_obs for {} (the profile has none: its fits had no n_obs): work is series x the "
+            "median cell, which misses a long tail",
+            join(no_curve)));
 
+    // Totals: the families one after another on the same nodes.
+    std::uint64_t enough = 1;
     for (const auto& [name, f] : p.families) {
         p.totals.cells += f.cells;
         p.totals.work_s += f.work_s;
-        p.totals.node_seconds += f.work_s / static_cast<double>(f.slots_per_node);
+        enough = std::max(enough, schedules.at(name).enough_nodes());
+        p.totals.longest_cell_s = std::max(p.totals.longest_cell_s, f.longest_cell_s);
     }
-    p.totals.nodes = rq.deadline_s ? std::max<std::uint64_t>(1, ceil_tolerant(p.totals.node_seconds / *rq.deadline_s))
-                                   : *rq.nodes;
-    p.totals.makespan_s = p.totals.node_seconds / static_cast<double>(p.totals.nodes);
+    auto total_makespan = [&](std::uint64_t n) {
+        double t = 0;
+        for (const auto& [name, sc] : schedules) t += sc.makespan(std::min(n, sc.enough_nodes()));
+        return t;
+    };
+    if (rq.deadline_s) {
+        p.totals.nodes = fewest_nodes(enough, *rq.deadline_s, total_makespan);
+        p.totals.meets_deadline = within(total_makespan(p.totals.nodes), *rq.deadline_s);
+        if (!*p.totals.meets_deadline && p.families.size() > 1)
+            p.warnings.push_back(fmt::format(
+                "the families one after another cannot meet the deadline {}: on {} node(s) they take {}; run them on "
+                "separate nodes (each family's own node count) or raise --deadline",
+                human_seconds(*rq.deadline_s), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes))));
+    } else {
+        p.totals.nodes = std::min(*rq.nodes, enough);
+    }
+    p.totals.makespan_s = total_makespan(p.totals.nodes);
+    for (const auto& [name, sc] : schedules)
+        p.totals.makespan_lower_s += sc.lower_bound(std::min(p.totals.nodes, sc.enough_nodes()));
+
+    if (rq.strict) {
+        std::vector<std::string> assumed;
+        for (const auto& [name, f] : p.families) {
+            std::vector<std::string> axes;
+            if (f.basis.cores == "assumed") axes.push_back("cores");
+            if (f.basis.memory == "assumed") axes.push_back("memory");
+            if (f.basis.gpu == "assumed" && f.slot_gpu_bytes) axes.push_back("gpu");
+            if (f.basis.wall == "assumed") axes.push_back("wall");
+            if (!axes.empty()) assumed.push_back(fmt::format("family '{}' ({})", name, join(axes)));
+        }
+        if (basis == "assumed" && assumed.empty()) assumed.push_back(fmt::format("the profile (basis {})", basis));
+        if (!assumed.empty())
+            throw error(exit_code::data_err,
+                        fmt::format("--strict: assumed axes in {}: measure them, or plan without --strict", join(assumed)));
+        for (const auto& [name, f] : p.families)
+            if (f.meets_deadline == false)
+                for (const auto& w : f.warnings)
+                    if (w.rfind("cannot meet the deadline", 0) == 0)
+                        throw error(exit_code::data_err, fmt::format("--strict: family '{}' {}", name, w));
+    }
     return p;
 }
 
@@ -293,9 +731,15 @@ std::string write_plan(const plan_record& p) {
     w.begin_object();
     w.field("series", p.run.series);
     w.array_field("models", p.run.models);
+    w.array_field("skipped_models", p.run.skipped_models);
+    w.field("length_source", p.run.length_source);
+    w.field("max_n_obs", p.run.max_n_obs);
     w.field("deadline_s", p.run.deadline_s);
     w.field("nodes", p.run.nodes);
     w.field("min_fits", p.run.min_fits);
+    w.field("layout", p.run.layout);
+    w.field("max_container_memory_bytes", p.run.limits.max_container_memory_bytes);
+    w.field("max_pods_per_node", p.run.limits.max_pods_per_node);
     w.end_object();
     w.key("families");
     w.begin_object();
@@ -309,10 +753,35 @@ std::string write_plan(const plan_record& p) {
         w.field("gpu_fraction", f.gpu_fraction);
         w.field("intraop_threads", f.intraop_threads);
         w.field("slots_per_node", f.slots_per_node);
+        w.key("layout");
+        w.begin_object();
+        w.field("unit", f.layout.unit);
+        w.field("slots_per_unit", f.layout.slots_per_unit);
+        w.field("units_per_node", f.layout.units_per_node);
+        w.field("unit_cores", f.layout.unit_cores);
+        w.field("unit_memory_bytes", f.layout.unit_memory_bytes);
+        w.field("unit_gpus", f.layout.unit_gpus);
+        w.field("slots_per_device", f.layout.slots_per_device);
+        w.field("heap_bytes", f.layout.heap_bytes);
+        w.field("overhead_bytes", f.layout.overhead_bytes);
+        w.field("cells_per_item", f.layout.cells_per_item);
+        w.field("work_items", f.layout.work_items);
+        w.field("limited_by", f.layout.limited_by);
+        w.end_object();
         w.field("cells", f.cells);
         w.field("work_s", f.work_s);
+        w.field("longest_cell_s", f.longest_cell_s);
+        w.field("longest_cell_model", f.longest_cell_model);
+        w.field("longest_cell_n_obs", f.longest_cell_n_obs);
+        w.field("wall_estimator", f.wall_estimator);
+        w.field("oom_floor_bytes", f.oom_floor_bytes);
+        w.array_field("unmeasured_models", f.unmeasured_models);
         w.field("nodes", f.nodes);
+        w.field("slots", f.slots);
+        w.field("waves", f.waves);
         w.field("makespan_s", f.makespan_s);
+        w.field("makespan_lower_s", f.makespan_lower_s);
+        w.field("meets_deadline", f.meets_deadline);
         w.key("basis");
         w.begin_object();
         w.field("cores", f.basis.cores);
@@ -330,10 +799,11 @@ std::string write_plan(const plan_record& p) {
     w.begin_object();
     w.field("cells", p.totals.cells);
     w.field("work_s", p.totals.work_s);
-    w.field("node_seconds", p.totals.node_seconds);
     w.field("nodes", p.totals.nodes);
+    w.field("longest_cell_s", p.totals.longest_cell_s);
     w.field("makespan_s", p.totals.makespan_s);
-    w.field("makespan_is_lower_bound", true);
+    w.field("makespan_lower_s", p.totals.makespan_lower_s);
+    w.field("meets_deadline", p.totals.meets_deadline);
     w.end_object();
     w.array_field("warnings", p.warnings);
     w.end_object();

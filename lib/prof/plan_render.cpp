@@ -1,5 +1,6 @@
-// The scheduler renderings of a plan record (issue 7 "Targets"): Spark properties, Ray task
-// options, Kubernetes container resources, and the table for people.
+// The scheduler renderings of a plan record: Spark properties, Ray task options, Kubernetes
+// container resources or an Indexed Job, and the table for people. Every count, size and
+// concurrency comes from the record's layout; nothing is recomputed here.
 #include "prof/errors.hpp"
 #include "prof/json_out.hpp"
 #include "prof/plan.hpp"
@@ -7,16 +8,17 @@
 #include "prof/units.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
+#include <set>
+#include <fmt/ranges.h>
 
 namespace prof {
 
 namespace {
 
 constexpr std::uint64_t mib = 1ULL << 20;
-
-std::uint64_t mib_up(std::uint64_t bytes) { return bytes / mib + (bytes % mib ? 1 : 0); }
 
 // The pool variables prof-measure sets when it caps a fit's threads, sorted: production gets
 // the same cap its slot was measured under.
@@ -26,8 +28,11 @@ std::vector<std::string> pool_variables() {
     return v;
 }
 
-// Slots one device holds: the inverse of gpu_fraction (an exact integer by construction).
-std::uint64_t slots_per_device(double gpu_fraction) { return static_cast<std::uint64_t>(std::llround(1.0 / gpu_fraction)); }
+std::string json_quoted(std::string_view s) {
+    std::string out;
+    append_json_string(out, s);
+    return out;
+}
 
 std::string family_header(const std::string& name, const family_plan& f) {
     std::string models;
@@ -42,81 +47,129 @@ std::string count_or_deadline(const plan_record& p) {
     return fmt::format("{} node(s) given", *p.run.nodes);
 }
 
+// The schedule line every rendering carries: waves of whole cells and the makespan bounds.
+std::string schedule_comment(const plan_record& p, const family_plan& f) {
+    std::string met;
+    if (f.meets_deadline) met = *f.meets_deadline ? "; meets the deadline" : "; DOES NOT MEET THE DEADLINE";
+    return fmt::format("# schedule: {} cells of up to {} in {} wave(s) over {} slot(s) on {} node(s) ({}); "
+                       "makespan <= {}, >= {}{}\n",
+                       f.cells, human_seconds(f.longest_cell_s), f.waves, f.slots, f.nodes, count_or_deadline(p),
+                       human_seconds(f.makespan_s), human_seconds(f.makespan_lower_s), met);
+}
+
+void require_layout(const plan_record& p, std::string_view layout, std::string_view target) {
+    if (p.run.layout != layout)
+        throw usage_error(fmt::format("--target {} renders the {} layout, but the plan was laid out for {}", target,
+                                      layout, p.run.layout));
+}
+
 }  // namespace
 
-// Spark: one executor per node holding every slot the node fits. The executor asks the node
-// for spark.executor.memory (JVM heap) + memoryOverhead, and the slots' Python memory goes in
-// memoryOverhead (Spark's documented home for Python workers' memory when pyspark.memory is
-// unset), not in pyspark.memory: PySpark turns pyspark.memory into an address-space limit
-// (RLIMIT_AS) of pyspark.memory / executor cores per worker (SPARK-25004), and the slots are
-// sized from resident memory, which address space exceeds (importing statsmodels maps ~210 MB
-// for ~141 MB resident: a 194 MiB RLIMIT_AS made the demo's own fits fail at import). When the
-// heap and base overhead leave too little room for every slot, the executor runs fewer slots
-// and the rendering says so (and counts executors for that number).
-std::string render_spark(const plan_record& p) {
-    const std::uint64_t jvm = spark_executor_heap_bytes + spark_executor_overhead_bytes;
+// Spark: units_per_node executors per node of slots_per_unit task slots each. An executor asks
+// the node for spark.executor.memory (JVM heap) + memoryOverhead, and the slots' Python memory
+// goes in memoryOverhead (Spark's documented home for Python workers' memory when pyspark.memory
+// is unset), not in pyspark.memory: PySpark turns pyspark.memory into an address-space limit
+// (RLIMIT_AS) of pyspark.memory / executor cores per worker, and the slots are sized from
+// resident memory, which address space exceeds (importing statsmodels maps ~210 MB for ~141 MB
+// resident). Static allocation needs spark.executor.instances (its default is 2); dynamic
+// allocation is off unless enabled, and needs shuffle tracking or an external shuffle service.
+std::string render_spark(const plan_record& p, const render_options& o) {
+    require_layout(p, "spark", "spark");
     std::string out;
     bool first = true;
     for (const auto& [name, f] : p.families) {
+        const family_layout& L = f.layout;
         if (!first) out += "\n";
         first = false;
-        std::uint64_t slots = f.slots_per_node;
-        while (slots > 0 && mib_up(slots * f.slot_rss_bytes) * mib + jvm > p.node.memory_bytes) --slots;
-        if (slots == 0)
-            throw error(exit_code::data_err,
-                        fmt::format("spark: family '{}': one slot's {} plus the executor JVM's {} do not fit a node's {}",
-                                    name, human_bytes(double(f.slot_rss_bytes)), human_bytes(double(jvm)),
-                                    human_bytes(double(p.node.memory_bytes))));
-        std::uint64_t executors =
-            p.run.deadline_s ? nodes_for_deadline(f.work_s, slots, *p.run.deadline_s) : *p.run.nodes;
-        double makespan = f.work_s / (double(slots) * double(executors));
+        const std::uint64_t executors = L.units_per_node * f.nodes;
+        const std::uint64_t heap_mib = L.heap_bytes.value_or(0) / mib;
+        const std::uint64_t overhead_mib = L.overhead_bytes.value_or(0) / mib;
+        const std::uint64_t python_mib = (L.slots_per_unit * f.slot_rss_bytes + mib - 1) / mib;
         out += "# prof-plan: spark-defaults.conf for " + family_header(name, f) + "\n";
-        out += fmt::format("# layout: one executor per node ({} cores, {}): {} task slot(s) of {} core(s) and {} each; "
-                           "{} executor(s) for {}; makespan >= {} (a lower bound)\n",
-                           p.node.cores, human_bytes(double(p.node.memory_bytes)), slots, f.slot_cores,
-                           human_bytes(double(f.slot_rss_bytes)), executors, count_or_deadline(p),
-                           human_seconds(makespan));
-        if (slots < f.slots_per_node)
-            out += fmt::format("# {} slots per executor, not {}: the JVM heap and overhead ({}) take the rest of the node\n",
-                               slots, f.slots_per_node, human_bytes(double(jvm)));
-        std::uint64_t python_mib = mib_up(slots * f.slot_rss_bytes);
-        out += fmt::format("# memoryOverhead = {} MiB base + {} MiB for the {} slots' Python workers; pyspark.memory is left "
-                           "unset on purpose: PySpark would make it an address-space limit (RLIMIT_AS) per worker, "
-                           "and the slots are sized from resident memory, which address space exceeds\n",
-                           spark_executor_overhead_bytes / mib, python_mib, slots);
+        out += fmt::format("# layout: {} executor(s) per node ({} cores, {} allocatable), each {} task slot(s) of {} "
+                           "core(s) and {}; {} executor(s) on {} node(s); slots per node limited by {}\n",
+                           L.units_per_node, p.node.cores, human_bytes(double(p.node.memory_bytes)), L.slots_per_unit,
+                           f.slot_cores, human_bytes(double(f.slot_rss_bytes)), executors, f.nodes, L.limited_by);
+        out += schedule_comment(p, f);
+        out += fmt::format("# executor container {} MiB: heap {} MiB = max(1024 MiB, 64 MiB x {} tasks); "
+                           "memoryOverhead = {} MiB base (max(384 MiB, 10% of the heap)) + {} MiB for the {} slots' "
+                           "Python workers; pyspark.memory is left unset on purpose: PySpark would make it an "
+                           "address-space limit (RLIMIT_AS) per worker, and the slots are sized from resident memory, "
+                           "which address space exceeds\n",
+                           L.unit_memory_bytes / mib, heap_mib, L.slots_per_unit, overhead_mib - python_mib,
+                           python_mib, L.slots_per_unit);
         auto line = [&](std::string_view k, const std::string& v) { out += fmt::format("{:<48} {}\n", k, v); };
-        line("spark.executor.cores", std::to_string(slots * f.slot_cores));
-        line("spark.task.cpus", std::to_string(f.slot_cores));
-        line("spark.executor.memory", fmt::format("{}m", spark_executor_heap_bytes / mib));
-        line("spark.executor.memoryOverhead", fmt::format("{}m", spark_executor_overhead_bytes / mib + python_mib));
-        if (f.gpu_fraction) {
-            std::uint64_t per_dev = slots_per_device(*f.gpu_fraction);
-            std::uint64_t devices = std::min(p.node.gpus, (slots + per_dev - 1) / per_dev);
-            line("spark.executor.resource.gpu.amount", std::to_string(devices));
-            line("spark.task.resource.gpu.amount", format_double(*f.gpu_fraction));
+        if (o.spark_allocation == "dynamic") {
+            out += "# dynamic allocation: executors follow the task backlog, at most the plan's count; shuffle tracking "
+                   "keeps executors holding shuffle data (no external shuffle service needed)\n";
+            line("spark.dynamicAllocation.enabled", "true");
+            line("spark.dynamicAllocation.shuffleTracking.enabled", "true");
+            line("spark.dynamicAllocation.minExecutors", "0");
+            line("spark.dynamicAllocation.initialExecutors", std::to_string(executors));
+            line("spark.dynamicAllocation.maxExecutors", std::to_string(executors));
+        } else {
+            line("spark.executor.instances", std::to_string(executors));
+            line("spark.dynamicAllocation.enabled", "false");
         }
-        line("spark.dynamicAllocation.maxExecutors", std::to_string(executors));
+        line("spark.executor.cores", std::to_string(L.unit_cores));
+        line("spark.task.cpus", std::to_string(f.slot_cores));
+        line("spark.executor.memory", fmt::format("{}m", heap_mib));
+        line("spark.executor.memoryOverhead", fmt::format("{}m", overhead_mib));
+        out += fmt::format("# partitions: one per cell ({}), so Spark hands whole cells to free task slots as the "
+                           "schedule assumes; adaptive execution would coalesce the small partitions of a grouped "
+                           "forecast into fewer tasks than the {} slots\n",
+                           f.cells, f.slots);
+        line("spark.sql.shuffle.partitions", std::to_string(f.cells));
+        line("spark.sql.adaptive.coalescePartitions.enabled", "false");
+        if (L.unit_gpus) {
+            line("spark.executor.resource.gpu.amount", fmt::format("{}", static_cast<std::uint64_t>(*L.unit_gpus)));
+            line("spark.executor.resource.gpu.discoveryScript",
+                 o.gpu_discovery_script ? *o.gpu_discovery_script : std::string(spark_gpu_discovery_placeholder));
+            if (!o.gpu_discovery_script)
+                out += "# the discovery script above is a placeholder (Spark's example script in its distribution); "
+                       "give the path on your executors with --spark-gpu-discovery-script\n";
+            line("spark.executor.resource.gpu.vendor", "nvidia.com");
+            line("spark.task.resource.gpu.amount", format_double(*f.gpu_fraction));
+            out += "# YARN: Spark asks YARN for the yarn.io/gpu resource type, which the NodeManagers must offer "
+                   "(GPU scheduling enabled, yarn.io/gpu in resource-types.xml)\n";
+        }
+        out += "# YARN: the CapacityScheduler's default resource calculator places containers by memory alone; set "
+               "yarn.scheduler.capacity.resource-calculator to "
+               "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator so executors' cores count too\n";
         if (f.intraop_threads) {
             for (const auto& v : pool_variables())
                 line("spark.executorEnv." + v, std::to_string(*f.intraop_threads));
         } else {
-            out += "# no thread cap recorded: PySpark sets OMP_NUM_THREADS from the executor's cores when it is unset\n";
+            out += "# no thread cap recorded: PySpark sets OMP_NUM_THREADS to spark.task.cpus in each Python worker "
+                   "when it is unset; other pools (OpenBLAS, MKL) take every core they see\n";
         }
     }
     return out;
 }
 
-// Ray: per family the options of a remote task, `f.options(**opts[family])`. Ray's `memory`
-// is in bytes; num_gpus may be a fraction; env_vars values are strings.
+// Ray: comment lines (per family the concurrency the plan counts on, then what `memory` does),
+// then one JSON line: per family the options of a remote task, `f.options(**opts[family])`.
+// Ray's `memory` is in bytes; num_gpus is a multiple of 0.0001; env_vars values are strings.
 std::string render_ray(const plan_record& p) {
+    require_layout(p, "ray", "ray");
+    std::string out;
+    for (const auto& [name, f] : p.families) {
+        out += fmt::format("# ray: family '{}': {} task(s) at once on {} node(s) of {} cores, {}{}\n", name, f.slots,
+                           f.nodes, p.node.cores, human_bytes(double(p.node.memory_bytes)),
+                           f.layout.unit_gpus ? fmt::format(", {} per GPU", *f.layout.slots_per_device) : "");
+        out += schedule_comment(p, f);
+    }
+    out += "# ray: memory is a scheduling reservation, not a limit: Ray starts a task only where the node's memory "
+           "resource has room for it, but does not stop a task that grows past it (the memory monitor kills "
+           "workers only when the whole node passes its usage threshold)\n";
     json_writer w;
     w.begin_object();
     for (const auto& [name, f] : p.families) {
         w.key(name);
         w.begin_object();
-        w.field("num_cpus", f.slot_cores);
-        w.field("memory", f.slot_rss_bytes);
-        if (f.gpu_fraction) w.field("num_gpus", *f.gpu_fraction);
+        w.field("num_cpus", f.layout.unit_cores);
+        w.field("memory", f.layout.unit_memory_bytes);
+        if (f.layout.unit_gpus) w.field("num_gpus", *f.layout.unit_gpus);
         else w.field("num_gpus", 0);
         w.key("runtime_env");
         w.begin_object();
@@ -129,81 +182,206 @@ std::string render_ray(const plan_record& p) {
         w.end_object();
     }
     w.end_object();
-    return w.take();
+    out += w.take();
+    return out;
 }
 
-// Kubernetes: per family one YAML document holding a container's `resources` (requests =
-// limits: Guaranteed QoS, an honest OOM line) and `env`. Memory is rounded up to whole MiB.
-// Kubernetes cannot request part of a device, so a family with gpu_fraction < 1 gets pods that
-// hold one whole device each and run 1/gpu_fraction slots.
-std::string render_k8s(const plan_record& p) {
+namespace {
+
+// A pod's container `resources`, indented by `pad`: requests for cpu, memory and whole devices;
+// limits for memory and devices (a device is only ever a limit, and must equal its request),
+// and for cpu only when a thread cap is recorded and asked for: a CPU limit brings CFS
+// throttling, worst for uncapped pools.
+std::string resources_block(const family_plan& f, const render_options& o, const std::string& pad) {
+    const std::string cpu = json_quoted(std::to_string(f.layout.unit_cores));
+    const std::string mem = json_quoted(fmt::format("{}Mi", f.layout.unit_memory_bytes / mib));
+    std::string out;
+    out += pad + "resources:\n";
+    out += pad + "  requests:\n";
+    out += pad + "    cpu: " + cpu + "\n";
+    out += pad + "    memory: " + mem + "\n";
+    if (f.layout.unit_gpus) out += pad + "    nvidia.com/gpu: \"1\"\n";
+    out += pad + "  limits:\n";
+    if (o.cpu_limit && f.intraop_threads) out += pad + "    cpu: " + cpu + "\n";
+    out += pad + "    memory: " + mem + "\n";
+    if (f.layout.unit_gpus) out += pad + "    nvidia.com/gpu: \"1\"\n";
+    return out;
+}
+
+// The thread-cap variables as `env` list entries, indented by `pad`.
+std::string thread_env(const family_plan& f, const std::string& pad) {
+    std::string out;
+    if (f.intraop_threads)
+        for (const auto& v : pool_variables())
+            out += fmt::format("{}- name: {}\n{}  value: \"{}\"\n", pad, v, pad, *f.intraop_threads);
+    return out;
+}
+
+std::string k8s_layout_comment(const plan_record& p, const family_plan& f) {
+    const family_layout& L = f.layout;
+    std::string out;
+    if (L.unit_gpus && L.slots_per_unit > 1)
+        out += fmt::format("# gpu_fraction {}: Kubernetes cannot request part of a device, so each pod holds one "
+                           "whole GPU and runs {} slots (start {} worker processes per pod)\n",
+                           format_double(*f.gpu_fraction), L.slots_per_unit, L.slots_per_unit);
+    else if (L.slots_per_unit > 1)
+        out += fmt::format("# {} slots per pod (start {} worker processes per pod): one slot per pod would need {} pods "
+                           "on a node, more than --max-pods-per-node {}\n",
+                           L.slots_per_unit, L.slots_per_unit, f.slots_per_node, p.run.limits.max_pods_per_node);
+    out += fmt::format("# layout: {} pod(s) per node ({} cores, {} allocatable), {} in parallel on {} node(s); slots "
+                       "per node limited by {}\n",
+                       L.units_per_node, p.node.cores, human_bytes(double(p.node.memory_bytes)),
+                       L.units_per_node * f.nodes, f.nodes, L.limited_by);
+    out += schedule_comment(p, f);
+    return out;
+}
+
+// A Job name from a family: a DNS label ("prof-" + the family in lower case, every other byte
+// '-'), short enough that the controller's pod names and labels stay within 63 characters.
+std::string job_name(const std::string& family, std::set<std::string>& taken) {
+    std::string n = "prof-";
+    for (unsigned char c : family) n += std::isalnum(c) ? static_cast<char>(std::tolower(c)) : '-';
+    if (n.size() > 40) n.resize(40);
+    while (n.back() == '-') n.pop_back();
+    std::string name = n;
+    for (int i = 2; !taken.insert(name).second; ++i) name = fmt::format("{}-{}", n, i);
+    return name;
+}
+
+}  // namespace
+
+// Kubernetes: per family one YAML document holding a container's `resources` and `env`, to
+// paste into a pod template (--target k8s-job writes a whole Job).
+std::string render_k8s(const plan_record& p, const render_options& o) {
+    require_layout(p, "k8s", "k8s");
     std::string out;
     for (const auto& [name, f] : p.families) {
-        std::uint64_t per_pod = f.gpu_fraction ? slots_per_device(*f.gpu_fraction) : 1;
-        per_pod = std::min(per_pod, f.slots_per_node);
-        std::uint64_t pods_per_node = f.slots_per_node / per_pod;
         out += "---\n";
         out += "# prof-plan: Kubernetes container resources for " + family_header(name, f) + "\n";
-        if (per_pod > 1)
-            out += fmt::format("# gpu_fraction {}: Kubernetes cannot request part of a device, so each pod holds one "
-                               "whole GPU and runs {} slots (start {} worker processes per pod)\n",
-                               format_double(*f.gpu_fraction), per_pod, per_pod);
-        out += fmt::format("# {} pod(s) per node, {} in parallel on {} node(s) ({}); makespan >= {} (a lower bound)\n",
-                           pods_per_node, pods_per_node * f.nodes, f.nodes, count_or_deadline(p),
-                           human_seconds(f.makespan_s));
-        std::string cpu = std::to_string(per_pod * f.slot_cores);
-        std::string mem = fmt::format("{}Mi", mib_up(per_pod * f.slot_rss_bytes));
-        auto block = [&](std::string_view key) {
-            out += fmt::format("  {}:\n", key);
-            out += fmt::format("    cpu: \"{}\"\n", cpu);
-            out += fmt::format("    memory: \"{}\"\n", mem);
-            if (f.gpu_fraction) out += "    nvidia.com/gpu: \"1\"\n";
+        out += k8s_layout_comment(p, f);
+        out += resources_block(f, o, "");
+        if (f.intraop_threads) out += "env:\n" + thread_env(f, "");
+        else out += "env: []  # no thread cap recorded in the profile\n";
+    }
+    return out;
+}
+
+// Kubernetes: per family an Indexed Job (batch/v1). completions = the family's work items,
+// parallelism = pods per node × nodes; index i runs the cells i × cells_per_item … of the
+// family's cells (PROF_CELLS_PER_INDEX, slots_per_unit at a time); activeDeadlineSeconds is the
+// deadline, whole seconds rounded up.
+std::string render_k8s_job(const plan_record& p, const render_options& o) {
+    require_layout(p, "k8s", "k8s-job");
+    std::string out;
+    std::set<std::string> taken;
+    for (const auto& [name, f] : p.families) {
+        const family_layout& L = f.layout;
+        out += "---\n";
+        out += "# prof-plan: Kubernetes Indexed Job for " + family_header(name, f) + "\n";
+        out += k8s_layout_comment(p, f);
+        out += fmt::format("# each index runs {} of the family's cells, in the run's order, {} at a time: index i "
+                           "takes cells i x {} up to (i + 1) x {} - 1 (JOB_COMPLETION_INDEX)\n",
+                           L.cells_per_item, L.slots_per_unit, L.cells_per_item, L.cells_per_item);
+        if (f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit) < 10)
+            out += fmt::format("# an index lasts at most {}: every index starts a pod, which takes seconds the makespan "
+                               "does not count; for short cells run a worker pool (--target k8s) instead\n",
+                               human_seconds(f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit)));
+        if (p.run.deadline_s)
+            out += "# activeDeadlineSeconds is the deadline itself: Kubernetes fails the Job and stops its pods when it "
+                   "passes, pod start-up and image pulls included\n";
+        if (o.image.empty())
+            out += fmt::format("# the image is a placeholder: give your worker's with --k8s-image\n");
+        if (o.cpu_limit && !f.intraop_threads)
+            out += "# no CPU limit although --cpu-limit was given: the fits recorded no thread cap, and an uncapped "
+                   "pool under a CPU limit is throttled\n";
+        out += "apiVersion: batch/v1\n";
+        out += "kind: Job\n";
+        out += "metadata:\n";
+        out += "  name: " + job_name(name, taken) + "\n";
+        out += "  labels:\n";
+        out += "    app.kubernetes.io/managed-by: prof-plan\n";
+        out += "spec:\n";
+        out += "  completionMode: Indexed\n";
+        out += fmt::format("  completions: {}\n", L.work_items);
+        out += fmt::format("  parallelism: {}\n", L.units_per_node * f.nodes);
+        if (p.run.deadline_s)
+            out += fmt::format("  activeDeadlineSeconds: {}\n",
+                               static_cast<std::uint64_t>(std::ceil(*p.run.deadline_s - 1e-9)));
+        out += "  template:\n";
+        out += "    spec:\n";
+        out += "      restartPolicy: Never\n";
+        out += "      containers:\n";
+        out += "      - name: worker\n";
+        out += "        image: " + json_quoted(o.image.empty() ? std::string(k8s_image_placeholder) : o.image) + "\n";
+        out += "        env:\n";
+        auto env = [&](std::string_view k, const std::string& v) {
+            out += fmt::format("        - name: {}\n          value: {}\n", k, json_quoted(v));
         };
-        out += "resources:\n";
-        block("requests");
-        block("limits");
-        if (f.intraop_threads) {
-            out += "env:\n";
-            for (const auto& v : pool_variables())
-                out += fmt::format("- name: {}\n  value: \"{}\"\n", v, *f.intraop_threads);
-        } else {
-            out += "env: []  # no thread cap recorded in the profile\n";
-        }
+        env("PROF_FAMILY", name);
+        env("PROF_CELLS", std::to_string(f.cells));
+        env("PROF_CELLS_PER_INDEX", std::to_string(L.cells_per_item));
+        env("PROF_SLOTS_PER_POD", std::to_string(L.slots_per_unit));
+        out += thread_env(f, "        ");
+        out += resources_block(f, o, "        ");
     }
     return out;
 }
 
 std::string render_plan_table(const plan_record& p) {
     std::string out;
-    out += fmt::format("plan: basis {} (source {}), {} series x {} model(s); node {} cores, {}{}; {}\n",
+    out += fmt::format("plan: basis {} (source {}), {} series x {} model(s); node {} cores, {}{}; {}; layout {}\n",
                        p.provenance.basis, p.provenance.source, p.run.series, p.run.models.size(), p.node.cores,
                        human_bytes(double(p.node.memory_bytes)),
                        p.node.gpus ? fmt::format(", {} x {} GPU", p.node.gpus,
                                                  human_bytes(double(p.node.gpu_memory_bytes.value_or(0))))
                                    : std::string(", no GPU"),
-                       count_or_deadline(p));
-    out += fmt::format("{:<20} {:>5} {:>10} {:>10} {:>8} {:>7} {:>7} {:>10} {:>6} {:>11} {:<8} {}\n", "FAMILY", "cores",
-                       "memory", "gpu_mem", "gpu_frac", "threads", "slots", "cells", "nodes", "makespan>=",
-                       "basis", "confidence");
+                       count_or_deadline(p), p.run.layout);
+    out += fmt::format("{:<20} {:>5} {:>10} {:>10} {:>8} {:>7} {:>7} {:>10} {:>6} {:>6} {:>10} {:<8} {}\n", "FAMILY",
+                       "cores", "memory", "gpu_mem", "gpu_frac", "threads", "slots", "cells", "nodes", "waves",
+                       "makespan", "basis", "confidence");
     for (const auto& [name, f] : p.families) {
         auto initial = [](const std::string& b) { return b.empty() ? std::string("?") : b.substr(0, 1); };
-        out += fmt::format("{:<20} {:>5} {:>10} {:>10} {:>8} {:>7} {:>7} {:>10} {:>6} {:>11} {:<8} {}\n", name,
+        out += fmt::format("{:<20} {:>5} {:>10} {:>10} {:>8} {:>7} {:>7} {:>10} {:>6} {:>6} {:>10} {:<8} {}\n", name,
                            f.slot_cores, human_bytes(double(f.slot_rss_bytes)),
                            f.slot_gpu_bytes ? human_bytes(double(*f.slot_gpu_bytes)) : std::string("-"),
                            f.gpu_fraction ? fmt::format("{:.3g}", *f.gpu_fraction) : std::string("-"),
                            f.intraop_threads ? std::to_string(*f.intraop_threads) : std::string("-"),
-                           f.slots_per_node, f.cells, f.nodes, human_seconds(f.makespan_s),
+                           f.slots_per_node, f.cells, f.nodes, f.waves, human_seconds(f.makespan_s),
                            initial(f.basis.cores) + initial(f.basis.memory) + initial(f.basis.gpu) +
                                initial(f.basis.wall),
                            f.low_confidence ? fmt::format("LOW ({} ok fits)", f.n_ok) : fmt::format("{} ok fits", f.n_ok));
     }
-    out += "(per slot: cores, memory, gpu memory; slots per node; basis per axis cores/memory/gpu/wall: "
-           "m measured, r reference, a assumed)\n";
-    out += fmt::format("totals: {} cells, {} of work, {} node-seconds; {} node(s) running the families one after "
-                       "another; makespan >= {} (a lower bound)\n",
-                       p.totals.cells, human_seconds(p.totals.work_s), fmt::format("{:.1f}", p.totals.node_seconds),
-                       p.totals.nodes, human_seconds(p.totals.makespan_s));
+    out += "(per slot: cores, memory, gpu memory; slots per node under the layout; makespan of whole cells, at most; "
+           "basis per axis cores/memory/gpu/wall: m measured, r reference, a assumed)\n";
+    out += fmt::format("totals: {} cells, {} of work; {} node(s) running the families one after another; makespan "
+                       "<= {}, >= {}{}\n",
+                       p.totals.cells, human_seconds(p.totals.work_s), p.totals.nodes, human_seconds(p.totals.makespan_s),
+                       human_seconds(p.totals.makespan_lower_s),
+                       p.totals.meets_deadline ? (*p.totals.meets_deadline ? "; meets the deadline"
+                                                                           : "; DOES NOT MEET THE DEADLINE")
+                                               : "");
+    for (const auto& [name, f] : p.families) {
+        out += fmt::format("work of {}: {} priced by the {} rule; longest cell {} ({}{})\n", name,
+                           human_seconds(f.work_s), f.wall_estimator, human_seconds(f.longest_cell_s),
+                           f.longest_cell_model,
+                           f.longest_cell_n_obs ? fmt::format(", n_obs {}", *f.longest_cell_n_obs) : std::string());
+        if (!f.unmeasured_models.empty())
+            out += fmt::format("unmeasured in {} (no ok fit; sized from the defaults): {}\n", name,
+                               fmt::join(f.unmeasured_models, ", "));
+    }
+    if (!p.run.skipped_models.empty())
+        out += fmt::format("skipped (no ok fit, --on-unmeasured skip): {}\n", fmt::join(p.run.skipped_models, ", "));
     return out;
+}
+
+std::string render_plan(const plan_record& p, const std::string& target, const render_options& o) {
+    if (target == "json") return write_plan(p);
+    if (target == "ray") return render_ray(p);
+    if (target == "spark") return render_spark(p, o);
+    if (target == "k8s") return render_k8s(p, o);
+    if (target == "k8s-job") return render_k8s_job(p, o);
+    if (target == "table") return render_plan_table(p);
+    throw usage_error(fmt::format("--target must be json, spark, ray, k8s, k8s-job or table, not '{}'", target));
 }
 
 }  // namespace prof

@@ -78,8 +78,17 @@ TEST_CASE("a CPU-only family with a deadline gets the hand-computed slot, slots 
     CHECK(f.slots_per_node == 8);                 // min(16/2, 64 GiB / 250 MiB = 262)
     CHECK(f.cells == 2000);                       // 1000 series × 2 models
     CHECK(f.work_s == 937.5);                     // 1000 × (0.25 + 0.5) × 1.25
-    CHECK(f.nodes == 2);                          // ceil(937.5 / (8 × 60)) = ceil(1.95)
-    CHECK(f.makespan_s == 58.59375);              // 937.5 / (8 × 2)
+    CHECK(f.longest_cell_s == 0.625);             // arima 0.5 × 1.25
+    // 1 node (8 slots): min(250 waves × 0.625, (937.5 − 0.625) / 8 + 0.625 = 117.73) > 60;
+    // 2 nodes (16 slots): min(125 × 0.625 = 78.125, 936.875 / 16 + 0.625 = 59.1796875) <= 60.
+    CHECK(f.nodes == 2);
+    CHECK(f.slots == 16);
+    CHECK(f.waves == 125);                        // ceil(2000 / 16)
+    CHECK(f.makespan_s == 59.1796875);
+    CHECK(f.makespan_lower_s == 58.59375);        // max(937.5 / 16, 0.625)
+    CHECK(f.meets_deadline == true);
+    CHECK(f.layout.unit == "task");
+    CHECK(f.layout.limited_by == "cores");
     CHECK(f.basis.cores == "measured");
     CHECK(f.basis.memory == "measured");
     CHECK(f.basis.gpu == "assumed");              // no GPU reading: no GPU asked
@@ -88,10 +97,13 @@ TEST_CASE("a CPU-only family with a deadline gets the hand-computed slot, slots 
     CHECK(!f.low_confidence);
     CHECK(f.warnings.empty());
     CHECK(plan.totals.cells == 2000);
-    CHECK(plan.totals.node_seconds == 117.1875);  // 937.5 / 8
     CHECK(plan.totals.nodes == 2);                // ceil(117.1875 / 60)
-    CHECK(plan.totals.makespan_s == 58.59375);
-    CHECK(plan.warnings.empty());
+    CHECK(plan.totals.makespan_s == 59.1796875);
+    CHECK(plan.totals.meets_deadline == true);
+    CHECK(f.wall_estimator == "median");          // the models have no curve in n_obs
+    CHECK(f.longest_cell_model == "arima");
+    REQUIRE(plan.warnings.size() == 1);
+    CHECK(plan.warnings[0].find("no cost curve in n_obs for arima, theta") == 0);
 }
 
 TEST_CASE("a deadline met exactly does not buy an extra node through rounding noise") {
@@ -101,12 +113,10 @@ TEST_CASE("a deadline met exactly does not buy an extra node through rounding no
     rq.series = 3;
     rq.node.cores = 1;
     rq.deadline_s = 0.125;
-    CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 3);
-    CHECK(prof::nodes_for_deadline(3.0000000000000004, 1, 1.0) == 3);
-    CHECK(prof::nodes_for_deadline(3.001, 1, 1.0) == 4);
+    CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 3);  // 3 cells of 0.125 s, one wave
 }
 
-TEST_CASE("a GPU family with a node count gets a device fraction and a makespan lower bound") {
+TEST_CASE("a GPU family with a node count gets a device fraction and a makespan of whole cells") {
     // nbeats: 3.45 effective cores → 4; 2 GiB RSS → 2.5 GiB; 3 GiB GPU → 3.75 GiB; 2 s per cell.
     auto p = profile_of({model("nbeats", "neural", 4, 3.45, 2 * GiB, 3 * GiB, 2.0, 2)});
     prof::plan_request rq;
@@ -124,9 +134,13 @@ TEST_CASE("a GPU family with a node count gets a device fraction and a makespan 
     CHECK(f.intraop_threads == 2u);
     CHECK(f.work_s == 250);                       // 100 × 2 × 1.25
     CHECK(f.nodes == 3);
-    CHECK(f.makespan_s == doctest::Approx(250.0 / 18));
+    // 100 equal cells of 2.5 s on 18 slots: ceil(100 / 18) = 6 waves = 15 s (Graham: 16.25 s).
+    CHECK(f.waves == 6);
+    CHECK(f.makespan_s == 15);
+    CHECK(f.makespan_lower_s == doctest::Approx(250.0 / 18));
+    CHECK(!f.meets_deadline);
     CHECK(plan.totals.nodes == 3);
-    CHECK(plan.totals.makespan_s == doctest::Approx(250.0 / 18));
+    CHECK(plan.totals.makespan_s == 15);
     CHECK(plan.run.deadline_s == std::nullopt);
     CHECK(plan.run.nodes == 3u);
 }
@@ -177,12 +191,30 @@ TEST_CASE("a null GPU axis asks a GPU only when --default-gpu-memory is given") 
     CHECK(f.basis.gpu == "assumed");
 }
 
-TEST_CASE("a model the profile lacks forms its own family from the defaults, with a warning") {
+TEST_CASE("a model the profile lacks stops the plan by default, naming it and the three choices") {
+    auto p = statistical();
+    auto rq = cpu_request();
+    rq.models = {"theta", "prophet"};
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "model 'prophet' (family 'prophet') is not in the profile; no plan: choose --on-unmeasured defaults (size "
+          "it from the --default-* values, assumed), --on-unmeasured skip (plan the run without it), or measure it "
+          "(--on-unmeasured fail, the default, stops here)");
+    CHECK(code == 65);
+    rq.on_unmeasured = prof::unmeasured_policy::skip;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.families.size() == 1);
+    CHECK(plan.run.models == std::vector<std::string>{"theta"});
+    CHECK(plan.run.skipped_models == std::vector<std::string>{"prophet"});
+}
+
+TEST_CASE("with --on-unmeasured defaults a model the profile lacks forms its own family from the defaults") {
     auto p = statistical();
     auto rq = cpu_request();
     rq.models = {"theta", "prophet"};
     rq.deadline_s.reset();
     rq.nodes = 1;
+    rq.on_unmeasured = prof::unmeasured_policy::defaults;
     auto plan = prof::make_plan(&p, rq);
     REQUIRE(plan.families.size() == 2);
     const auto& s = plan.families.at("statistical");
@@ -198,9 +230,13 @@ TEST_CASE("a model the profile lacks forms its own family from the defaults, wit
     CHECK(x.basis.wall == "assumed");
     CHECK(x.low_confidence);
     CHECK(x.warnings.empty());
-    REQUIRE(plan.warnings.size() == 1);
-    CHECK(plan.warnings[0].find("model 'prophet' is not in the profile") == 0);
-    CHECK(plan.totals.node_seconds == 312.5 / 16 + 60000.0 / 16);
+    CHECK(x.unmeasured_models == std::vector<std::string>{"prophet"});
+    // 1000 cells of 60 s on one node's 16 slots: 63 waves, 63 min (divisible work: 62.5 min).
+    CHECK(x.makespan_s == 63 * 60.0);
+    REQUIRE(plan.warnings.size() == 2);
+    CHECK(plan.warnings[0].find("model 'prophet' (family 'prophet') is not in the profile") == 0);
+    CHECK(s.warnings.empty());
+    CHECK(plan.totals.makespan_s == s.makespan_s + x.makespan_s);
 }
 
 TEST_CASE("a reference profile's axes say reference, and its provenance is carried") {
@@ -218,17 +254,29 @@ TEST_CASE("a reference profile's axes say reference, and its provenance is carri
     CHECK(prof::write_plan(plan).find(R"("baseline_version":"2026.11")") != std::string::npos);
 }
 
-TEST_CASE("a model the profile dropped takes the defaults and its first error is quoted") {
+TEST_CASE("a model the profile dropped takes the defaults in its declared family and its first error is quoted") {
     auto p = statistical();
     p.dropped_models = {"sarimax"};
+    p.dropped_model_families["sarimax"] = "statistical";
     p.first_error_by_model["sarimax"] = "exit 1: LinAlgError";
-    auto plan = prof::make_plan(&p, cpu_request());
+    auto rq = cpu_request();
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }).find(
+              "model 'sarimax' (family 'statistical') has no ok fit in the profile (first error: exit 1: LinAlgError); "
+              "no plan: choose") == 0);
+    rq.on_unmeasured = prof::unmeasured_policy::defaults;
+    auto plan = prof::make_plan(&p, rq);
     CHECK(plan.run.models == std::vector<std::string>{"arima", "sarimax", "theta"});
-    REQUIRE(plan.families.count("sarimax") == 1);
-    CHECK(plan.families.at("sarimax").basis.memory == "assumed");
-    REQUIRE(plan.warnings.size() == 1);
-    CHECK(plan.warnings[0] == "model 'sarimax' has no usable measurement in the profile (first error: exit 1: "
-                              "LinAlgError): sized from the defaults (assumed)");
+    REQUIRE(plan.families.size() == 1);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.models == std::vector<std::string>{"arima", "sarimax", "theta"});
+    CHECK(f.basis.memory == "assumed");
+    CHECK(f.slot_rss_bytes == 4 * GiB);           // the default, above 250 MiB
+    CHECK(f.work_s == 1000 * (0.75 * 1.25 + 60)); // measured walls margined, the default not
+    CHECK(f.unmeasured_models == std::vector<std::string>{"sarimax"});
+    REQUIRE(plan.warnings.size() == 2);
+    CHECK(plan.warnings[0] == "model 'sarimax' (family 'statistical') has no ok fit in the profile (first error: "
+                              "exit 1: LinAlgError): sized from the defaults (assumed, --on-unmeasured defaults); "
+                              "measure it before trusting the plan");
 }
 
 TEST_CASE("a family measured on fewer than --min-fits ok fits is low-confidence and says so") {
@@ -261,9 +309,13 @@ TEST_CASE("no profile is the static-config case: every axis assumed, one plan-wi
     CHECK(f.slot_rss_bytes == 4 * GiB);
     CHECK(f.slots_per_node == 16);
     CHECK(f.work_s == 600);
-    CHECK(f.makespan_s == 18.75);                 // 600 / (16 × 2)
+    // 10 cells of 60 s fit one node's 16 slots: the second node is not used.
+    CHECK(f.nodes == 1);
+    CHECK(f.makespan_s == 60);
     CHECK(f.basis.memory == "assumed");
-    CHECK(f.warnings.empty());
+    REQUIRE(f.warnings.size() == 1);
+    CHECK(f.warnings[0] == "only 1 of the 2 node(s) get work: 1 run all 10 cells in one wave");
+    CHECK(plan.totals.nodes == 1);
     REQUIRE(plan.warnings.size() == 1);
     CHECK(plan.warnings[0] == "no profile on stdin: planning from the defaults, every axis assumed");
     CHECK(error_text([&] { rq.models.clear(); prof::make_plan(nullptr, rq); }) ==
@@ -320,7 +372,7 @@ TEST_CASE("bad requests are usage errors") {
     check(rq, "give exactly one of --deadline (to get a node count) and --nodes (to get a makespan)");
     rq = cpu_request();
     rq.series = 0;
-    check(rq, "--series must be a positive integer");
+    check(rq, "--series must be a positive integer (or give --panel)");
     rq = cpu_request();
     rq.node.gpus = 2;
     check(rq, "--node-gpus needs --node-gpu-memory (the memory of one device)");
@@ -332,15 +384,30 @@ TEST_CASE("bad requests are usage errors") {
     check(rq, "--series 9223372036854775808 x 2 models overflows a cell count");
 }
 
-TEST_CASE("a deadline shorter than one cell is warned about") {
+TEST_CASE("a deadline shorter than one cell cannot be met, and buys no more nodes than the cells need") {
+    // 1000 cells of 125 s on 16 slots per node: 63 nodes run them all at once in 125 s > 60 s.
     auto p = profile_of({model("slow", "f", 5, 1.0, 1 * GiB, std::nullopt, 100.0)});
     auto plan = prof::make_plan(&p, cpu_request());
     const auto& f = plan.families.at("f");
+    CHECK(f.nodes == 63);                         // ceil(1000 / 16)
+    CHECK(f.waves == 1);
+    CHECK(f.makespan_s == 125);
+    CHECK(f.meets_deadline == false);
+    CHECK(plan.totals.meets_deadline == false);
     REQUIRE(f.warnings.size() == 1);
-    CHECK(f.warnings[0].find("one cell of model 'slow' takes 2.1 min (planned), longer than the deadline") == 0);
+    CHECK(f.warnings[0] == "cannot meet the deadline 60.00 s: one cell of model 'slow' takes 2.1 min (planned); 63 "
+                           "node(s) run every cell at once and take 2.1 min; raise --deadline");
+    // 10 short cells (0.125 s) with a 10 ms deadline: one 16-slot node runs them all at once.
+    auto q = profile_of({model("short", "f", 5, 1.0, 1 * GiB, std::nullopt, 0.1)});
+    auto rq = cpu_request();
+    rq.series = 10;
+    rq.deadline_s = 0.01;
+    auto plan2 = prof::make_plan(&q, rq);
+    CHECK(plan2.families.at("f").nodes == 1);
+    CHECK(plan2.families.at("f").meets_deadline == false);
 }
 
-TEST_CASE("the plan record is byte-stable JSON in the SPEC's key order") {
+TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
     auto p = profile_of({model("theta", "statistical", 5, 1.0, 100 * MiB, std::nullopt, 0.25, std::nullopt)});
     p.provenance.measured_at = "2026-11-29T15:00:00Z";
     auto rq = cpu_request();
@@ -350,74 +417,420 @@ TEST_CASE("the plan record is byte-stable JSON in the SPEC's key order") {
           R"({"kind":"plan","provenance":{"basis":"measured","source":"prepass","run_id":null,"baseline_version":null,)"
           R"("measured_at":"2026-11-29T15:00:00Z","signature":null,"warnings":[]},)"
           R"("node":{"cores":16,"memory_bytes":68719476736,"gpus":0,"gpu_memory_bytes":null},)"
-          R"("run":{"series":4,"models":["theta"],"deadline_s":60,"nodes":null,"min_fits":3},)"
+          R"("run":{"series":4,"models":["theta"],"skipped_models":[],"length_source":"none","max_n_obs":null,)"
+          R"("deadline_s":60,"nodes":null,"min_fits":3,"layout":"ray",)"
+          R"("max_container_memory_bytes":null,"max_pods_per_node":110},)"
           R"("families":{"statistical":{"models":["theta"],"slot_cores":1,"slot_rss_bytes":131072000,)"
-          R"("slot_gpu_bytes":null,"gpu_fraction":null,"intraop_threads":null,"slots_per_node":16,"cells":4,)"
-          R"("work_s":1.25,"nodes":1,"makespan_s":0.078125,)"
+          R"("slot_gpu_bytes":null,"gpu_fraction":null,"intraop_threads":null,"slots_per_node":16,)"
+          R"("layout":{"unit":"task","slots_per_unit":1,"units_per_node":16,"unit_cores":1,)"
+          R"("unit_memory_bytes":131072000,"unit_gpus":null,"slots_per_device":null,"heap_bytes":null,)"
+          R"("overhead_bytes":null,"cells_per_item":1,"work_items":4,"limited_by":"cores"},"cells":4,)"
+          R"("work_s":1.25,"longest_cell_s":0.3125,"longest_cell_model":"theta","longest_cell_n_obs":null,)"
+          R"("wall_estimator":"median","oom_floor_bytes":null,"unmeasured_models":[],)"
+          R"("nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,"meets_deadline":true,)"
           R"("basis":{"cores":"measured","memory":"measured","gpu":"assumed","wall":"measured"},"n_ok":5,)"
           R"("low_confidence":false,"warnings":["the profile records no common thread cap for these fits: run )"
           R"x(production as they were measured (the renderings set no thread-pool variables)"]}},)x"
-          R"("totals":{"cells":4,"work_s":1.25,"node_seconds":0.078125,"nodes":1,"makespan_s":0.078125,)"
-          R"("makespan_is_lower_bound":true},"warnings":[]})");
+          R"("totals":{"cells":4,"work_s":1.25,"nodes":1,"longest_cell_s":0.3125,"makespan_s":0.3125,)"
+          R"("makespan_lower_s":0.3125,"meets_deadline":true},"warnings":["no cost curve in n_obs for )"
+          R"(theta (the profile has none: its fits had no n_obs): work is series x the median cell, which )"
+          R"(misses a long tail"]})");
 }
 
-TEST_CASE("spark: one executor per node with every slot, the thread cap in executorEnv") {
+TEST_CASE("whole cells: equal cells take waves, mixed cells take the smaller of waves and Graham's bound") {
+    // 100 cells of 40 min on 80 slots: two waves, 80 min, not 100 × 40 / 80 = 50 min.
+    CHECK(prof::schedule_makespan(100, 100 * 2400.0, 2400, 1, 1, 80) == 4800);
+    // 10 cells of 1 s and 1 cell of 10 s on 4 runners: waves 3 × 10 = 30; Graham (20 − 10) / 4
+    // + 10 = 12.5.
+    CHECK(prof::schedule_makespan(11, 20, 10, 1, 1, 4) == 12.5);
+    // Pods of 4 slots taking items of 4 cells: 10 cells → 3 items on 2 pods: 2 items × 1 round × 5 s.
+    CHECK(prof::schedule_makespan(10, 50, 5, 4, 4, 2) == 10);
+    // Items of 8 cells on pods of 4 slots: 2 rounds per item; 16 cells → 2 items on 1 pod: 2 × 2 × 5.
+    CHECK(prof::schedule_makespan(16, 80, 5, 8, 4, 1) == 20);
+}
+
+TEST_CASE("100 cells of 40 min: nodes come from whole waves, never from divisible work") {
+    auto p = profile_of({model("slow", "f", 5, 1.0, 1 * GiB, std::nullopt, 1920.0)});  // × 1.25 = 40 min
+    auto rq = cpu_request();
+    rq.series = 100;
+    rq.deadline_s = 3600;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    // One wave fits 60 min: 100 slots, ceil(100 / 16) = 7 nodes (divisible work said 5).
+    CHECK(f.nodes == 7);
+    CHECK(f.waves == 1);
+    CHECK(f.makespan_s == 2400);
+    rq.deadline_s = 5400;  // 90 min: two waves, 50 slots, 4 nodes (64 slots), 80 min
+    auto plan2 = prof::make_plan(&p, rq);
+    CHECK(plan2.families.at("f").nodes == 4);
+    CHECK(plan2.families.at("f").waves == 2);
+    CHECK(plan2.families.at("f").makespan_s == 4800);
+    // --nodes 4 gives the same makespan back.
+    rq.deadline_s.reset();
+    rq.nodes = 4;
+    CHECK(prof::make_plan(&p, rq).families.at("f").makespan_s == 4800);
+}
+
+TEST_CASE("mixed thread caps are a warning naming the models") {
+    auto p = profile_of({model("theta", "statistical", 5, 1.0, 100 * MiB, std::nullopt, 0.25, 1),
+                         model("arima", "statistical", 5, 1.0, 100 * MiB, std::nullopt, 0.25, 2)});
+    auto plan = prof::make_plan(&p, cpu_request());
+    const auto& f = plan.families.at("statistical");
+    CHECK(!f.intraop_threads);
+    REQUIRE(f.warnings.size() == 1);
+    CHECK(f.warnings[0] == "its models ran under different thread caps (arima 2, theta 1): the renderings set no "
+                           "thread-pool variables; measure them under one cap (prof-measure --threads) or plan them "
+                           "apart (--models)");
+}
+
+namespace {
+prof::plan_request spark_request() {
+    auto rq = cpu_request();
+    rq.layout = "spark";
+    return rq;
+}
+}  // namespace
+
+TEST_CASE("spark: executors of every slot, an instance count, partitions per cell, the thread cap in executorEnv") {
     auto p = statistical();
-    auto s = prof::render_spark(prof::make_plan(&p, cpu_request()));
+    auto plan = prof::make_plan(&p, spark_request());
+    const auto& f = plan.families.at("statistical");
+    // 8 slots: heap 1024 MiB, base 384 MiB, 8 × 250 MiB = 2000 MiB Python: 3408 MiB per executor.
+    CHECK(f.layout.slots_per_unit == 8);
+    CHECK(f.layout.units_per_node == 1);
+    CHECK(f.layout.unit_memory_bytes == 3408 * MiB);
+    CHECK(f.nodes == 2);
+    auto s = prof::render_spark(plan);
+    CHECK(s.find("\nspark.executor.instances                         2\n") != std::string::npos);
+    CHECK(s.find("\nspark.dynamicAllocation.enabled                  false\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.cores                             16\n") != std::string::npos);  // 8 slots × 2
     CHECK(s.find("\nspark.task.cpus                                  2\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.memory                            1024m\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.memoryOverhead                    2384m\n") != std::string::npos);  // 384 + 8 × 250
+    CHECK(s.find("\nspark.sql.shuffle.partitions                     2000\n") != std::string::npos);
+    CHECK(s.find("\nspark.sql.adaptive.coalescePartitions.enabled    false\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.pyspark.memory") == std::string::npos);  // never an address-space limit
-    CHECK(s.find("\nspark.dynamicAllocation.maxExecutors             2\n") != std::string::npos);
     CHECK(s.find("\nspark.executorEnv.OMP_NUM_THREADS                1\n") != std::string::npos);
     CHECK(s.find("resource.gpu") == std::string::npos);
-    CHECK(s.find("# memoryOverhead = 384 MiB base + 2000 MiB for the 8 slots' Python workers; pyspark.memory is left "
-                 "unset on purpose") != std::string::npos);
+    prof::render_options o;
+    o.spark_allocation = "dynamic";
+    auto d = prof::render_spark(plan, o);
+    CHECK(d.find("\nspark.dynamicAllocation.enabled                  true\n"
+                 "spark.dynamicAllocation.shuffleTracking.enabled  true\n"
+                 "spark.dynamicAllocation.minExecutors             0\n"
+                 "spark.dynamicAllocation.initialExecutors         2\n"
+                 "spark.dynamicAllocation.maxExecutors             2\n") != std::string::npos);
+    CHECK(d.find("spark.executor.instances") == std::string::npos);
+    CHECK_THROWS_AS(prof::render_spark(prof::make_plan(&p, cpu_request())), prof::usage_error);
 }
 
-TEST_CASE("spark: an executor whose JVM leaves too little room runs fewer slots and says so") {
-    // 512 MiB slots on a 2 GiB node: the plan fits 4, but 2048 − 1024 − 384 = 640 MiB holds 1.
+TEST_CASE("spark: an executor whose JVM leaves too little room runs fewer slots, and the node count follows") {
+    // 512 MiB slots on a 2 GiB node: 4 by memory, but 2048 − 1024 − 384 = 640 MiB holds 1.
     auto p = profile_of({model("m", "f", 5, 1.0, 512 * MiB * 4 / 5, std::nullopt, 1.0)});
-    auto rq = cpu_request();
+    auto rq = spark_request();
     rq.node.memory_bytes = 2 * GiB;
     rq.series = 480;
     auto plan = prof::make_plan(&p, rq);
-    CHECK(plan.families.at("f").slots_per_node == 4);
+    const auto& f = plan.families.at("f");
+    CHECK(f.slots_per_node == 1);
+    CHECK(f.layout.limited_by == "executor memory");
+    // 480 cells of 1.25 s on one slot per node within 60 s: 48 cells per slot, 10 nodes.
+    CHECK(f.nodes == 10);
     auto s = prof::render_spark(plan);
-    CHECK(s.find("# 1 slots per executor, not 4: the JVM heap and overhead") != std::string::npos);
     CHECK(s.find("\nspark.executor.cores                             1\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.memoryOverhead                    896m\n") != std::string::npos);  // 384 + 512
-    // 480 × 1.25 s = 600 s of work on 1 slot within 60 s: 10 executors (the plan says 3).
-    CHECK(s.find("\nspark.dynamicAllocation.maxExecutors             10\n") != std::string::npos);
+    CHECK(s.find("\nspark.executor.instances                         10\n") != std::string::npos);
 }
 
-TEST_CASE("spark and k8s carry the GPU share; Kubernetes pods hold whole devices") {
+TEST_CASE("spark: the heap grows with the tasks of a 192-core executor") {
+    auto p = profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 1.0)});
+    auto rq = spark_request();
+    rq.node.cores = 192;
+    rq.node.memory_bytes = 768 * GiB;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& L = plan.families.at("f").layout;
+    CHECK(L.slots_per_unit == 192);
+    CHECK(L.heap_bytes == 12288 * MiB);                        // 64 MiB × 192
+    CHECK(L.overhead_bytes == (1229 + 192 * 125) * MiB);      // ceil(12288 / 10) + 192 × 125 MiB
+}
+
+TEST_CASE("spark: --max-container-memory splits a node into executors, or refuses naming the limit") {
+    auto p = profile_of({model("big", "f", 5, 1.0, 20 * GiB, std::nullopt, 1.0)});  // 25 GiB slots
+    auto rq = spark_request();
+    auto plan = prof::make_plan(&p, rq);
+    // 64 GiB node: 2 slots; one executor of 2 × 25 GiB + 1408 MiB = 52608 MiB.
+    CHECK(plan.families.at("f").layout.unit_memory_bytes == 52608 * MiB);
+    CHECK(plan.families.at("f").layout.units_per_node == 1);
+    rq.limits.max_container_memory_bytes = 32 * GiB;
+    plan = prof::make_plan(&p, rq);
+    // 1 slot per executor (26 GiB + 1408 MiB = 27008 MiB), 2 executors per node.
+    CHECK(plan.families.at("f").layout.slots_per_unit == 1);
+    CHECK(plan.families.at("f").layout.units_per_node == 2);
+    CHECK(plan.families.at("f").layout.unit_memory_bytes == 27008 * MiB);
+    CHECK(plan.families.at("f").layout.limited_by == "memory");
+    rq.limits.max_container_memory_bytes = 8 * GiB;  // YARN's default maximum allocation
+    int code = 0;
+    std::string msg = error_text([&] { prof::make_plan(&p, rq); }, &code);
+    CHECK(code == 65);
+    CHECK(msg == "spark: family 'f': one executor of one task slot asks 26.38 GiB (28319940608 bytes) (JVM heap and "
+                 "overhead 1.38 GiB + the slot's 25.00 GiB), more than --max-container-memory 8.00 GiB: no executor "
+                 "fits; raise the cluster's maximum container (YARN yarn.scheduler.maximum-allocation-mb)");
+}
+
+TEST_CASE("spark GPU lines: devices per executor, discovery script, vendor, the task's share") {
     auto p = profile_of({model("nbeats", "neural", 4, 3.45, 2 * GiB, 3 * GiB, 2.0, 2)});
     prof::plan_request rq;
     rq.series = 100;
     rq.node = {24, 256 * GiB, 2, 16 * GiB};
     rq.nodes = 3;
+    rq.layout = "spark";
     auto plan = prof::make_plan(&p, rq);
     auto s = prof::render_spark(plan);
     CHECK(s.find("\nspark.executor.resource.gpu.amount               2\n") != std::string::npos);  // 6 slots / 4 per device
+    CHECK(s.find("\nspark.executor.resource.gpu.discoveryScript      /opt/spark/examples/src/main/scripts/"
+                 "getGpusResources.sh\n# the discovery script above is a placeholder") != std::string::npos);
+    CHECK(s.find("\nspark.executor.resource.gpu.vendor               nvidia.com\n") != std::string::npos);
     CHECK(s.find("\nspark.task.resource.gpu.amount                   0.25\n") != std::string::npos);
-    CHECK(s.find("\nspark.executorEnv.OPENBLAS_NUM_THREADS           2\n") != std::string::npos);
-    auto k = prof::render_k8s(plan);
-    CHECK(k.find("each pod holds one whole GPU and runs 4 slots") != std::string::npos);
-    CHECK(k.find("  requests:\n    cpu: \"16\"\n    memory: \"10240Mi\"\n    nvidia.com/gpu: \"1\"\n") !=
+    CHECK(s.find("yarn.io/gpu") != std::string::npos);
+    prof::render_options o;
+    o.gpu_discovery_script = "/etc/spark/gpus.sh";
+    CHECK(prof::render_spark(plan, o).find("gpu.discoveryScript      /etc/spark/gpus.sh\nspark.executor.resource.gpu.vendor") !=
           std::string::npos);
-    CHECK(k.find("# 1 pod(s) per node, 3 in parallel on 3 node(s)") != std::string::npos);
-    CHECK(k.find("- name: OMP_NUM_THREADS\n  value: \"2\"\n") != std::string::npos);
 }
 
-TEST_CASE("ray: per family the options of a remote task") {
+TEST_CASE("k8s: GPU pods hold whole devices, and the makespan counts the slots the pods run") {
+    // 14 cores, 4 GPUs of 16 GiB, 1-core slots of 4 GiB GPU memory: 14 slots by cores, 4 per device.
+    auto p = profile_of({model("nbeats", "neural", 4, 1.0, 1 * GiB, 3 * GiB + 200 * MiB, 2.0, 2)});
+    prof::plan_request rq;
+    rq.series = 100;
+    rq.node = {14, 128 * GiB, 4, 16 * GiB};
+    rq.deadline_s = 600;
+    rq.layout = "k8s";
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("neural");
+    // Pods of k slots, one device each: k = 3 gives 4 pods × 3 = 12 (k = 4 gives 3 × 4 = 12 too).
+    CHECK(f.layout.slots_per_unit == 3);
+    CHECK(f.layout.units_per_node == 4);
+    CHECK(f.slots_per_node == 12);
+    CHECK(f.layout.limited_by == "gpus");
+    // 100 cells of 2.5 s in items of 3: 34 items; 600 s allows 240 rounds: 1 node.
+    CHECK(f.layout.work_items == 34);
+    CHECK(f.nodes == 1);
+    CHECK(f.makespan_s == 22.5);                  // ceil(34 / 4) = 9 items per pod × 2.5 s
+    auto k = prof::render_k8s(plan);
+    CHECK(k.find("each pod holds one whole GPU and runs 3 slots") != std::string::npos);
+    CHECK(k.find("resources:\n  requests:\n    cpu: \"3\"\n    memory: \"3840Mi\"\n    nvidia.com/gpu: \"1\"\n"
+                 "  limits:\n    memory: \"3840Mi\"\n    nvidia.com/gpu: \"1\"\n") != std::string::npos);
+    CHECK(k.find("- name: OMP_NUM_THREADS\n  value: \"2\"\n") != std::string::npos);
+    prof::render_options o;
+    o.cpu_limit = true;
+    CHECK(prof::render_k8s(plan, o).find("  limits:\n    cpu: \"3\"\n") != std::string::npos);
+}
+
+TEST_CASE("k8s: a 192-core node packs two slots per pod under kubelet's 110 pods") {
+    auto p = profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 1.0)});
+    auto rq = cpu_request();
+    rq.layout = "k8s";
+    rq.node.cores = 192;
+    rq.node.memory_bytes = 768 * GiB;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& L = plan.families.at("f").layout;
+    CHECK(L.slots_per_unit == 2);
+    CHECK(L.units_per_node == 96);
+    CHECK(plan.families.at("f").slots_per_node == 192);
+    rq.limits.max_pods_per_node = 50;
+    auto plan2 = prof::make_plan(&p, rq);
+    CHECK(plan2.families.at("f").layout.slots_per_unit == 4);  // 48 pods × 4 = 192
+    CHECK(plan2.families.at("f").layout.units_per_node == 48);
+}
+
+TEST_CASE("k8s-job: an Indexed Job per family with completions, parallelism and the deadline") {
+    auto p = statistical();
+    auto rq = cpu_request();
+    rq.layout = "k8s";
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.layout.work_items == 2000);
+    auto j = prof::render_k8s_job(plan);
+    CHECK(j.find("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: prof-statistical\n") != std::string::npos);
+    CHECK(j.find("  completionMode: Indexed\n  completions: 2000\n  parallelism: 16\n  activeDeadlineSeconds: 60\n") !=
+          std::string::npos);
+    CHECK(j.find("        resources:\n          requests:\n            cpu: \"2\"\n            memory: \"250Mi\"\n"
+                 "          limits:\n            memory: \"250Mi\"\n") != std::string::npos);
+    CHECK(j.find("        - name: PROF_CELLS_PER_INDEX\n          value: \"1\"\n") != std::string::npos);
+    CHECK(j.find("image: \"REPLACE-WITH-YOUR-WORKER-IMAGE\"") != std::string::npos);
+}
+
+TEST_CASE("k8s-job: more cells than an Indexed Job's completions run in rounds per index") {
+    auto p = profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 0.08)});  // 0.1 s cells
+    auto rq = cpu_request();
+    rq.layout = "k8s";
+    rq.series = 250000;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    CHECK(f.layout.cells_per_item == 3);          // ceil(250000 / 100000)
+    CHECK(f.layout.work_items == 83334);
+    CHECK(f.layout.work_items <= prof::k8s_max_indexed_completions);
+}
+
+TEST_CASE("ray: num_gpus rounded to Ray's 0.0001, a note on memory, per family the options of a remote task") {
     auto p = profile_of({model("theta", "statistical", 5, 1.0, 100 * MiB, std::nullopt, 0.25, std::nullopt),
-                         model("nbeats", "neural", 5, 2.0, 1 * GiB, 3 * GiB, 1.0, std::nullopt)});
+                         model("nbeats", "neural", 5, 2.0, 1 * GiB, 2 * GiB, 1.0, std::nullopt)});
     prof::plan_request rq = cpu_request();
     rq.node.gpus = 1;
     rq.node.gpu_memory_bytes = 16 * GiB;
-    CHECK(prof::render_ray(prof::make_plan(&p, rq)) ==
-          R"({"neural":{"num_cpus":2,"memory":1342177280,"num_gpus":0.25,"runtime_env":{"env_vars":{}}},)"
+    auto plan = prof::make_plan(&p, rq);
+    // 2.5 GiB of GPU memory per slot: 6 per 16 GiB device; 1/6 → 0.1666, 10000 / 1666 = 6.
+    CHECK(plan.families.at("neural").layout.unit_gpus == 0.1666);
+    CHECK(plan.families.at("neural").layout.slots_per_device == 6);
+    auto r = prof::render_ray(plan);
+    CHECK(r.find("# ray: memory is a scheduling reservation, not a limit") != std::string::npos);
+    CHECK(r.substr(r.rfind('\n') + 1) ==
+          R"({"neural":{"num_cpus":2,"memory":1342177280,"num_gpus":0.1666,"runtime_env":{"env_vars":{}}},)"
           R"("statistical":{"num_cpus":1,"memory":131072000,"num_gpus":0,"runtime_env":{"env_vars":{}}}})");
+}
+
+TEST_CASE("ray: when rounding down would pack one slot too many on a device, num_gpus rounds up") {
+    // 150 slots per device: 10000 / 150 = 66 units would fit 151; 67 units fit 149.
+    auto p = profile_of({model("tiny", "f", 5, 1.0, 10 * MiB, 100 * MiB, 1.0)});
+    prof::plan_request rq = cpu_request();
+    rq.node = {512, 64 * GiB, 1, 150 * 125 * MiB};
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.families.at("f").layout.unit_gpus == 0.0067);
+    CHECK(plan.families.at("f").layout.slots_per_device == 149);
+    CHECK(plan.families.at("f").slots_per_node == 149);
+}
+
+namespace {
+// ets on a sample of 12, 203 and 2284 observations: 0.006, 0.049 and 0.292 s (margin 1.25).
+prof::compute_profile curved() {
+    auto m = model("ets", "statistical", 8, 1.0, 100 * MiB, std::nullopt, 0.006);
+    m.max_n_obs = 2284;
+    m.wall_curve = {{12, 12, 12, 6, 0.006, 0.006}, {203, 203, 203, 1, 0.049, 0.049}, {2284, 2284, 2284, 1, 0.292, 0.292}};
+    return profile_of({m});
+}
+prof::length_distribution panel_of(std::vector<std::uint64_t> lengths) { return prof::distribution_of_lengths(lengths); }
+}  // namespace
+
+TEST_CASE("with --panel the work is the curve summed over the panel's lengths, the makespan at least the longest cell") {
+    auto p = curved();
+    auto rq = cpu_request();
+    rq.series = 0;  // the panel's 4 series
+    rq.panel = panel_of({12, 12, 107, 2284});
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    double at107 = 0.006 + (107.0 - 12) / (203 - 12) * (0.049 - 0.006);
+    CHECK(plan.run.series == 4);
+    CHECK(plan.run.length_source == "panel");
+    CHECK(plan.run.max_n_obs == 2284u);
+    CHECK(f.wall_estimator == "curve");
+    CHECK(f.work_s == doctest::Approx((2 * 0.006 + at107 + 0.292) * 1.25));
+    CHECK(f.longest_cell_s == doctest::Approx(0.292 * 1.25));
+    CHECK(f.longest_cell_n_obs == 2284u);
+    CHECK(f.makespan_s == doctest::Approx(0.292 * 1.25));  // one 0.365 s cell outlasts work / 16 slots
+    // --series scales the panel's shape: 4000 series = 1000 × each of the 4.
+    rq.series = 4000;
+    auto scaled = prof::make_plan(&p, rq);
+    CHECK(scaled.families.at("statistical").work_s == doctest::Approx(1000 * (2 * 0.006 + at107 + 0.292) * 1.25));
+}
+
+TEST_CASE("the whole-cell schedule runs on the curve's work and longest cell") {
+    // 4000 series shaped like the panel {12, 12, 107, 2284}: work W = 1000 × the four cells,
+    // the longest cell L = 0.292 × 1.25 = 0.365 s (n_obs 2284). On 16 slots Graham's bound
+    // (W − L) / 16 + L (26.2 s) beats 250 waves × L (91.25 s); a 20 s deadline needs 2 nodes.
+    auto p = curved();
+    auto rq = cpu_request();
+    rq.series = 4000;
+    rq.panel = panel_of({12, 12, 107, 2284});
+    rq.deadline_s = 20;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    const double W = f.work_s, L = 0.292 * 1.25;
+    CHECK(f.longest_cell_s == doctest::Approx(L));
+    CHECK(f.nodes == 2);
+    CHECK(f.makespan_s == doctest::Approx((W - L) / 32 + L));
+    CHECK(prof::schedule_makespan(4000, W, L, 1, 1, 16) == doctest::Approx((W - L) / 16 + L));
+    CHECK((W - L) / 16 + L > 20);
+}
+
+TEST_CASE("a panel longer than any measured series is extrapolated and warned about, for time and memory") {
+    auto p = curved();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 4568});
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    // 4568 = 2 × 2284; the last segment's log-log slope is below 1, so proportional: 0.584 s.
+    CHECK(f.longest_cell_s == doctest::Approx(0.584 * 1.25));
+    CHECK(f.work_s == doctest::Approx((0.006 + 0.584) * 1.25));
+    REQUIRE(f.warnings.size() == 2);
+    CHECK(f.warnings[0] == "model 'ets': the run's longest series has n_obs 4568, its longest measured fit 2284: its "
+                           "memory and time were not measured at that length; measure the longest series");
+    CHECK(f.warnings[1].find("model 'ets': the run holds series of n_obs 4568, longer than any measured (2284)") == 0);
+}
+
+TEST_CASE("the profile's sample record gives the run's lengths when there is no --panel") {
+    auto p = curved();
+    p.sample = prof::parse_json_text(
+        R"({"kind":"sample","lengths":[{"n_obs":12,"n_obs_min":12,"n_obs_max":12,"n_series":3},)"
+        R"({"n_obs":2284,"n_obs_min":2284,"n_obs_max":2284,"n_series":1}]})");
+    auto rq = cpu_request();
+    rq.series = 400;  // 300 of length 12, 100 of 2284
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.run.length_source == "sample");
+    CHECK(plan.families.at("statistical").work_s == doctest::Approx((300 * 0.006 + 100 * 0.292) * 1.25));
+    CHECK(plan.warnings.empty());
+}
+
+TEST_CASE("a harvested profile prices each model over its own measured lengths") {
+    auto p = curved();
+    p.provenance.source = "harvest";
+    auto rq = cpu_request();
+    rq.series = 8;  // the curve's own 8 fits: 6 × 12, 1 × 203, 1 × 2284
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.run.length_source == "harvest");
+    CHECK(plan.families.at("statistical").work_s == doctest::Approx((6 * 0.006 + 0.049 + 0.292) * 1.25));
+}
+
+TEST_CASE("an OOM kill raises the plan's slot above the limit it died at") {
+    auto p = statistical();
+    p.models.at("theta").n_oom_killed = 1;
+    p.models.at("theta").oom_limit_bytes = 512 * MiB;
+    auto plan = prof::make_plan(&p, cpu_request());
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.oom_floor_bytes == 644245095u);  // ceil(512 MiB × 1.2), above 512 MiB + 100 MiB
+    CHECK(f.slot_rss_bytes == 644245095u);   // above arima's 250 MiB
+    CHECK(f.basis.memory == "measured");
+    CHECK(f.warnings[0].find("model 'theta': 1 fit(s) killed for memory, the largest limit 512.00 MiB") == 0);
+}
+
+TEST_CASE("--strict refuses a plan with an assumed axis or no profile") {
+    auto rq = cpu_request();
+    rq.strict = true;
+    rq.models = {"a"};
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(nullptr, rq); }, &code) ==
+          "--strict: no profile on the input: nothing measured to plan from");
+    CHECK(code == 65);
+    auto p = profile_of({model("theta", "statistical", 5, std::nullopt, 100 * MiB, std::nullopt, 0.25)});
+    rq.models.clear();
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "--strict: assumed axes in family 'statistical' (cores): measure them, or plan without --strict");
+    CHECK(code == 65);
+    auto measured = statistical();  // every axis measured
+    CHECK_NOTHROW(prof::make_plan(&measured, rq));
+}
+
+TEST_CASE("--strict refuses a family that cannot meet its deadline, naming why") {
+    // One 125 s cell against a 60 s deadline: no node count meets it.
+    auto p = profile_of({model("slow", "f", 5, 1.0, 1 * GiB, std::nullopt, 100.0)});
+    auto rq = cpu_request();
+    rq.strict = true;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "--strict: family 'f' cannot meet the deadline 60.00 s: one cell of model 'slow' takes 2.1 min (planned); "
+          "63 node(s) run every cell at once and take 2.1 min; raise --deadline");
+    CHECK(code == 65);
+    rq.deadline_s = 150;  // 125 s cells in one wave of 63 nodes, or 2 waves (250 s) on fewer: 63 nodes
+    CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 63);
 }

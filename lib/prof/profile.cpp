@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
+#include <limits>
 
 namespace prof {
 namespace od = simdjson::ondemand;
@@ -42,6 +43,7 @@ std::map<std::string, family_cost> roll_up_families(const std::map<std::string, 
         keep_max(f.max_peak_rss_bytes, m.max_peak_rss_bytes);
         keep_max(f.max_peak_gpu_bytes, m.max_peak_gpu_bytes);
         keep_max(f.max_effective_cores, m.max_effective_cores);
+        if (m.oom_limit_bytes) keep_max(f.oom_floor_bytes, std::optional(oom_floor_bytes(*m.oom_limit_bytes)));
         if (m.median_wall_s) f.total_wall_s_per_series = f.total_wall_s_per_series.value_or(0.0) + *m.median_wall_s;
         if (first) {
             f.intraop_threads = m.intraop_threads;
@@ -57,6 +59,23 @@ std::map<std::string, family_cost> roll_up_families(const std::map<std::string, 
         size_family(f, memory_margin, time_margin);
     }
     return out;
+}
+
+// The (n_obs, seconds) pairs of the fits that had an n_obs, from the parallel blocks.
+std::vector<std::pair<std::uint64_t, double>> pairs_of(const value_blocks& values, const value_blocks& lengths) {
+    std::vector<std::pair<std::uint64_t, double>> out;
+    out.reserve(values.size());
+    values.for_each_with(lengths, [&](double v, double n) {
+        if (n == n) out.emplace_back(static_cast<std::uint64_t>(n), v);
+    });
+    return out;
+}
+
+std::vector<curve_point> curve_of(const value_blocks& wall, const value_blocks& wall_n, const value_blocks& cpu,
+                                  const value_blocks& cpu_n) {
+    auto walls = pairs_of(wall, wall_n);
+    auto cpus = pairs_of(cpu, cpu_n);
+    return build_curve(walls, cpus);
 }
 
 }  // namespace
@@ -157,11 +176,31 @@ void size_family(family_cost& f, double memory_margin, double time_margin) {
     f.slot_cores = f.max_effective_cores ? std::optional(snap_cores(*f.max_effective_cores)) : std::nullopt;
     f.slot_rss_bytes = f.max_process_rss_bytes ? std::optional(scale_bytes_up(*f.max_process_rss_bytes, memory_margin))
                                                : std::nullopt;
+    keep_max(f.slot_rss_bytes, f.oom_floor_bytes);
     f.slot_gpu_bytes = f.max_peak_gpu_bytes ? std::optional(scale_bytes_up(*f.max_peak_gpu_bytes, memory_margin))
                                             : std::nullopt;
     f.planning_wall_s_per_cell = f.median_wall_s ? std::optional(*f.median_wall_s * time_margin) : std::nullopt;
     f.planning_wall_s_per_series =
         f.total_wall_s_per_series ? std::optional(*f.total_wall_s_per_series * time_margin) : std::nullopt;
+}
+
+std::uint64_t oom_floor_bytes(std::uint64_t limit_bytes) {
+    std::uint64_t bumped = scale_bytes_up(limit_bytes, oom_bump_ratio);
+    std::uint64_t plus = limit_bytes > UINT64_MAX - oom_min_bump_bytes ? UINT64_MAX : limit_bytes + oom_min_bump_bytes;
+    return std::max(bumped, plus);
+}
+
+bool fit_was_oom_killed(const fit_evidence& f) {
+    if (f.ok) return false;
+    if (f.oom_killed) return *f.oom_killed;
+    if (f.memory_limit_bytes && f.signal && *f.signal == "SIGKILL") return true;
+    if (!f.error) return false;
+    for (std::string_view p : memory_error_patterns)
+        if (f.error->find(p) != std::string_view::npos) return true;
+    if (f.memory_limit_bytes)
+        for (std::string_view p : killed_error_patterns)
+            if (f.error->find(p) != std::string_view::npos) return true;
+    return false;
 }
 
 // ---- profile_builder --------------------------------------------------------------------
@@ -186,6 +225,9 @@ void profile_builder::add(const measured_fit& f) {
     v.peak_gpu_bytes = f.peak_gpu_bytes;
     v.intraop_threads = f.intraop_threads;
     if (f.measured_at) v.measured_at = *f.measured_at;
+    if (f.signal) v.signal = *f.signal;
+    v.memory_limit_bytes = f.memory_limit_bytes;
+    v.oom_killed = f.oom_killed;
     add(v);
 }
 
@@ -208,7 +250,6 @@ void profile_builder::add(const fit_evidence& f) {
         auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
         if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
     }
-    keep_max(m.max_n_obs, f.n_obs);
     if (!m.threads_seen) {
         m.threads_seen = true;
         m.threads = f.intraop_threads;
@@ -218,9 +259,18 @@ void profile_builder::add(const fit_evidence& f) {
     if (!f.ok) {
         std::pair<std::string, std::string> e{f.ts_id, f.error.value_or("")};
         if (!m.first_error || e < *m.first_error) m.first_error = std::move(e);
+        if (fit_was_oom_killed(f)) {
+            ++m.n_oom;
+            if (f.memory_limit_bytes) keep_max(m.oom_limit, f.memory_limit_bytes);
+            else ++m.n_oom_no_limit;
+        }
         return;
     }
     ++m.n_ok;
+    keep_max(m.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
+    const double n = f.n_obs ? static_cast<double>(*f.n_obs) : std::numeric_limits<double>::quiet_NaN();
+    if (usable(f.wall_s)) m.wall_n.push_back(n);
+    if (usable(f.cpu_s)) m.cpu_n.push_back(n);
     if (usable(f.process_rss_bytes)) keep_max(m.max_process_rss, f.process_rss_bytes);
     if (usable(f.peak_rss_bytes)) keep_max(m.max_peak_rss, f.peak_rss_bytes);
     if (usable(f.peak_gpu_bytes)) keep_max(m.max_peak_gpu, f.peak_gpu_bytes);
@@ -255,12 +305,18 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         const model_acc& acc = models_[k];
         if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
         bool any_axis = acc.max_process_rss || acc.max_peak_rss || acc.max_peak_gpu || !acc.wall.empty() ||
-                        !acc.cpu.empty();
+                        !acc.cpu.empty() || acc.oom_limit;
+        const std::string& family = acc.families.front();
+        if (acc.n_oom_no_limit)
+            p.provenance.warnings.push_back(fmt::format(
+                "model '{}': {} fit(s) killed for memory under no known limit: no lower bound on its memory; record "
+                "the limit (prof-measure --memory-limit, or a memory_limit_bytes column)",
+                name, acc.n_oom_no_limit));
         if (!any_axis) {
             p.dropped_models.push_back(name);
+            p.dropped_model_families[name] = family;
             continue;
         }
-        const std::string& family = acc.families.front();
         if (acc.families.size() > 1) {
             std::string all;
             for (const auto& f : acc.families) all += (all.empty() ? "" : ", ") + f;
@@ -284,6 +340,9 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         m.median_cpu_s = median_of_parts(cpu_parts);
         m.max_effective_cores = acc.max_eff;
         m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
+        m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
+        m.n_oom_killed = acc.n_oom;
+        m.oom_limit_bytes = acc.oom_limit;
         acc.wall.parts(family_walls[family]);
         p.models.emplace(name, std::move(m));
     }
@@ -344,10 +403,17 @@ std::string write_profile(const compute_profile& p) {
     w.field("n_sample_series", p.n_sample_series);
     w.array_field("sample_ts_ids", p.sample_ts_ids);
     w.array_field("dropped_models", p.dropped_models);
+    w.key("dropped_model_families");
+    w.begin_object();
+    for (const auto& [k, v] : p.dropped_model_families) w.field(k, v);
+    w.end_object();
     w.key("first_error_by_model");
     w.begin_object();
     for (const auto& [k, v] : p.first_error_by_model) w.field(k, v);
     w.end_object();
+    w.key("sample");
+    if (p.sample) w.raw(p.sample->dump());
+    else w.null();
     w.key("models");
     w.begin_object();
     for (const auto& [name, m] : p.models) {
@@ -365,6 +431,21 @@ std::string write_profile(const compute_profile& p) {
         w.field("median_cpu_s", m.median_cpu_s);
         w.field("max_effective_cores", m.max_effective_cores);
         w.field("intraop_threads", m.intraop_threads);
+        w.field("n_oom_killed", m.n_oom_killed);
+        w.field("oom_limit_bytes", m.oom_limit_bytes);
+        w.key("wall_curve");
+        w.begin_array();
+        for (const auto& pt : m.wall_curve) {
+            w.begin_object();
+            w.field("n_obs", pt.n_obs);
+            w.field("n_obs_min", pt.n_obs_min);
+            w.field("n_obs_max", pt.n_obs_max);
+            w.field("n_fits", pt.n_fits);
+            w.field("wall_s", pt.wall_s);
+            w.field("cpu_s", pt.cpu_s);
+            w.end_object();
+        }
+        w.end_array();
         w.end_object();
     }
     w.end_object();
@@ -384,6 +465,7 @@ std::string write_profile(const compute_profile& p) {
         w.field("median_wall_s", f.median_wall_s);
         w.field("total_wall_s_per_series", f.total_wall_s_per_series);
         w.field("intraop_threads", f.intraop_threads);
+        w.field("oom_floor_bytes", f.oom_floor_bytes);
         w.field("memory_margin", f.memory_margin);
         w.field("time_margin", f.time_margin);
         w.field("slot_cores", f.slot_cores);
@@ -449,6 +531,50 @@ profile_provenance read_provenance(od::value v) {
     return pv;
 }
 
+// A wall_curve as write_profile writes it; a point out of order, out of its own range or with
+// a time that is not finite and > 0 is refused (a curve is arithmetic input, not a note).
+std::vector<curve_point> read_curve(od::value v, const std::string& where) {
+    std::vector<curve_point> out;
+    if (od::json_type(v.type()) == od::json_type::null) return out;
+    if (od::json_type(v.type()) != od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected an array of points", where));
+    for (auto el : v.get_array()) {
+        curve_point pt;
+        std::string at = fmt::format("{}[{}]", where, out.size());
+        bool have_wall = false, have_n = false;
+        for (auto field : require_object(el.value(), at)) {
+            std::string_view k = field.unescaped_key();
+            std::string f = at + "." + std::string(k);
+            od::value x = field.value();
+            if (k == "n_obs") { pt.n_obs = read_count(x, f).value_or(0); have_n = true; }
+            else if (k == "n_obs_min") pt.n_obs_min = read_count(x, f).value_or(0);
+            else if (k == "n_obs_max") pt.n_obs_max = read_count(x, f).value_or(0);
+            else if (k == "n_fits") pt.n_fits = read_count(x, f).value_or(0);
+            else if (k == "wall_s") {
+                auto w = read_number(x, f);
+                if (!w || !std::isfinite(*w) || *w <= 0)
+                    throw field_error(fmt::format("field '{}': expected a number > 0", f));
+                pt.wall_s = *w;
+                have_wall = true;
+            } else if (k == "cpu_s") {
+                pt.cpu_s = read_number(x, f);
+                if (pt.cpu_s && !(std::isfinite(*pt.cpu_s) && *pt.cpu_s > 0)) pt.cpu_s.reset();
+            }
+        }
+        if (!have_n) missing_field(at + ".n_obs");
+        if (!have_wall) missing_field(at + ".wall_s");
+        if (!(pt.n_obs_min <= pt.n_obs && pt.n_obs <= pt.n_obs_max) || pt.n_obs == 0)
+            throw field_error(fmt::format("field '{}': expected 0 < n_obs_min <= n_obs <= n_obs_max, found {}, {}, {}", at,
+                                          pt.n_obs_min, pt.n_obs, pt.n_obs_max));
+        if (!out.empty() && pt.n_obs_min <= out.back().n_obs_max)
+            throw field_error(fmt::format("field '{}': points must be in increasing, disjoint n_obs ranges", at));
+        if (out.size() == max_curve_points)
+            throw field_error(fmt::format("field '{}': more than {} points", where, max_curve_points));
+        out.push_back(pt);
+    }
+    return out;
+}
+
 model_cost read_model_cost(std::string name, od::value v) {
     model_cost m;
     m.model_type = name;
@@ -469,6 +595,9 @@ model_cost read_model_cost(std::string name, od::value v) {
         else if (k == "median_cpu_s") m.median_cpu_s = read_number(x, f);
         else if (k == "max_effective_cores") m.max_effective_cores = read_number(x, f);
         else if (k == "intraop_threads") m.intraop_threads = read_count(x, f);
+        else if (k == "n_oom_killed") m.n_oom_killed = read_count(x, f).value_or(0);
+        else if (k == "oom_limit_bytes") m.oom_limit_bytes = read_count(x, f);
+        else if (k == "wall_curve") m.wall_curve = read_curve(x, f);
     }
     if (!have_family) missing_field(where + ".family");
     // A non-finite or non-positive value is not usable: absent.
@@ -502,6 +631,18 @@ compute_profile read_profile(od::object& obj) {
         else if (k == "n_sample_series") p.n_sample_series = read_count(v, k).value_or(0);
         else if (k == "sample_ts_ids") p.sample_ts_ids = read_string_array(v, k);
         else if (k == "dropped_models") p.dropped_models = read_string_array(v, k);
+        else if (k == "dropped_model_families") {
+            for (auto e : require_object(v, k)) {
+                std::string name(std::string_view(e.unescaped_key()));
+                p.dropped_model_families[name] = require_string(e.value(), "dropped_model_families." + name);
+            }
+        } else if (k == "sample") {
+            json_value s = read_json_value(v);
+            if (s.t != json_value::type::null) {
+                if (!s.is_object()) throw field_error("field 'sample': expected a sample record (an object)");
+                p.sample = std::move(s);
+            }
+        }
         else if (k == "first_error_by_model") {
             for (auto e : require_object(v, k)) {
                 std::string name(std::string_view(e.unescaped_key()));

@@ -2,6 +2,7 @@
 // FamilyCost, ProfileProvenance, build_profile (the arithmetic), and reading/writing.
 #pragma once
 
+#include "prof/curve.hpp"
 #include "prof/interner.hpp"
 #include "prof/json_in.hpp"
 #include "prof/records.hpp"
@@ -21,6 +22,13 @@ class json_writer;
 inline constexpr double default_memory_margin = 1.25;
 inline constexpr double default_time_margin = 1.10;
 
+// The OOM bump (the Kubernetes Vertical Pod Autoscaler's oomBumpUpRatio and oomMinBumpUp): a
+// fit killed for memory at limit L proves the model needs more than L, so its memory is at
+// least max(ceil(L × 1.2), L + 100 MiB).
+inline constexpr double oom_bump_ratio = 1.2;
+inline constexpr std::uint64_t oom_min_bump_bytes = 100ULL << 20;
+std::uint64_t oom_floor_bytes(std::uint64_t limit_bytes);
+
 // Raw per-model costs, no margin applied. Bytes are integers, seconds doubles; null = no
 // usable value for that axis.
 struct model_cost {
@@ -30,6 +38,9 @@ struct model_cost {
     std::optional<std::uint64_t> max_process_rss_bytes, max_peak_rss_bytes, max_peak_gpu_bytes;
     std::optional<double> median_wall_s, median_cpu_s, max_effective_cores;
     std::optional<std::uint64_t> intraop_threads;  // common cap; null if unknown or mixed
+    std::vector<curve_point> wall_curve;  // wall (and CPU) seconds against n_obs; empty = no length known
+    std::uint64_t n_oom_killed = 0;       // failed fits killed for memory (see fit_was_oom_killed)
+    std::optional<std::uint64_t> oom_limit_bytes;  // the largest limit one of them was killed at
 };
 
 // The raw roll-up of a family's models, then the sized values (margins applied).
@@ -42,8 +53,9 @@ struct family_cost {
     std::optional<double> median_wall_s;            // the median cell of the family (raw)
     std::optional<double> total_wall_s_per_series;  // sum of its models' median_wall_s
     std::optional<std::uint64_t> intraop_threads;
+    std::optional<std::uint64_t> oom_floor_bytes;   // max over models of oom_floor_bytes(limit)
     double memory_margin = default_memory_margin, time_margin = default_time_margin;
-    // sized (derived) values
+    // sized (derived) values; slot_rss_bytes is never below oom_floor_bytes
     std::optional<std::uint64_t> slot_cores, slot_rss_bytes, slot_gpu_bytes;
     std::optional<double> planning_wall_s_per_cell, planning_wall_s_per_series;
 };
@@ -66,9 +78,11 @@ struct compute_profile {
     std::uint64_t n_measurements = 0, n_ok = 0, n_failed = 0, n_sample_series = 0;
     std::vector<std::string> sample_ts_ids;  // sorted, unique, first 100
     std::vector<std::string> dropped_models; // sorted
+    std::map<std::string, std::string> dropped_model_families;  // the family each was declared in
     std::map<std::string, std::string> first_error_by_model;
     std::map<std::string, model_cost> models;
     std::map<std::string, family_cost> families;
+    std::optional<json_value> sample;   // prof-sample's `sample` record, carried verbatim
     std::optional<json_value> harvest;  // prof-harvest's counts, written after families
 };
 
@@ -99,6 +113,13 @@ public:
     std::size_t size() const { return size_; }
     // Appends a pointer to each block to `out` (median_of_parts' parts).
     void parts(std::vector<const std::vector<double>*>& out) const;
+    // fn(value, other's value at the same index) for every index; `other` has the same size
+    // and was filled in step (so its blocks have the same sizes).
+    template <class Fn>
+    void for_each_with(const value_blocks& other, Fn fn) const {
+        for (std::size_t b = 0; b < blocks_.size(); ++b)
+            for (std::size_t i = 0; i < blocks_[b].size(); ++i) fn(blocks_[b][i], other.blocks_[b][i]);
+    }
 
 private:
     void add_block();
@@ -111,8 +132,8 @@ std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin);
 std::uint64_t snap_cores(double max_effective_cores);
 
 // Streaming form of build_profile: add() each record (any order), then finish(). Memory per
-// usable record is the two clock values (16 bytes, up to 32 with vector growth) plus the set
-// of distinct ts_ids; finish() adds no per-record copy.
+// usable record is the two clock values and the n_obs beside each (32 bytes) plus the set of
+// distinct ts_ids; finish() copies one model's (n_obs, seconds) pairs at a time for its curve.
 // The fields of one measured fit that a profile depends on, with its texts as views (valid
 // for the call): what profile_builder::add reads. prof-harvest fills one per warehouse row
 // without copying a string.
@@ -124,7 +145,24 @@ struct fit_evidence {
     std::optional<double> wall_s, cpu_s;
     std::optional<std::uint64_t> process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads;
     std::optional<std::string_view> measured_at;
+    std::optional<std::string_view> signal;             // the signal that ended the fit, e.g. "SIGKILL"
+    std::optional<std::uint64_t> memory_limit_bytes;    // the memory limit it ran under
+    std::optional<bool> oom_killed;                     // the kernel killed it for that limit
 };
+
+// Whether a failed fit was killed for memory, from its record:
+//   oom_killed true; or oom_killed not false, a memory_limit_bytes, and signal SIGKILL (the
+//   kernel's OOM killer sends SIGKILL); or its error text holds one of memory_error_patterns
+//   (always), or one of killed_error_patterns while a memory_limit_bytes is known (a bare
+//   kill or exit 137 without a limit may as well be a timeout). An ok fit never is.
+bool fit_was_oom_killed(const fit_evidence& f);
+// Texts that always mean a memory kill, matched case-sensitively anywhere in the error.
+inline constexpr std::string_view memory_error_patterns[] = {
+    "OOMKilled", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory", "Out of memory",
+    "OutOfMemoryError"};
+// Texts that mean a kill (SIGKILL, exit 128 + 9), read as a memory kill under a known limit.
+inline constexpr std::string_view killed_error_patterns[] = {"Killed", "SIGKILL", "signal 9", "exit 137",
+                                                             "exit code 137", "exit status 137"};
 
 class profile_builder {
 public:
@@ -140,6 +178,9 @@ private:
         std::uint64_t n_fits = 0, n_ok = 0;
         std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
         value_blocks wall, cpu;  // the usable wall and CPU seconds
+        value_blocks wall_n, cpu_n;  // the n_obs of each (NaN when the fit had none)
+        std::uint64_t n_oom = 0, n_oom_no_limit = 0;
+        std::optional<std::uint64_t> oom_limit;
         std::optional<double> max_eff;
         bool threads_seen = false, threads_mixed = false;
         std::optional<std::uint64_t> threads;

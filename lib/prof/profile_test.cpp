@@ -229,3 +229,111 @@ TEST_CASE("sized values saturate instead of wrapping to 0 on absurd inputs") {
     CHECK(snap_cores(1e25) == UINT64_MAX);
     CHECK_FALSE(effective_cores(2e-3, 1e306).has_value());
 }
+
+TEST_CASE("max_n_obs counts ok fits only, and a dropped model keeps its declared family") {
+    auto a = fit("long", "m", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    a.n_obs = 5000;
+    auto b = fit("short", "m", "f", true, 1.0, 1.0, 10);
+    b.n_obs = 50;
+    auto c = fit("x", "broken", "statistical", false, std::nullopt, std::nullopt, std::nullopt);
+    auto p = build_profile({a, b, c}, 1.25, 1.1);
+    CHECK(p.models.at("m").max_n_obs == 50u);  // the failed fit on 5000 observations is no evidence
+    CHECK(p.dropped_models == std::vector<std::string>{"broken"});
+    CHECK(p.dropped_model_families.at("broken") == "statistical");
+    // ... and it survives a write and a read.
+    auto back = parse_profile_text(write_profile(p), "t");
+    CHECK(back.dropped_model_families.at("broken") == "statistical");
+}
+
+TEST_CASE("a model's curve comes from its ok fits' lengths and survives a write and a read") {
+    std::vector<measured_fit> fits;
+    for (auto [ts, n, w] : std::vector<std::tuple<std::string, std::uint64_t, double>>{
+             {"a", 12, 0.01}, {"b", 12, 0.03}, {"c", 12, 0.02}, {"d", 200, 0.5}}) {
+        auto f = fit(ts, "ets", "statistical", true, w, w, 10);
+        f.n_obs = n;
+        fits.push_back(f);
+    }
+    auto nolen = fit("e", "ets", "statistical", true, 9.0, 9.0, 10);  // no n_obs: not on the curve
+    fits.push_back(nolen);
+    auto p = build_profile(fits, 1.25, 1.1);
+    const auto& c = p.models.at("ets").wall_curve;
+    REQUIRE(c.size() == 2);
+    CHECK(c[0].n_obs == 12);
+    CHECK(c[0].n_fits == 3);
+    CHECK(c[0].wall_s == 0.02);
+    CHECK(c[1].n_obs == 200);
+    CHECK(c[1].cpu_s == 0.5);
+    auto back = parse_profile_text(write_profile(p), "t");
+    CHECK(back.models.at("ets").wall_curve.size() == 2);
+    CHECK(write_profile(back) == write_profile(p));
+}
+
+TEST_CASE("a curve out of order is refused when a profile is read") {
+    auto p = build_profile({fit("a", "m", "f", true, 1.0, 1.0, 10)}, 1.25, 1.1);
+    std::string text = write_profile(p);
+    auto at = text.find("\"wall_curve\":[]");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 15,
+                 R"("wall_curve":[{"n_obs":20,"n_obs_min":20,"n_obs_max":20,"n_fits":1,"wall_s":1,"cpu_s":null},)"
+                 R"({"n_obs":10,"n_obs_min":10,"n_obs_max":10,"n_fits":1,"wall_s":1,"cpu_s":null}])");
+    CHECK_THROWS_WITH(parse_profile_text(text, "p.json"),
+                      "p.json:1: field 'models.m.wall_curve[1]': points must be in increasing, disjoint n_obs ranges");
+}
+
+TEST_CASE("memory kills are read from oom_killed, SIGKILL under a limit, or the error text") {
+    fit_evidence f;
+    f.ok = false;
+    f.oom_killed = true;
+    CHECK(fit_was_oom_killed(f));
+    f.oom_killed = false;
+    f.memory_limit_bytes = 1;
+    f.signal = "SIGKILL";
+    CHECK(!fit_was_oom_killed(f));  // prof-measure said no: a timeout kill, say
+    f.oom_killed.reset();
+    CHECK(fit_was_oom_killed(f));   // SIGKILL under a known limit
+    f.signal.reset();
+    f.error = "exit 137";
+    CHECK(fit_was_oom_killed(f));
+    f.memory_limit_bytes.reset();
+    CHECK(!fit_was_oom_killed(f));  // a bare 137 with no limit may be anything
+    f.error = "container OOMKilled";
+    CHECK(fit_was_oom_killed(f));
+    f.error = "MemoryError: Unable to allocate 2.00 GiB";
+    CHECK(fit_was_oom_killed(f));
+    f.ok = true;
+    CHECK(!fit_was_oom_killed(f));
+}
+
+TEST_CASE("an OOM kill at a limit raises the family's slot to the OOM bump above that limit") {
+    // ok fits peak at 100 MiB (x1.25 = 125 MiB); one fit was killed at a 512 MiB limit:
+    // max(512 × 1.2 = 614.4 MiB → 644245095 bytes, 512 + 100 = 612 MiB) = 644245095 bytes.
+    constexpr std::uint64_t MiB = 1ULL << 20;
+    auto ok = fit("a", "big", "f", true, 1.0, 1.0, 100 * MiB);
+    auto killed = fit("b", "big", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    killed.error = "signal SIGKILL";
+    killed.signal = "SIGKILL";
+    killed.memory_limit_bytes = 512 * MiB;
+    killed.oom_killed = true;
+    auto p = build_profile({ok, killed}, 1.25, 1.1);
+    CHECK(p.models.at("big").n_oom_killed == 1);
+    CHECK(p.models.at("big").oom_limit_bytes == 512 * MiB);
+    CHECK(oom_floor_bytes(512 * MiB) == 644245095u);  // ceil(536870912 × 1.2)
+    CHECK(oom_floor_bytes(100) == 100 + 100 * MiB);    // small limits take the +100 MiB
+    CHECK(p.families.at("f").oom_floor_bytes == 644245095u);
+    CHECK(p.families.at("f").slot_rss_bytes == 644245095u);
+    // A model killed every time keeps the bound as its only evidence: not dropped.
+    auto q = build_profile({killed}, 1.25, 1.1);
+    CHECK(q.dropped_models.empty());
+    CHECK(q.models.at("big").n_ok == 0);
+    CHECK(q.families.at("f").slot_rss_bytes == 644245095u);
+    // A kill at no known limit bounds nothing and says so.
+    auto nolimit = killed;
+    nolimit.memory_limit_bytes.reset();
+    nolimit.signal.reset();
+    nolimit.oom_killed.reset();
+    nolimit.error = "MemoryError";
+    auto r = build_profile({ok, nolimit}, 1.25, 1.1);
+    CHECK(!r.models.at("big").oom_limit_bytes);
+    REQUIRE(r.provenance.warnings.size() == 1);
+    CHECK(r.provenance.warnings[0].find("model 'big': 1 fit(s) killed for memory under no known limit") == 0);
+}

@@ -2,9 +2,12 @@
 #include "prof/sample.hpp"
 
 #include "prof/errors.hpp"
+#include "prof/json_out.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
+#include <map>
 
 namespace prof {
 
@@ -40,13 +43,13 @@ std::vector<std::size_t> spread_indices(std::size_t n, std::size_t k) {
     return out;
 }
 
-model_spec parse_model_spec(const std::string& text) {
+model_spec parse_model_spec(const std::string& text, std::string_view flag) {
     auto colon = text.find(':');
     model_spec m;
     m.model_type = text.substr(0, colon);
     m.family = colon == std::string::npos ? m.model_type : text.substr(colon + 1);
     if (m.model_type.empty() || m.family.empty() || m.family.find(':') != std::string::npos)
-        throw usage_error(fmt::format("--model: expected NAME or NAME:FAMILY, got '{}'", text));
+        throw usage_error(fmt::format("{}: expected NAME or NAME:FAMILY, got '{}'", flag, text));
     return m;
 }
 
@@ -64,6 +67,127 @@ std::vector<cell> sample_cells(const std::vector<series_ref>& sample, const std:
     for (const auto& s : sample)
         for (const auto& m : models) out.push_back(cell{s.ts_id, m.model_type, m.family, s.n_obs});
     return out;
+}
+
+panel read_panel(line_reader& in, std::size_t max_bad_lines) {
+    panel out;
+    std::map<std::string, std::size_t> first_line;
+    auto stats = for_each_object(in, max_bad_lines, [&](simdjson::ondemand::object& obj, std::size_t line) {
+        std::optional<std::string> ts_id;
+        std::optional<std::uint64_t> n_obs;
+        for (auto field : obj) {
+            std::string_view k = field.unescaped_key();
+            if (k == "ts_id") ts_id = require_string(field.value(), k);
+            else if (k == "n_obs") n_obs = read_count(field.value(), k);
+        }
+        if (!ts_id) missing_field("ts_id");
+        auto [it, fresh] = first_line.emplace(*ts_id, line);
+        if (!fresh) throw field_error(fmt::format("field 'ts_id': \"{}\" already given on line {}", *ts_id, it->second));
+        if (!n_obs || *n_obs == 0) {
+            ++out.unusable;
+            return;
+        }
+        out.usable.push_back({*ts_id, *n_obs});
+    });
+    out.bad_lines = stats.bad_lines;
+    return out;
+}
+
+std::string write_sample(const sample_record& s) {
+    json_writer w;
+    w.begin_object();
+    w.field("kind", "sample");
+    w.field("rule", "rank-spread");
+    w.field("samples", s.samples);
+    w.field("n_series", static_cast<std::uint64_t>(std::llround(s.lengths.series())));
+    w.field("n_unusable", s.n_unusable);
+    w.field("n_obs_min", s.lengths.min_n_obs());
+    w.field("n_obs_max", s.lengths.max_n_obs());
+    w.key("lengths");
+    w.begin_array();
+    for (const auto& b : s.lengths.bins) {
+        w.begin_object();
+        w.field("n_obs", b.n_obs);
+        w.field("n_obs_min", b.n_obs_min);
+        w.field("n_obs_max", b.n_obs_max);
+        w.field("n_series", static_cast<std::uint64_t>(std::llround(b.n_series)));
+        w.end_object();
+    }
+    w.end_array();
+    w.array_field("ts_ids", s.ts_ids);
+    w.key("models");
+    w.begin_array();
+    for (const auto& m : s.models) {
+        w.begin_object();
+        w.field("model_type", m.model_type);
+        w.field("family", m.family);
+        w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    return w.take();
+}
+
+namespace {
+
+std::uint64_t count_in(const json_value& o, std::string_view key, const std::string& where) {
+    const json_value* v = o.find(key);
+    if (!v) missing_field(where + "." + std::string(key));
+    if (v->t == json_value::type::uinteger) return v->u;
+    if (v->t == json_value::type::integer && v->i >= 0) return static_cast<std::uint64_t>(v->i);
+    throw field_error(fmt::format("field '{}.{}': expected a non-negative integer", where, key));
+}
+
+}  // namespace
+
+length_distribution sample_lengths(const json_value& sample) {
+    const json_value* lengths = sample.find("lengths");
+    if (!lengths || lengths->t != json_value::type::array)
+        throw field_error("field 'sample.lengths': expected an array of length bins");
+    length_distribution d;
+    for (std::size_t i = 0; i < lengths->arr.size(); ++i) {
+        const json_value& b = lengths->arr[i];
+        std::string where = fmt::format("sample.lengths[{}]", i);
+        if (!b.is_object()) throw field_error(fmt::format("field '{}': expected an object", where));
+        length_bin bin;
+        bin.n_obs = count_in(b, "n_obs", where);
+        bin.n_obs_min = count_in(b, "n_obs_min", where);
+        bin.n_obs_max = count_in(b, "n_obs_max", where);
+        bin.n_series = static_cast<double>(count_in(b, "n_series", where));
+        if (!(0 < bin.n_obs_min && bin.n_obs_min <= bin.n_obs && bin.n_obs <= bin.n_obs_max))
+            throw field_error(fmt::format("field '{}': expected 0 < n_obs_min <= n_obs <= n_obs_max", where));
+        if (!d.bins.empty() && bin.n_obs_min <= d.bins.back().n_obs_max)
+            throw field_error(fmt::format("field '{}': bins must be in increasing, disjoint n_obs ranges", where));
+        if (d.bins.size() == max_length_bins)
+            throw field_error(fmt::format("field 'sample.lengths': more than {} bins", max_length_bins));
+        d.bins.push_back(bin);
+    }
+    return d;
+}
+
+bool is_sample_record(simdjson::ondemand::object& obj) {
+    bool sample = false;
+    for (auto field : obj) {
+        if (std::string_view(field.unescaped_key()) != "kind") continue;
+        auto v = field.value();
+        if (simdjson::ondemand::json_type(v.type()) == simdjson::ondemand::json_type::string)
+            sample = std::string_view(v.get_string()) == "sample";
+        break;
+    }
+    obj.reset();
+    return sample;
+}
+
+void keep_sample_record(std::optional<json_value>& kept, json_value record) {
+    if (!kept) kept = std::move(record);
+    else if (!(*kept == record))
+        throw field_error("a second, different sample record: a profile stands for one sample (aggregate each "
+                          "pre-pass on its own)");
+}
+
+json_value read_object_value(simdjson::ondemand::object& obj) {
+    std::string_view raw = obj.raw_json();  // the object's own text, read as any JSON text is
+    return parse_json_text(raw);
 }
 
 }  // namespace prof

@@ -1,6 +1,8 @@
 // The gate (should_profile) and the sample of SPEC §2 "The sample (prof-sample)".
 #pragma once
 
+#include "prof/curve.hpp"
+#include "prof/json_in.hpp"
 #include "prof/records.hpp"
 
 #include <cstddef>
@@ -35,12 +37,49 @@ struct series_ref {
 struct model_spec {
     std::string model_type, family;
 };
-// "NAME" or "NAME:FAMILY" (family defaults to the model name); throws usage_error.
-model_spec parse_model_spec(const std::string& text);
+// "NAME" or "NAME:FAMILY" (family defaults to the model name); throws usage_error naming `flag`.
+model_spec parse_model_spec(const std::string& text, std::string_view flag = "--model");
 
 // Sorts usable series by (n_obs, ts_id) and picks the spread; returns them in that order.
 std::vector<series_ref> select_sample(std::vector<series_ref> usable, std::size_t k);
 // Cells series-outer, models-inner (every model sees the same spread of lengths).
 std::vector<cell> sample_cells(const std::vector<series_ref>& sample, const std::vector<model_spec>& models);
+
+// A panel file as prof-sample and prof-plan --panel read it: one {"ts_id", "n_obs", ...} object
+// per line (other fields ignored). A series with n_obs null, missing or 0 is not usable; a
+// ts_id given twice is a field_error naming the first line (→ exit 65 with the location).
+struct panel {
+    std::vector<series_ref> usable;
+    std::size_t unusable = 0;
+    std::size_t bad_lines = 0;  // malformed lines skipped under max_bad_lines
+};
+panel read_panel(line_reader& in, std::size_t max_bad_lines);
+
+// The `sample` record prof-sample writes ahead of its cells, so the profile built from them
+// knows the run they stand for (prof-measure passes it through; prof-aggregate keeps it):
+// {"kind":"sample","rule":"rank-spread","samples":K,"n_series":N,"n_unusable":U,
+//  "n_obs_min":…,"n_obs_max":…,"lengths":[{"n_obs","n_obs_min","n_obs_max","n_series"},…],
+//  "ts_ids":[the sampled ids, shortest first],"models":[{"model_type","family"},…]}
+// rule rank-spread: usable series sorted by (n_obs, ts_id), spread_indices(N, K) taken.
+// lengths: distribution_of_lengths over every usable series of the panel (at most
+// max_length_bins bins).
+struct sample_record {
+    std::uint64_t samples = 0;
+    std::uint64_t n_unusable = 0;
+    length_distribution lengths;
+    std::vector<std::string> ts_ids;
+    std::vector<model_spec> models;
+};
+std::string write_sample(const sample_record& s);  // one line, no '\n'
+// The length distribution a sample record carries (as read back from a profile's `sample`).
+// Throws field_error naming the field when `lengths` is missing or malformed.
+length_distribution sample_lengths(const json_value& sample);
+// Whether a record object is a `sample` record (its kind); the object is rewound either way.
+bool is_sample_record(simdjson::ondemand::object& obj);
+// Keeps the first sample record of an input in `kept`; a second one must be the same record
+// (a pre-pass split over files), else field_error: a profile stands for one sample.
+void keep_sample_record(std::optional<json_value>& kept, json_value record);
+// A whole object as a json_value (a record carried verbatim).
+json_value read_object_value(simdjson::ondemand::object& obj);
 
 }  // namespace prof
