@@ -1,6 +1,7 @@
 // QueryProfile from spans and DuckDB profiles (see spans.hpp).
 #include "prof/spans.hpp"
 
+#include "prof/diag.hpp"
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/json_out.hpp"
@@ -1784,6 +1785,15 @@ std::optional<std::string> stale_reason(const query_profile& p, std::uint64_t ro
 // ---- the record -------------------------------------------------------------------------------
 
 std::string write_query_profile(const query_profile& p) {
+    // SPEC §1: a record never carries a non-finite number (the writer would print null). Every
+    // producer refuses one first, so meeting one here is a bug, not bad input.
+    bool finite = std::isfinite(p.fixed_seconds) && std::isfinite(p.per_row_seconds);
+    for (const auto& n : p.nodes) finite = finite && std::isfinite(n.seconds);
+    for (const auto& r : p.residuals)
+        finite = finite && std::isfinite(r.measured_s) && std::isfinite(r.predicted_s) && std::isfinite(r.residual_s);
+    if (!finite)
+        throw error(exit_code::software,
+                    fmt::format("internal error: query_profile of plan '{}' holds a non-finite number", p.plan_key));
     json_writer w;
     w.begin_object();
     w.field("kind", "query_profile");
@@ -1932,6 +1942,29 @@ query_profile read_query_profile(od::object& obj) {
     if (!per_row) missing_field("per_row_seconds");
     sort_nodes(p.nodes);
     return p;
+}
+
+std::vector<located_query_profile> read_query_profile_lines(const std::vector<std::string>& paths,
+                                                            std::size_t max_bad_lines) {
+    std::vector<located_query_profile> out;
+    std::size_t bad = 0;
+    for (const auto& path : paths) {
+        line_reader in(open_input(path));
+        std::string source = path == "-" ? "<stdin>" : path;
+        bad += for_each_object(in, max_bad_lines - bad, [&](od::object& o, std::size_t line) {
+                   out.push_back({read_query_profile(o), source, line});
+               }).bad_lines;
+    }
+    if (bad) warn(fmt::format("skipped {} malformed line(s)", bad));
+    return out;
+}
+
+double located_estimate(const located_query_profile& p, std::uint64_t rows) {
+    try {
+        return finite_estimate(p.profile, rows);
+    } catch (const field_error& e) {
+        throw input_error(p.source, p.line, e.what());
+    }
 }
 
 std::vector<std::string> query_profile_key(const std::string& plan_key, const std::string& host) {

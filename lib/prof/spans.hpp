@@ -258,6 +258,19 @@ line_fit nnls_line(const std::vector<double>& x, const std::vector<double>& y);
 std::optional<std::string> stale_reason(const query_profile& p, std::uint64_t rows, const std::string& engine_version,
                                         double factor = 10.0);
 
+// A query_profile line as read, with where it was read (for messages).
+struct located_query_profile {
+    query_profile profile;
+    std::string source;  // the path, "<stdin>" for "-"
+    std::size_t line = 0;
+};
+// Every query_profile line of `paths` ("-" = stdin), in order. Up to max_bad_lines malformed
+// lines are skipped (one warning with their count); the next is input_error naming its line.
+std::vector<located_query_profile> read_query_profile_lines(const std::vector<std::string>& paths,
+                                                            std::size_t max_bad_lines);
+// finite_estimate(p.profile, rows), its refusal as input_error naming the profile's line.
+double located_estimate(const located_query_profile& p, std::uint64_t rows);
+
 std::string write_query_profile(const query_profile& p);
 // Reads a query_profile record (kind checked); throws field_error naming the field.
 query_profile read_query_profile(simdjson::ondemand::object& obj);

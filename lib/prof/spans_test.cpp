@@ -6,6 +6,7 @@
 #include "prof/spans.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -884,4 +885,14 @@ TEST_CASE("query profile: an estimate beyond double range is refused, and a fit 
     b.per_row_seconds = 1e300;
     b.rows = 10000000000;
     CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
+}
+
+TEST_CASE("query profile: the writer refuses a non-finite number instead of writing null") {
+    query_profile p = parse_profile(R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":0,"per_row_seconds":1})");
+    CHECK_NOTHROW(write_query_profile(p));
+    p.per_row_seconds = std::numeric_limits<double>::infinity();
+    CHECK_THROWS_AS(write_query_profile(p), error);
+    p.per_row_seconds = 1;
+    p.residuals.push_back({10, 1, std::numeric_limits<double>::quiet_NaN(), 0});
+    CHECK_THROWS_AS(write_query_profile(p), error);
 }
