@@ -79,7 +79,9 @@ std::uint64_t union_length(interval* iv, std::size_t n, interval* tmp) {
     // Ordered by start only: among equal starts the sweep below takes the largest end anyway.
     auto by_start = [](const interval& a, const interval& b) { return a.first < b.first; };
     if (!std::is_sorted(iv, iv + n, by_start)) radix_sort_range(iv, n, tmp, [](const interval& x) { return x.first; });
-    auto length = [](std::int64_t s, std::int64_t e) { return static_cast<std::uint64_t>(e) - static_cast<std::uint64_t>(s); };
+    auto length = [](std::int64_t s, std::int64_t e) {
+        return static_cast<std::uint64_t>(e) - static_cast<std::uint64_t>(s);
+    };
     std::uint64_t total = 0;
     bool open = false;
     std::int64_t cur_s = 0, cur_e = 0;
@@ -1062,7 +1064,8 @@ public:
                 const be_event& b = *stack.back();
                 if (e.node != be_event::end_mark) {
                     const named_end& n = named_ends_[e.node & ~be_event::named_end];
-                    if (!same_text(out.names[b.node], end_names_.names()[n.name])) defect(event_defect::mismatched_end, n.index, n.at);
+                    if (!same_text(out.names[b.node], end_names_.names()[n.name]))
+                        defect(event_defect::mismatched_end, n.index, n.at);
                 }
                 out.spans.push_back({b.ts, e.ts, b.node});
                 stack.pop_back();
@@ -1411,7 +1414,10 @@ void locate_defects(std::string_view text, span_set& s) {
     std::string_view body = text.substr(0, 3) == "\xEF\xBB\xBF" ? text.substr(3) : text;
     std::vector<const char*> where = event_locations(body, at);
     for (auto& d : s.defects)
-        if (d.count && !d.first_line) d.first_line = line_of(text, where[static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event) - at.begin())]);
+        if (d.count && !d.first_line) {
+            auto k = static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event) - at.begin());
+            d.first_line = line_of(text, where[k]);
+        }
 }
 
 }  // namespace
@@ -1459,7 +1465,10 @@ void refuse_defects(const span_set& s, const std::string& source) {
     const defect_count* first = nullptr;
     std::size_t kind = 0;
     for (std::size_t k = 0; k < event_defect_kinds; ++k)
-        if (s.defects[k].count && (!first || s.defects[k].first_event < first->first_event)) first = &s.defects[k], kind = k;
+        if (s.defects[k].count && (!first || s.defects[k].first_event < first->first_event)) {
+            first = &s.defects[k];
+            kind = k;
+        }
     if (!first) return;
     throw input_error(source, first->first_line,
                       fmt::format("event {}: {} {}, the first here; refused under --strict", first->first_event,
@@ -1470,7 +1479,8 @@ std::string defect_counts(const span_set& s) {
     std::string out;
     for (std::size_t k = 0; k < event_defect_kinds; ++k)
         if (s.defects[k].count)
-            out += fmt::format("{}{} {}", out.empty() ? "" : ", ", defect_name(static_cast<event_defect>(k)), s.defects[k].count);
+            out += fmt::format("{}{} {}", out.empty() ? "" : ", ", defect_name(static_cast<event_defect>(k)),
+                               s.defects[k].count);
     return out;
 }
 
