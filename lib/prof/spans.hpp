@@ -242,7 +242,7 @@ query_profile build_from_duckdb(const duckdb_profile& d, const query_options& op
 query_profile fit_query_profiles(const std::vector<query_profile>& runs);
 
 // estimate(rows), or field_error when it is beyond double range (per_row_seconds 1e308 at 10
-// rows): SPEC §1 allows no non-finite number in output.
+// rows): no record or output carries a non-finite number.
 double finite_estimate(const query_profile& p, std::uint64_t rows);
 
 // The unconstrained-then-clamped 2-parameter NNLS itself: minimises Σ(a + b·x − y)² with

@@ -741,6 +741,9 @@ TEST_CASE("chrome: what is needed and not a number is still an error; so is inva
               .find("ends at or beyond 9e15 µs (ts 8000000000000000 + dur 2000000000000000)") != std::string::npos);
     CHECK(error_of("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1},\n]").rfind("error: trace.json:2: malformed JSON", 0) == 0);
     CHECK(error_of("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":01,\"dur\":1}]").rfind("error: trace.json:1: malformed JSON", 0) == 0);
+    // A misspelt literal in a time is not JSON, even where the time is not needed.
+    for (const char* word : {"nul", "tru", "fals"})
+        CHECK(error_of(fmt::format("[{{\"ph\":\"M\",\"name\":\"m\",\"ts\":{}}}]", word)).rfind("error: trace.json:1: malformed JSON", 0) == 0);
 }
 
 TEST_CASE("chrome: the JSON Array Format's closing bracket is optional, after a whole event only") {
