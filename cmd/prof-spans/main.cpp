@@ -33,6 +33,10 @@ double cpu_seconds() {
     return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
+std::vector<prof::located_query_profile> read_profiles(const config& c) {
+    return prof::read_query_profile_lines(prof::cli::inputs_or_stdin(c.files), c.max_bad_lines);
+}
+
 std::optional<std::uint64_t> parse_rows(const std::string& text, bool allow_zero) {
     if (text.empty()) return std::nullopt;
     std::int64_t v = 0;
@@ -40,36 +44,6 @@ std::optional<std::uint64_t> parse_rows(const std::string& text, bool allow_zero
     if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < 0 || (v == 0 && !allow_zero))
         throw prof::usage_error(fmt::format("--rows must be a {} integer, not '{}'", allow_zero ? "non-negative" : "positive", text));
     return static_cast<std::uint64_t>(v);
-}
-
-// A query_profile line read, with where it was read.
-struct read_profile {
-    prof::query_profile p;
-    std::string source;
-    std::size_t line = 0;
-};
-
-// query_profile lines from every input, in order.
-std::vector<read_profile> read_profiles(const config& c) {
-    std::vector<read_profile> out;
-    std::size_t bad = 0;
-    for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {
-        prof::line_reader in(prof::open_input(path));
-        bad += prof::for_each_object(in, c.max_bad_lines - bad, [&](simdjson::ondemand::object& o, std::size_t line) {
-            out.push_back({prof::read_query_profile(o), path == "-" ? "<stdin>" : path, line});
-        }).bad_lines;
-    }
-    if (bad) prof::warn(fmt::format("skipped {} malformed line(s)", bad));
-    return out;
-}
-
-// The profile's estimate at `rows`; one beyond double range is bad input naming its line.
-double checked_estimate(const read_profile& r, std::uint64_t rows) {
-    try {
-        return prof::finite_estimate(r.p, rows);
-    } catch (const prof::field_error& e) {
-        throw prof::input_error(r.source, r.line, e.what());
-    }
 }
 
 int build(const config& c) {
@@ -200,7 +174,7 @@ int run(int argc, char** argv) {
     if (estimate->parsed()) {
         auto rows = parse_rows(c.rows, true);
         if (!rows) throw prof::usage_error("estimate needs --rows N");
-        for (const auto& r : read_profiles(c)) prof::cli::emit_line(prof::format_double(checked_estimate(r, *rows)));
+        for (const auto& r : read_profiles(c)) prof::cli::emit_line(prof::format_double(prof::located_estimate(r, *rows)));
         return 0;
     }
     if (stale->parsed()) {
@@ -224,8 +198,8 @@ int run(int argc, char** argv) {
     if (fit->parsed()) {
         std::vector<prof::query_profile> profiles;
         for (auto& r : read_profiles(c)) {
-            checked_estimate(r, r.p.rows);  // each run's own point, named by its line
-            profiles.push_back(std::move(r.p));
+            prof::located_estimate(r, r.profile.rows);  // each run's own point, named by its line
+            profiles.push_back(std::move(r.profile));
         }
         if (profiles.empty()) return 0;
         prof::query_profile p;
@@ -241,7 +215,8 @@ int run(int argc, char** argv) {
     if (put->parsed()) {
         auto cache = need_cache();
         for (const auto& r : read_profiles(c))
-            cache.put("query_profile", prof::query_profile_key(r.p.plan_key, r.p.host), prof::write_query_profile(r.p));
+            cache.put("query_profile", prof::query_profile_key(r.profile.plan_key, r.profile.host),
+                      prof::write_query_profile(r.profile));
         return 0;
     }
     if (get->parsed()) {

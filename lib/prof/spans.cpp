@@ -1,6 +1,7 @@
 // QueryProfile from spans and DuckDB profiles (see spans.hpp).
 #include "prof/spans.hpp"
 
+#include "prof/diag.hpp"
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/json_out.hpp"
@@ -78,7 +79,9 @@ std::uint64_t union_length(interval* iv, std::size_t n, interval* tmp) {
     // Ordered by start only: among equal starts the sweep below takes the largest end anyway.
     auto by_start = [](const interval& a, const interval& b) { return a.first < b.first; };
     if (!std::is_sorted(iv, iv + n, by_start)) radix_sort_range(iv, n, tmp, [](const interval& x) { return x.first; });
-    auto length = [](std::int64_t s, std::int64_t e) { return static_cast<std::uint64_t>(e) - static_cast<std::uint64_t>(s); };
+    auto length = [](std::int64_t s, std::int64_t e) {
+        return static_cast<std::uint64_t>(e) - static_cast<std::uint64_t>(s);
+    };
     std::uint64_t total = 0;
     bool open = false;
     std::int64_t cur_s = 0, cur_e = 0;
@@ -434,7 +437,7 @@ namespace {
 // seen only as a double (the DOM reader), which only a reader of its text can take exactly.
 enum class time_state : std::uint8_t { absent, ok, null_value, not_number, out_of_range, inexact };
 // Only the state is initialized: ns is read only once the state is ok, and zeroing both fields
-// for every event cost 4 % of a trace read.
+// for every event is measurable in the hot loop.
 struct time_field {
     std::int64_t ns;
     time_state state = time_state::absent;
@@ -519,7 +522,19 @@ void read_time(od::value v, time_field& out) {
         return set_from_token(out, tok);
     }
     case od::json_type::string: return set_from_string(out, v.get_string());
-    case od::json_type::null: out.state = time_state::null_value; return;
+    case od::json_type::null: {
+        // The word checked, as the other readers check it: "nul" is not JSON.
+        bool null = false;
+        if (auto err = v.is_null().get(null); err || !null) throw simdjson::simdjson_error(err ? err : simdjson::N_ATOM_ERROR);
+        out.state = time_state::null_value;
+        return;
+    }
+    case od::json_type::boolean: {
+        bool b = false;
+        if (auto err = v.get_bool().get(b)) throw simdjson::simdjson_error(err);
+        out.state = time_state::not_number;
+        return;
+    }
     default: out.state = time_state::not_number; return;
     }
 }
@@ -1061,7 +1076,8 @@ public:
                 const be_event& b = *stack.back();
                 if (e.node != be_event::end_mark) {
                     const named_end& n = named_ends_[e.node & ~be_event::named_end];
-                    if (!same_text(out.names[b.node], end_names_.names()[n.name])) defect(event_defect::mismatched_end, n.index, n.at);
+                    if (!same_text(out.names[b.node], end_names_.names()[n.name]))
+                        defect(event_defect::mismatched_end, n.index, n.at);
                 }
                 out.spans.push_back({b.ts, e.ts, b.node});
                 stack.pop_back();
@@ -1410,7 +1426,10 @@ void locate_defects(std::string_view text, span_set& s) {
     std::string_view body = text.substr(0, 3) == "\xEF\xBB\xBF" ? text.substr(3) : text;
     std::vector<const char*> where = event_locations(body, at);
     for (auto& d : s.defects)
-        if (d.count && !d.first_line) d.first_line = line_of(text, where[static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event) - at.begin())]);
+        if (d.count && !d.first_line) {
+            auto k = static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event) - at.begin());
+            d.first_line = line_of(text, where[k]);
+        }
 }
 
 }  // namespace
@@ -1458,7 +1477,10 @@ void refuse_defects(const span_set& s, const std::string& source) {
     const defect_count* first = nullptr;
     std::size_t kind = 0;
     for (std::size_t k = 0; k < event_defect_kinds; ++k)
-        if (s.defects[k].count && (!first || s.defects[k].first_event < first->first_event)) first = &s.defects[k], kind = k;
+        if (s.defects[k].count && (!first || s.defects[k].first_event < first->first_event)) {
+            first = &s.defects[k];
+            kind = k;
+        }
     if (!first) return;
     throw input_error(source, first->first_line,
                       fmt::format("event {}: {} {}, the first here; refused under --strict", first->first_event,
@@ -1469,7 +1491,8 @@ std::string defect_counts(const span_set& s) {
     std::string out;
     for (std::size_t k = 0; k < event_defect_kinds; ++k)
         if (s.defects[k].count)
-            out += fmt::format("{}{} {}", out.empty() ? "" : ", ", defect_name(static_cast<event_defect>(k)), s.defects[k].count);
+            out += fmt::format("{}{} {}", out.empty() ? "" : ", ", defect_name(static_cast<event_defect>(k)),
+                               s.defects[k].count);
     return out;
 }
 
@@ -1784,6 +1807,15 @@ std::optional<std::string> stale_reason(const query_profile& p, std::uint64_t ro
 // ---- the record -------------------------------------------------------------------------------
 
 std::string write_query_profile(const query_profile& p) {
+    // A record never carries a non-finite number (the writer would print null). Every
+    // producer refuses one first, so meeting one here is a bug, not bad input.
+    bool finite = std::isfinite(p.fixed_seconds) && std::isfinite(p.per_row_seconds);
+    for (const auto& n : p.nodes) finite = finite && std::isfinite(n.seconds);
+    for (const auto& r : p.residuals)
+        finite = finite && std::isfinite(r.measured_s) && std::isfinite(r.predicted_s) && std::isfinite(r.residual_s);
+    if (!finite)
+        throw error(exit_code::software,
+                    fmt::format("internal error: query_profile of plan '{}' holds a non-finite number", p.plan_key));
     json_writer w;
     w.begin_object();
     w.field("kind", "query_profile");
@@ -1932,6 +1964,29 @@ query_profile read_query_profile(od::object& obj) {
     if (!per_row) missing_field("per_row_seconds");
     sort_nodes(p.nodes);
     return p;
+}
+
+std::vector<located_query_profile> read_query_profile_lines(const std::vector<std::string>& paths,
+                                                            std::size_t max_bad_lines) {
+    std::vector<located_query_profile> out;
+    std::size_t bad = 0;
+    for (const auto& path : paths) {
+        line_reader in(open_input(path));
+        std::string source = path == "-" ? "<stdin>" : path;
+        bad += for_each_object(in, max_bad_lines - bad, [&](od::object& o, std::size_t line) {
+                   out.push_back({read_query_profile(o), source, line});
+               }).bad_lines;
+    }
+    if (bad) warn(fmt::format("skipped {} malformed line(s)", bad));
+    return out;
+}
+
+double located_estimate(const located_query_profile& p, std::uint64_t rows) {
+    try {
+        return finite_estimate(p.profile, rows);
+    } catch (const field_error& e) {
+        throw input_error(p.source, p.line, e.what());
+    }
 }
 
 std::vector<std::string> query_profile_key(const std::string& plan_key, const std::string& host) {

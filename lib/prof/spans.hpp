@@ -117,18 +117,20 @@ span_set read_polars_csv(std::string_view text, const std::string& source);
 // setting only; it is kept in span_set). Each is read exactly to the nanosecond from its decimal
 // text, never through a double (5.1 is 5100 ns; digits below the nanosecond round half away
 // from zero), and must be below 9e15 µs in magnitude, as must an 'X' event's end; a string
-// holding a JSON number ("100", "5.1") reads as that number, as quoted numbers do in prof-harvest's
-// rows. An event that cannot be used is skipped and counted by its event_defect; invalid JSON, a
-// ts or dur that is not a number where it is needed, and a negative dur are errors.
+// holding a JSON number ("100", "5.1") reads as that number, as quoted numbers do in
+// prof-harvest's rows. An event that cannot be used is skipped and counted by its event_defect,
+// the line of the first of each kind found; invalid JSON, a ts or dur that is not a number where
+// it is needed, a negative dur and a name that is not a string are errors.
 // `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
 // Identity fields (pid, tid, cat, id) are compared in one canonical text: a string by its
 // unescaped contents, an integer in decimal, another number as the shortest text of its double.
 // Speed: the common shapes (a bare array; an object holding "traceEvents" once, among members
-// the scanner can check and skip) are checked to be UTF-8 once, then read event by event in place
-// by a strict scanner of a subset of JSON (json_scan.hpp); an event it declines (an escape in a name, a fractional pid, ...) starts
-// a batch of about `batch_bytes` parsed by simdjson's DOM parser (cut at "},{" boundaries, each
-// batch validated whole before any event is taken, a bad cut extended to the next boundary), so
-// memory stays bounded and every batch is parsed in cache. The DOM keeps a number only as a
+// the scanner can check and skip) are checked to be UTF-8 once, then read event by event in
+// place by a strict scanner of a subset of JSON (json_scan.hpp); an event it declines (an escape
+// in a name, a fractional pid, ...) starts a batch of about `batch_bytes` parsed by simdjson's
+// DOM parser (cut at "},{" boundaries, each batch validated whole before any event is taken, a
+// bad cut extended to the next boundary), so memory stays bounded and every batch is parsed in
+// cache. The DOM keeps a number only as a
 // double, so a span's time with a fraction found there sends the trace to the whole-document
 // parse, which reads its text. Any other shape, and any error, goes through one whole-document
 // parse with simdjson's on-demand parser, which is also what names the line of a bad event.
@@ -240,7 +242,7 @@ query_profile build_from_duckdb(const duckdb_profile& d, const query_options& op
 query_profile fit_query_profiles(const std::vector<query_profile>& runs);
 
 // estimate(rows), or field_error when it is beyond double range (per_row_seconds 1e308 at 10
-// rows): SPEC §1 allows no non-finite number in output.
+// rows): no record or output carries a non-finite number.
 double finite_estimate(const query_profile& p, std::uint64_t rows);
 
 // The unconstrained-then-clamped 2-parameter NNLS itself: minimises Σ(a + b·x − y)² with
@@ -257,6 +259,19 @@ line_fit nnls_line(const std::vector<double>& x, const std::vector<double>& y);
 // can. factor must be > 1.
 std::optional<std::string> stale_reason(const query_profile& p, std::uint64_t rows, const std::string& engine_version,
                                         double factor = 10.0);
+
+// A query_profile line as read, with where it was read (for messages).
+struct located_query_profile {
+    query_profile profile;
+    std::string source;  // the path, "<stdin>" for "-"
+    std::size_t line = 0;
+};
+// Every query_profile line of `paths` ("-" = stdin), in order. Up to max_bad_lines malformed
+// lines are skipped (one warning with their count); the next is input_error naming its line.
+std::vector<located_query_profile> read_query_profile_lines(const std::vector<std::string>& paths,
+                                                            std::size_t max_bad_lines);
+// finite_estimate(p.profile, rows), its refusal as input_error naming the profile's line.
+double located_estimate(const located_query_profile& p, std::uint64_t rows);
 
 std::string write_query_profile(const query_profile& p);
 // Reads a query_profile record (kind checked); throws field_error naming the field.

@@ -6,6 +6,7 @@
 #include "prof/spans.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -740,6 +741,9 @@ TEST_CASE("chrome: what is needed and not a number is still an error; so is inva
               .find("ends at or beyond 9e15 µs (ts 8000000000000000 + dur 2000000000000000)") != std::string::npos);
     CHECK(error_of("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1},\n]").rfind("error: trace.json:2: malformed JSON", 0) == 0);
     CHECK(error_of("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":01,\"dur\":1}]").rfind("error: trace.json:1: malformed JSON", 0) == 0);
+    // A misspelt literal in a time is not JSON, even where the time is not needed.
+    for (const char* word : {"nul", "tru", "fals"})
+        CHECK(error_of(fmt::format("[{{\"ph\":\"M\",\"name\":\"m\",\"ts\":{}}}]", word)).rfind("error: trace.json:1: malformed JSON", 0) == 0);
 }
 
 TEST_CASE("chrome: the JSON Array Format's closing bracket is optional, after a whole event only") {
@@ -884,4 +888,14 @@ TEST_CASE("query profile: an estimate beyond double range is refused, and a fit 
     b.per_row_seconds = 1e300;
     b.rows = 10000000000;
     CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
+}
+
+TEST_CASE("query profile: the writer refuses a non-finite number instead of writing null") {
+    query_profile p = parse_profile(R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":0,"per_row_seconds":1})");
+    CHECK_NOTHROW(write_query_profile(p));
+    p.per_row_seconds = std::numeric_limits<double>::infinity();
+    CHECK_THROWS_AS(write_query_profile(p), error);
+    p.per_row_seconds = 1;
+    p.residuals.push_back({10, 1, std::numeric_limits<double>::quiet_NaN(), 0});
+    CHECK_THROWS_AS(write_query_profile(p), error);
 }
