@@ -20,6 +20,7 @@ struct config {
     std::string baseline;
     bool force = false;
     bool check = false;
+    bool strict = false;
     std::string format = "json";
 };
 
@@ -70,6 +71,9 @@ int run(int argc, char** argv) {
     app.add_option("--baseline", c.baseline, "Baseline profile FILE, or none (default: the installed one)")
         ->type_name("FILE|none");
     app.add_flag("--force", c.force, "Use a pinned run even when its signature differs (drift as warnings)");
+    app.add_flag("--strict", c.strict,
+                 "Exit 65 instead of falling back: a pinned run missing from a readable registry, or a result "
+                 "with any axis assumed");
     app.add_flag("--check", c.check, "Only check a pinned source for drift: no output, exit 0 or 78");
     app.add_option("--format", c.format, "json (one profile record) or table (for people)")
         ->capture_default_str()
@@ -84,12 +88,16 @@ int run(int argc, char** argv) {
     req.source = c.source;
     req.mode = c.mode;
     req.force = c.force;
+    req.strict = c.strict;
     if (!c.signature.empty()) req.signature = prof::read_signature_file(c.signature);
     prof::evidence_loaders io = make_loaders(c, argv[0]);
 
     if (c.check) {
         prof::pin_check pc = prof::check_pinned_source(req, io);
         for (const auto& w : pc.warnings) prof::warn(w);
+        if (c.strict && pc.missing_from_index)
+            throw prof::error(prof::exit_code::data_err,
+                              fmt::format("--strict: pinned run '{}' is not in the registry", pc.run_id));
         if (pc.status == prof::pin_check::state::drifted) {
             if (!c.force) throw prof::drift_error(pc.drift_message);
             for (const auto& w : prof::forced_drift_warnings(pc)) prof::warn(w);

@@ -9,7 +9,6 @@
 #include "prof/signature.hpp"
 
 #include <fmt/format.h>
-#include <map>
 #include <set>
 
 namespace {
@@ -33,7 +32,7 @@ int run(int argc, char** argv) {
                  "prof-sample"};
     prof::cli::configure(app, "prof-sample --panel panel.jsonl --model theta:statistical --model sarimax:statistical "
                               "| prof-measure --worker 'python3 worker.py' --ready | prof-aggregate",
-                         "reads panel lines {ts_id, n_obs, ...}; writes cell records");
+                         "reads panel lines {ts_id, n_obs, ...}; writes one sample record, then cell records");
     app.add_option("--panel", c.panel, "Panel file of {ts_id, n_obs} lines ('-' = stdin)");
     app.add_option("--model", c.models, "A model to run, NAME or NAME:FAMILY (repeatable; family defaults to NAME)")
         ->required()
@@ -65,29 +64,12 @@ int run(int argc, char** argv) {
         models.push_back(spec);
     }
 
-    std::vector<prof::series_ref> usable;
-    std::map<std::string, std::size_t> first_line;
-    std::size_t unusable = 0;
     prof::line_reader in(prof::open_input(c.panel));
-    auto stats = prof::for_each_object(in, c.max_bad_lines, [&](simdjson::ondemand::object& obj, std::size_t line) {
-        std::optional<std::string> ts_id;
-        std::optional<std::uint64_t> n_obs;
-        for (auto field : obj) {
-            std::string_view k = field.unescaped_key();
-            if (k == "ts_id") ts_id = prof::require_string(field.value(), k);
-            else if (k == "n_obs") n_obs = prof::read_count(field.value(), k);
-        }
-        if (!ts_id) prof::missing_field("ts_id");
-        auto [it, fresh] = first_line.emplace(*ts_id, line);
-        if (!fresh) throw prof::field_error(fmt::format("field 'ts_id': \"{}\" already given on line {}", *ts_id, it->second));
-        if (!n_obs || *n_obs == 0) {
-            ++unusable;
-            return;
-        }
-        usable.push_back({*ts_id, *n_obs});
-    });
-    if (stats.bad_lines) prof::warn(fmt::format("skipped {} malformed panel line(s)", stats.bad_lines));
-    if (unusable) prof::note(fmt::format("{} series without observations (n_obs null, missing or 0) are not usable", unusable));
+    prof::panel panel = prof::read_panel(in, c.max_bad_lines);
+    if (panel.bad_lines) prof::warn(fmt::format("skipped {} malformed panel line(s)", panel.bad_lines));
+    if (panel.unusable)
+        prof::note(fmt::format("{} series without observations (n_obs null, missing or 0) are not usable", panel.unusable));
+    std::vector<prof::series_ref>& usable = panel.usable;
 
     // The signature describes the run's data whether or not the gate samples it.
     if (!c.signature_out.empty())
@@ -102,8 +84,22 @@ int run(int argc, char** argv) {
         prof::note("no usable series in the panel: nothing sampled");
         return 0;
     }
-    for (const auto& cell : prof::sample_cells(prof::select_sample(std::move(usable), c.samples), models))
-        prof::cli::emit_line(prof::write_cell(cell));
+    if (c.samples == 1)
+        prof::warn("--samples 1 is a smoke test, not a sizing: one sample has no spread (no longest series, no "
+                   "curve in n_obs); use the default 8 or more to size a run");
+    // The sample record first: the run this sample stands for (its lengths), which the profile
+    // built from these cells carries to prof-plan.
+    prof::sample_record rec;
+    rec.samples = c.samples;
+    rec.n_unusable = panel.unusable;
+    rec.models = models;
+    std::vector<std::uint64_t> lengths;
+    for (const auto& s : usable) lengths.push_back(s.n_obs);
+    rec.lengths = prof::distribution_of_lengths(lengths);
+    auto picked = prof::select_sample(std::move(usable), c.samples);
+    for (const auto& s : picked) rec.ts_ids.push_back(s.ts_id);
+    prof::cli::emit_line(prof::write_sample(rec));
+    for (const auto& cell : prof::sample_cells(picked, models)) prof::cli::emit_line(prof::write_cell(cell));
     return 0;
 }
 

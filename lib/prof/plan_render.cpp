@@ -70,8 +70,8 @@ void require_layout(const plan_record& p, std::string_view layout, std::string_v
 // goes in memoryOverhead (Spark's documented home for Python workers' memory when pyspark.memory
 // is unset), not in pyspark.memory: PySpark turns pyspark.memory into an address-space limit
 // (RLIMIT_AS) of pyspark.memory / executor cores per worker, and the slots are sized from
-// resident memory, which address space exceeds (importing statsmodels maps ~210 MB for ~141 MB
-// resident). Static allocation needs spark.executor.instances (its default is 2); dynamic
+// resident memory, which address space exceeds (a Python worker maps far more than it touches).
+// Static allocation needs spark.executor.instances (its default is 2); dynamic
 // allocation is off unless enabled, and needs shuffle tracking or an external shuffle service.
 std::string render_spark(const plan_record& p, const render_options& o) {
     require_layout(p, "spark", "spark");

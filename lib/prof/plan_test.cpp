@@ -834,3 +834,15 @@ TEST_CASE("--strict refuses a family that cannot meet its deadline, naming why")
     rq.deadline_s = 150;  // 125 s cells in one wave of 63 nodes, or 2 waves (250 s) on fewer: 63 nodes
     CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 63);
 }
+
+TEST_CASE("k8s-job: Job names are DNS labels from the family, distinct when two families fold together") {
+    auto p = profile_of({model("a", "Neural_Nets", 5, 1.0, 100 * MiB, std::nullopt, 1.0),
+                         model("b", "neural.nets", 5, 1.0, 100 * MiB, std::nullopt, 1.0)});
+    auto rq = cpu_request();
+    rq.layout = "k8s";
+    auto j = prof::render_k8s_job(prof::make_plan(&p, rq));
+    // Families in map order: "Neural_Nets" < "neural.nets".
+    CHECK(j.find("  name: prof-neural-nets\n") != std::string::npos);
+    CHECK(j.find("  name: prof-neural-nets-2\n") != std::string::npos);
+    CHECK(j.find("          value: \"Neural_Nets\"\n") != std::string::npos);  // PROF_FAMILY keeps the name
+}

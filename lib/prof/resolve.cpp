@@ -83,6 +83,35 @@ std::vector<signature_difference> signature_differences(const json_value& pinned
     return out;
 }
 
+std::vector<std::string> nearest_run_ids(const std::string& run_id, const std::vector<registry_entry>& entries,
+                                         std::size_t k) {
+    std::vector<std::pair<std::size_t, const std::string*>> scored;
+    std::vector<std::size_t> row;
+    std::set<std::string_view> seen;
+    for (const auto& e : entries) {
+        if (!seen.insert(e.run_id).second) continue;
+        const std::string& b = e.run_id;
+        row.assign(b.size() + 1, 0);
+        for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+        for (std::size_t i = 1; i <= run_id.size(); ++i) {
+            std::size_t diag = row[0];
+            row[0] = i;
+            for (std::size_t j = 1; j <= b.size(); ++j) {
+                std::size_t up = row[j];
+                row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (run_id[i - 1] == b[j - 1] ? 0 : 1)});
+                diag = up;
+            }
+        }
+        scored.emplace_back(row[b.size()], &b);
+    }
+    std::sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) {
+        return x.first != y.first ? x.first < y.first : *x.second > *y.second;
+    });
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < scored.size() && i < k; ++i) out.push_back(*scored[i].second);
+    return out;
+}
+
 pin_check check_pinned_source(const resolve_request& req, const evidence_loaders& io) {
     pin_check c;
     if (req.mode == "off" || is_keyword(req.source)) return c;
@@ -92,8 +121,28 @@ pin_check check_pinned_source(const resolve_request& req, const evidence_loaders
     if (io.load_run) p = attempt([&] { return io.load_run(c.run_id); }, why);
     if (!p) {
         c.status = pin_check::state::unloadable;
-        c.warnings.push_back(fmt::format("pinned run '{}' could not be loaded ({}); that is not evidence of drift",
-                                         c.run_id, why));
+        std::string listed;
+        // Only a registry that answered "no such file" is asked for its index: one that is down
+        // or timing out would only cost the run a second wait for the same failure.
+        bool absent = why.find("HTTP 404") != std::string::npos || why.find("HTTP 410") != std::string::npos ||
+                      why.find(std::strerror(ENOENT)) != std::string::npos;
+        if (io.load_index && absent) {
+            std::string index_why;
+            if (auto index = attempt([&] { return io.load_index(); }, index_why)) {
+                bool listed_there = std::any_of(index->entries.begin(), index->entries.end(),
+                                                [&](const registry_entry& e) { return e.run_id == c.run_id; });
+                if (!listed_there) {
+                    c.missing_from_index = true;
+                    c.nearest = nearest_run_ids(c.run_id, index->entries);
+                    listed = c.nearest.empty()
+                                 ? fmt::format("; registry {} lists no run", io.registry_name)
+                                 : fmt::format("; registry {} does not list it (nearest: {})", io.registry_name,
+                                               fmt::join(c.nearest, ", "));
+                }
+            }
+        }
+        c.warnings.push_back(fmt::format("pinned run '{}' could not be loaded ({}){}; that is not evidence of drift",
+                                         c.run_id, why, listed));
         return c;
     }
     c.profile = std::move(p);
@@ -143,7 +192,9 @@ compute_profile assumed_profile(std::vector<std::string> warnings) {
     return p;
 }
 
-compute_profile resolve_profile_source(const resolve_request& req, const evidence_loaders& io) {
+namespace {
+
+compute_profile resolve_chain(const resolve_request& req, const evidence_loaders& io) {
     // 1. No evidence wanted.
     if (req.mode == "off" || req.source == "none") return assumed_profile({});
     std::vector<std::string> warnings;
@@ -151,6 +202,13 @@ compute_profile resolve_profile_source(const resolve_request& req, const evidenc
     // 2. A pinned run: honoured unless its signature shows it was measured on other data.
     if (!is_keyword(req.source)) {
         pin_check c = check_pinned_source(req, io);
+        if (c.status == pin_check::state::unloadable && req.strict && c.missing_from_index)
+            throw error(exit_code::data_err,
+                        fmt::format("--strict: pinned run '{}' is not in registry {}{}; pin one of its runs, or drop "
+                                    "--strict to fall back",
+                                    c.run_id, io.registry_name,
+                                    c.nearest.empty() ? std::string(" (it lists no run)")
+                                                      : fmt::format(" (nearest: {})", fmt::join(c.nearest, ", "))));
         if (c.status == pin_check::state::unloadable) c.warnings.back() += ", so the baseline is used instead";
         warnings.insert(warnings.end(), c.warnings.begin(), c.warnings.end());
         if (c.status == pin_check::state::drifted) {
@@ -234,6 +292,36 @@ compute_profile resolve_profile_source(const resolve_request& req, const evidenc
     // 5. Nothing: the consumer sizes from its static defaults.
     warnings.push_back("no evidence found: the profile is assumed and its consumer sizes from static defaults");
     return assumed_profile(std::move(warnings));
+}
+
+}  // namespace
+
+std::vector<std::string> assumed_axes(const compute_profile& p) {
+    std::vector<std::string> out;
+    if (p.provenance.basis == "assumed") out.push_back("every axis (basis assumed: no evidence)");
+    for (const auto& [name, f] : p.families) {
+        std::vector<std::string> axes;
+        if (!f.slot_cores) axes.push_back("cores");
+        if (!f.slot_rss_bytes) axes.push_back("memory");
+        if (!f.planning_wall_s_per_cell) axes.push_back("wall");
+        if (!axes.empty()) out.push_back(fmt::format("family '{}' ({})", name, fmt::join(axes, ", ")));
+    }
+    for (const auto& m : p.dropped_models) out.push_back(fmt::format("model '{}' (dropped: no usable measurement)", m));
+    return out;
+}
+
+compute_profile resolve_profile_source(const resolve_request& req, const evidence_loaders& io) {
+    compute_profile p = resolve_chain(req, io);
+    if (req.strict) {
+        auto axes = assumed_axes(p);
+        if (!axes.empty())
+            throw error(exit_code::data_err,
+                        fmt::format("--strict: the resolved profile (source {}) leaves a planner to assume {}{}", p.provenance.source,
+                                    fmt::join(axes, "; "),
+                                    p.provenance.warnings.empty() ? std::string()
+                                                                  : " (" + fmt::format("{}", fmt::join(p.provenance.warnings, "; ")) + ")"));
+    }
+    return p;
 }
 
 // ---- loaders --------------------------------------------------------------------------------

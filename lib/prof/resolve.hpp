@@ -54,6 +54,11 @@ struct resolve_request {
     std::string mode = "auto";            // off | always | auto (always and auto both walk the chain)
     std::optional<json_value> signature;  // this run's data signature; nullopt = not given
     bool force = false;
+    // --strict: exit 65 (prof::error data_err) instead of falling back when a pinned run is
+    // missing from a registry whose index was read, or when the result has no evidence
+    // (basis assumed) or an axis a planner would have to assume (a family with no core count,
+    // memory or wall time).
+    bool strict = false;
 };
 
 // A top-level key on which two signatures differ, with its value on each side (nullopt = the
@@ -82,7 +87,16 @@ struct pin_check {
     std::vector<signature_difference> differences;
     std::vector<std::string> warnings;
     std::string drift_message;  // set when drifted: the run, both signatures, each differing key
+    // unloadable only: the registry's index was read and does not list the pin (a typo, a run
+    // never harvested), and its run ids nearest to the pin (nearest_run_ids).
+    bool missing_from_index = false;
+    std::vector<std::string> nearest;
 };
+
+// The run ids of `entries` nearest to `run_id` by edit distance (Levenshtein, bytes), at most
+// `k`, nearest first (ties: the greater id first, so the newer of nightly-N runs leads).
+std::vector<std::string> nearest_run_ids(const std::string& run_id, const std::vector<registry_entry>& entries,
+                                         std::size_t k = 3);
 
 // The drift of a pin used under --force, one warning per differing key.
 std::vector<std::string> forced_drift_warnings(const pin_check& c);
@@ -109,9 +123,15 @@ struct drift_error : error {
 //   5. no evidence                         → basis assumed
 // Evidence comes back as basis "reference" with its own measured_at and signature; the
 // evidence's own provenance warnings are replaced by this decision's warnings, which are all in
-// provenance.warnings (the caller prints them). A loader failure is a warning, never an error.
+// provenance.warnings (the caller prints them). A loader failure is a warning, never an error,
+// except under req.strict: a pin missing from a registry whose index was read, or a result
+// with assumed_axes, throws prof::error(data_err) (65).
 compute_profile resolve_profile_source(const resolve_request& req, const evidence_loaders& io);
 
+// What a planner would have to assume from this profile: everything when its basis is
+// assumed, else each family's null core count, memory or wall time and each dropped model;
+// empty when every axis has evidence. (--strict refuses a profile for which it is not empty.)
+std::vector<std::string> assumed_axes(const compute_profile& p);
 // The "no evidence" profile: basis assumed, source "none", empty models and families.
 compute_profile assumed_profile(std::vector<std::string> warnings);
 

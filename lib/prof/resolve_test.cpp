@@ -70,7 +70,7 @@ struct fake_registry {
                 ++run_calls;
                 if (run_failures.count(id)) throw std::runtime_error(run_failures.at(id));
                 auto it = runs.find(id);
-                if (it == runs.end()) throw prof::no_input_error("cannot open 'reg/runs/" + id + ".json'");
+                if (it == runs.end()) throw prof::no_input_error("cannot open 'reg/runs/" + id + ".json': No such file or directory");
                 return it->second;
             };
             io.load_index = [this] {
@@ -172,7 +172,7 @@ TEST_CASE("the precedence picks the evidence each branch of issue 4 names") {
          [&](fake_registry& r) { base(r); r.runs["r0"] = harvest("r0", std::nullopt, "2026-11-29T09:00:00Z"); },
          "reference", "run:r0", {"records no data signature"}},
         {"a pin that cannot be loaded falls through to the baseline, not to auto", request("r9", A), base,
-         "reference", "baseline", {"pinned run 'r9' could not be loaded (cannot open 'reg/runs/r9.json')"}},
+         "reference", "baseline", {"pinned run 'r9' could not be loaded (cannot open 'reg/runs/r9.json': No such file or directory)"}},
         {"a pin with no registry falls through to the baseline", request("r1", A),
          [](fake_registry& r) { r.have_registry = false; }, "reference", "baseline", {"(no --registry given)"}},
         {"a corrupt pin and no baseline give no evidence", request("r1", A),
@@ -513,4 +513,55 @@ TEST_CASE("a registry server that accepts but never answers times out into a war
     REQUIRE(p.provenance.warnings.size() == 1);
     CHECK(p.provenance.warnings[0].rfind("registry " + url + " could not be searched (" + url + "/index.jsonl: ", 0) == 0);
     CHECK(p.provenance.warnings[0].find("timed out") != std::string::npos);
+}
+
+TEST_CASE("the run ids nearest a pin are by edit distance, the greater id first on a tie") {
+    std::vector<prof::registry_entry> idx = {entry("nightly-1128", A, "2026-11-28T02:00:00Z"),
+                                             entry("nightly-1129", A, "2026-11-29T02:00:00Z"),
+                                             entry("weekly/48", A, "2026-11-28T03:00:00Z"),
+                                             entry("nightly-1129", A, "2026-11-29T02:00:00Z")};
+    // nightly-9999 → nightly-1128 and nightly-1129: 4 substitutions each; weekly/48: far.
+    CHECK(prof::nearest_run_ids("nightly-9999", idx) ==
+          std::vector<std::string>{"nightly-1129", "nightly-1128", "weekly/48"});
+    CHECK(prof::nearest_run_ids("nightly-1128", idx, 1) == std::vector<std::string>{"nightly-1128"});
+    CHECK(prof::nearest_run_ids("x", {}).empty());
+}
+
+TEST_CASE("a pin missing from a readable registry warns with the nearest ids; --strict refuses it") {
+    fake_registry r;
+    r.index = {entry("nightly-1128", A, "2026-11-28T02:00:00Z"), entry("nightly-1129", A, "2026-11-29T02:00:00Z")};
+    auto rq = request("nightly-9999", A);
+    auto p = prof::resolve_profile_source(rq, r.loaders());
+    CHECK(p.provenance.source == "baseline");
+    CHECK(any_contains(p.provenance.warnings, "registry reg does not list it (nearest: nightly-1129, nightly-1128)"));
+    rq.strict = true;
+    int code = 0;
+    try {
+        prof::resolve_profile_source(rq, r.loaders());
+    } catch (const prof::error& e) {
+        code = static_cast<int>(e.code());
+        CHECK(std::string(e.what()) ==
+              "--strict: pinned run 'nightly-9999' is not in registry reg (nearest: nightly-1129, nightly-1128); pin "
+              "one of its runs, or drop --strict to fall back");
+    }
+    CHECK(code == 65);
+    // A registry that fails for another reason is not asked for its index (a second wait).
+    fake_registry down;
+    down.run_failures["nightly-9999"] = "reg: timed out";
+    int calls_before = down.index_calls;
+    auto q = prof::resolve_profile_source(request("nightly-9999", A), down.loaders());
+    CHECK(down.index_calls == calls_before);
+    CHECK(!any_contains(q.provenance.warnings, "nearest"));
+}
+
+TEST_CASE("--strict refuses a result a planner would have to assume") {
+    fake_registry r;
+    r.have_baseline = false;
+    auto rq = request("auto", std::nullopt);
+    rq.strict = true;
+    CHECK_THROWS_WITH(prof::resolve_profile_source(rq, r.loaders()),
+                      doctest::Contains("--strict: the resolved profile (source none) leaves a planner to assume every "
+                                        "axis (basis assumed: no evidence)"));
+    fake_registry b;  // the baseline has every axis
+    CHECK(prof::resolve_profile_source(rq, b.loaders()).provenance.source == "baseline");
 }

@@ -50,3 +50,26 @@ TEST_CASE("a model spec is NAME or NAME:FAMILY") {
     CHECK_THROWS_AS(parse_model_spec(":x"), usage_error);
     CHECK_THROWS_AS(parse_model_spec("a:"), usage_error);
 }
+
+TEST_CASE("the sample record carries the panel's lengths, which read back as the same distribution") {
+    prof::sample_record rec;
+    rec.samples = 2;
+    std::vector<std::uint64_t> lengths = {12, 12, 12, 2284};
+    rec.lengths = prof::distribution_of_lengths(lengths);
+    rec.ts_ids = {"a", "co2"};
+    rec.models = {{"ets", "statistical"}};
+    std::string line = prof::write_sample(rec);
+    CHECK(line == R"({"kind":"sample","rule":"rank-spread","samples":2,"n_series":4,"n_unusable":0,"n_obs_min":12,)"
+                  R"("n_obs_max":2284,"lengths":[{"n_obs":12,"n_obs_min":12,"n_obs_max":12,"n_series":3},)"
+                  R"({"n_obs":2284,"n_obs_min":2284,"n_obs_max":2284,"n_series":1}],"ts_ids":["a","co2"],)"
+                  R"("models":[{"model_type":"ets","family":"statistical"}]})");
+    auto d = prof::sample_lengths(prof::parse_json_text(line));
+    REQUIRE(d.bins.size() == 2);
+    CHECK(d.bins[0].n_series == 3);
+    CHECK(d.max_n_obs() == 2284);
+    CHECK_THROWS_WITH(prof::sample_lengths(prof::parse_json_text(R"({"kind":"sample"})")),
+                      "field 'sample.lengths': expected an array of length bins");
+    CHECK_THROWS_WITH(prof::sample_lengths(prof::parse_json_text(
+                          R"({"lengths":[{"n_obs":5,"n_obs_min":9,"n_obs_max":9,"n_series":1}]})")),
+                      "field 'sample.lengths[0]': expected 0 < n_obs_min <= n_obs <= n_obs_max");
+}
