@@ -2,6 +2,7 @@
 #include "prof/curve.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -45,9 +46,10 @@ std::vector<std::pair<std::size_t, std::size_t>> equal_count_ranges(std::size_t 
     return out;
 }
 
-// Sorts (n_obs, seconds) pairs by n_obs, stably, in linear time: LSD radix passes of 11 bits,
-// as many as the largest n_obs needs (two for any length below 4 M). A comparison sort of a
-// harvest's millions of fits took longer than reading them.
+// Sorts (n_obs, seconds) pairs by n_obs, stably, in linear time: LSD radix passes of up to 16
+// bits, as few as the largest n_obs needs (one for any length below 65536, with only as many
+// buckets as that length needs). A comparison sort of a harvest's millions of fits took longer
+// than reading them.
 void sort_by_length(std::vector<std::pair<std::uint64_t, double>>& v) {
     if (v.size() < 64) {
         std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -55,20 +57,20 @@ void sort_by_length(std::vector<std::pair<std::uint64_t, double>>& v) {
     }
     std::uint64_t top = 0;
     for (const auto& e : v) top = std::max(top, e.first);
-    constexpr int bits = 11;
-    constexpr std::size_t buckets = std::size_t{1} << bits;
     std::vector<std::pair<std::uint64_t, double>> tmp(v.size());
-    std::vector<std::size_t> count(buckets);
-    for (int shift = 0; shift < 64 && (top >> shift) != 0; shift += bits) {
-        std::fill(count.begin(), count.end(), 0);
-        for (const auto& e : v) ++count[(e.first >> shift) & (buckets - 1)];
+    std::vector<std::size_t> count;
+    for (int shift = 0; shift < 64 && (top >> shift) != 0; shift += 16) {
+        const int bits = std::min(16, static_cast<int>(std::bit_width(top >> shift)));
+        const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+        count.assign(std::size_t{1} << bits, 0);
+        for (const auto& e : v) ++count[(e.first >> shift) & mask];
         std::size_t at = 0;
         for (auto& c : count) {
             std::size_t n = c;
             c = at;
             at += n;
         }
-        for (const auto& e : v) tmp[count[(e.first >> shift) & (buckets - 1)]++] = e;
+        for (const auto& e : v) tmp[count[(e.first >> shift) & mask]++] = e;
         v.swap(tmp);
     }
 }
