@@ -1,6 +1,8 @@
 // The cost curve in n_obs and the work it predicts (see curve.hpp).
 #include "prof/curve.hpp"
 
+#include "prof/profile.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -9,15 +11,6 @@
 namespace prof {
 
 namespace {
-
-double median_sorted_by_value(std::vector<double>& v) {
-    std::size_t n = v.size(), mid = n / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    double hi = v[mid];
-    if (n % 2 == 1) return hi;
-    double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-    return lo + (hi - lo) / 2;
-}
 
 // [begin, end) ranges of `count` sorted keys cut into at most `bins` runs of equal count, a
 // run of equal keys never split between two ranges. key(i) is the i-th sorted key.
@@ -94,11 +87,11 @@ std::vector<curve_point> build_curve(std::vector<std::pair<std::uint64_t, double
         p.n_obs = walls[b + (e - b - 1) / 2].first;
         vals.clear();
         for (std::size_t i = b; i < e; ++i) vals.push_back(walls[i].second);
-        p.wall_s = median_sorted_by_value(vals);
+        p.wall_s = *median(vals);
         vals.clear();
         while (c < cpus.size() && cpus[c].first < p.n_obs_min) ++c;
         for (; c < cpus.size() && cpus[c].first <= p.n_obs_max; ++c) vals.push_back(cpus[c].second);
-        if (!vals.empty()) p.cpu_s = median_sorted_by_value(vals);
+        if (!vals.empty()) p.cpu_s = *median(vals);
         out.push_back(p);
     }
     return out;
