@@ -715,10 +715,20 @@ std::string format_profile_table(const compute_profile& p) {
     out += "(family rows: sized slot values with margins; model rows: raw max cores, max process RSS, median wall)\n";
     if (!p.dropped_models.empty()) {
         std::string d;
-        for (const auto& m : p.dropped_models) d += (d.empty() ? "" : ", ") + m;
+        for (const auto& m : p.dropped_models) {
+            auto fam = p.dropped_model_families.find(m);
+            d += (d.empty() ? "" : ", ") + m +
+                 (fam != p.dropped_model_families.end() ? " (family " + fam->second + ")" : std::string());
+        }
         out += "dropped models (no usable measurement): " + d + "\n";
     }
     for (const auto& [m, e] : p.first_error_by_model) out += fmt::format("first error of {}: {}\n", m, e);
+    for (const auto& [name, m] : p.models)
+        if (m.oom_limit_bytes)
+            out += fmt::format("killed for memory: {} fit(s) of {}, at limits up to {}: its family's slot is at least "
+                               "{}\n",
+                               m.n_oom_killed, name, human_bytes(double(*m.oom_limit_bytes)),
+                               human_bytes(double(oom_floor_bytes(*m.oom_limit_bytes))));
     for (const auto& w : p.provenance.warnings) out += "warning: " + w + "\n";
     return out;
 }
