@@ -44,8 +44,10 @@ int run(int argc, char** argv) {
     CLI::App app{"Turn one cost profile and the size of a run into resource requests: per family the slot\n"
                  "(cores, memory, GPU share), slots per node, and the node count that meets a deadline or the\n"
                  "makespan on a given number of nodes; rendered as a plan record, Spark properties, Ray task\n"
-                 "options, Kubernetes container resources or a table. No profile on stdin: planned from the\n"
-                 "defaults, every axis assumed.",
+                 "options, Kubernetes container resources or a table. Work is each model's cost curve in n_obs\n"
+                 "summed over the run's lengths (--panel, or the profile's sample record). A model with no ok\n"
+                 "fit stops the plan (exit 65) unless --on-unmeasured says what to do. No profile on stdin:\n"
+                 "planned from the defaults, every axis assumed.",
                  "prof-plan"};
     prof::cli::configure(app,
                          "prof-aggregate fits.jsonl | prof-plan --series 5000 --node-cores 16 --node-memory 64GiB "

@@ -1,22 +1,16 @@
 // The cost curve in n_obs and the work it predicts (see curve.hpp).
 #include "prof/curve.hpp"
 
+#include "prof/profile.hpp"
+
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
 namespace prof {
 
 namespace {
-
-double median_sorted_by_value(std::vector<double>& v) {
-    std::size_t n = v.size(), mid = n / 2;
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
-    double hi = v[mid];
-    if (n % 2 == 1) return hi;
-    double lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid));
-    return lo + (hi - lo) / 2;
-}
 
 // [begin, end) ranges of `count` sorted keys cut into at most `bins` runs of equal count, a
 // run of equal keys never split between two ranges. key(i) is the i-th sorted key.
@@ -45,9 +39,10 @@ std::vector<std::pair<std::size_t, std::size_t>> equal_count_ranges(std::size_t 
     return out;
 }
 
-// Sorts (n_obs, seconds) pairs by n_obs, stably, in linear time: LSD radix passes of 11 bits,
-// as many as the largest n_obs needs (two for any length below 4 M). A comparison sort of a
-// harvest's millions of fits took longer than reading them.
+// Sorts (n_obs, seconds) pairs by n_obs, stably, in linear time: LSD radix passes of up to 16
+// bits, as few as the largest n_obs needs (one for any length below 65536, with only as many
+// buckets as that length needs). A comparison sort of a harvest's millions of fits took longer
+// than reading them.
 void sort_by_length(std::vector<std::pair<std::uint64_t, double>>& v) {
     if (v.size() < 64) {
         std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -55,20 +50,20 @@ void sort_by_length(std::vector<std::pair<std::uint64_t, double>>& v) {
     }
     std::uint64_t top = 0;
     for (const auto& e : v) top = std::max(top, e.first);
-    constexpr int bits = 11;
-    constexpr std::size_t buckets = std::size_t{1} << bits;
     std::vector<std::pair<std::uint64_t, double>> tmp(v.size());
-    std::vector<std::size_t> count(buckets);
-    for (int shift = 0; shift < 64 && (top >> shift) != 0; shift += bits) {
-        std::fill(count.begin(), count.end(), 0);
-        for (const auto& e : v) ++count[(e.first >> shift) & (buckets - 1)];
+    std::vector<std::size_t> count;
+    for (int shift = 0; shift < 64 && (top >> shift) != 0; shift += 16) {
+        const int bits = std::min(16, static_cast<int>(std::bit_width(top >> shift)));
+        const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+        count.assign(std::size_t{1} << bits, 0);
+        for (const auto& e : v) ++count[(e.first >> shift) & mask];
         std::size_t at = 0;
         for (auto& c : count) {
             std::size_t n = c;
             c = at;
             at += n;
         }
-        for (const auto& e : v) tmp[count[(e.first >> shift) & (buckets - 1)]++] = e;
+        for (const auto& e : v) tmp[count[(e.first >> shift) & mask]++] = e;
         v.swap(tmp);
     }
 }
@@ -92,11 +87,11 @@ std::vector<curve_point> build_curve(std::vector<std::pair<std::uint64_t, double
         p.n_obs = walls[b + (e - b - 1) / 2].first;
         vals.clear();
         for (std::size_t i = b; i < e; ++i) vals.push_back(walls[i].second);
-        p.wall_s = median_sorted_by_value(vals);
+        p.wall_s = *median(vals);
         vals.clear();
         while (c < cpus.size() && cpus[c].first < p.n_obs_min) ++c;
         for (; c < cpus.size() && cpus[c].first <= p.n_obs_max; ++c) vals.push_back(cpus[c].second);
-        if (!vals.empty()) p.cpu_s = median_sorted_by_value(vals);
+        if (!vals.empty()) p.cpu_s = *median(vals);
         out.push_back(p);
     }
     return out;

@@ -111,3 +111,19 @@ TEST_CASE("predicted work is the distribution summed over the curve, the longest
     CHECK(w.above_measured);
     CHECK(!w.below_measured);
 }
+
+TEST_CASE("lengths past 16 bits sort in more than one radix pass, stably") {
+    // 200 fits over lengths 1..100 and 70000..70099 (two passes: the high bits differ), out of order.
+    std::vector<std::pair<std::uint64_t, double>> walls, cpus;
+    for (std::uint64_t i = 0; i < 100; ++i) {
+        walls.push_back({70099 - i, 2.0});
+        walls.push_back({100 - i, 1.0});
+    }
+    auto c = build_curve(walls, cpus);
+    REQUIRE(c.size() == 29);  // ceil(200 / 32) = 7 fits per bin: 28 bins of 7 and one of 4
+    for (std::size_t i = 1; i < c.size(); ++i) CHECK(c[i - 1].n_obs_max < c[i].n_obs_min);
+    CHECK(c.front().n_obs_min == 1);
+    CHECK(c.back().n_obs_max == 70099);
+    CHECK(c.front().wall_s == 1.0);
+    CHECK(c.back().wall_s == 2.0);
+}

@@ -22,7 +22,8 @@
 // Rules (issue 3): a finite fit_seconds > 0 is a fit that happened (ok); any other row is a
 // failed cell: counted in n_measurements and n_failed, excluded from every axis, its error
 // the `error` column, else "fit_seconds=<value>" (value: shortest number, NaN, Infinity or
-// null). Memory: the builder keeps two doubles per usable row plus the distinct ts_ids.
+// null). Memory: the builder keeps two doubles and two 32-bit lengths per usable row plus the
+// distinct ts_ids.
 #pragma once
 
 #include "prof/json_in.hpp"

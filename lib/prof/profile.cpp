@@ -62,32 +62,24 @@ std::map<std::string, family_cost> roll_up_families(const std::map<std::string, 
 }
 
 // The (n_obs, seconds) pairs of the fits that had an n_obs, from the parallel blocks.
-std::vector<std::pair<std::uint64_t, double>> pairs_of(const value_blocks& values, const value_blocks& lengths) {
+std::vector<std::pair<std::uint64_t, double>> pairs_of(const value_blocks& values,
+                                                      const blocks<std::uint32_t>& lengths) {
     std::vector<std::pair<std::uint64_t, double>> out;
     out.reserve(values.size());
-    values.for_each_with(lengths, [&](double v, double n) {
-        if (n == n) out.emplace_back(static_cast<std::uint64_t>(n), v);
+    values.for_each_with(lengths, [&](double v, std::uint32_t n) {
+        if (n != 0) out.emplace_back(n, v);
     });
     return out;
 }
 
-std::vector<curve_point> curve_of(const value_blocks& wall, const value_blocks& wall_n, const value_blocks& cpu,
-                                  const value_blocks& cpu_n) {
+std::vector<curve_point> curve_of(const value_blocks& wall, const blocks<std::uint32_t>& wall_n,
+                                  const value_blocks& cpu, const blocks<std::uint32_t>& cpu_n) {
     auto walls = pairs_of(wall, wall_n);
     auto cpus = pairs_of(cpu, cpu_n);
     return build_curve(walls, cpus);
 }
 
 }  // namespace
-
-void value_blocks::add_block() {
-    blocks_.emplace_back();
-    blocks_.back().reserve(std::clamp<std::size_t>(size_, 256, 65536));
-}
-
-void value_blocks::parts(std::vector<const std::vector<double>*>& out) const {
-    for (const auto& b : blocks_) out.push_back(&b);
-}
 
 void check_margins(double memory_margin, double time_margin) {
     if (!std::isfinite(memory_margin) || memory_margin < 1.0)
@@ -268,7 +260,8 @@ void profile_builder::add(const fit_evidence& f) {
     }
     ++m.n_ok;
     keep_max(m.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
-    const double n = f.n_obs ? static_cast<double>(*f.n_obs) : std::numeric_limits<double>::quiet_NaN();
+    // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
+    const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
     if (usable(f.wall_s)) m.wall_n.push_back(n);
     if (usable(f.cpu_s)) m.cpu_n.push_back(n);
     if (usable(f.process_rss_bytes)) keep_max(m.max_process_rss, f.process_rss_bytes);
@@ -722,10 +715,20 @@ std::string format_profile_table(const compute_profile& p) {
     out += "(family rows: sized slot values with margins; model rows: raw max cores, max process RSS, median wall)\n";
     if (!p.dropped_models.empty()) {
         std::string d;
-        for (const auto& m : p.dropped_models) d += (d.empty() ? "" : ", ") + m;
+        for (const auto& m : p.dropped_models) {
+            auto fam = p.dropped_model_families.find(m);
+            d += (d.empty() ? "" : ", ") + m +
+                 (fam != p.dropped_model_families.end() ? " (family " + fam->second + ")" : std::string());
+        }
         out += "dropped models (no usable measurement): " + d + "\n";
     }
     for (const auto& [m, e] : p.first_error_by_model) out += fmt::format("first error of {}: {}\n", m, e);
+    for (const auto& [name, m] : p.models)
+        if (m.oom_limit_bytes)
+            out += fmt::format("killed for memory: {} fit(s) of {}, at limits up to {}: its family's slot is at least "
+                               "{}\n",
+                               m.n_oom_killed, name, human_bytes(double(*m.oom_limit_bytes)),
+                               human_bytes(double(oom_floor_bytes(*m.oom_limit_bytes))));
     for (const auto& w : p.provenance.warnings) out += "warning: " + w + "\n";
     return out;
 }

@@ -7,6 +7,7 @@
 #include "prof/json_in.hpp"
 #include "prof/records.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -102,37 +103,48 @@ std::optional<double> median_of_parts(const std::vector<const std::vector<double
 
 // Values appended in blocks that never move: a growing vector copies every value at each
 // doubling and holds both copies meanwhile. Blocks grow with the count, 256 to 65536 values.
-class value_blocks {
+template <class T>
+class blocks {
 public:
-    void push_back(double d) {
-        if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) add_block();
+    void push_back(T d) {
+        if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
+            blocks_.emplace_back();
+            blocks_.back().reserve(std::clamp<std::size_t>(size_, 256, 65536));
+        }
         blocks_.back().push_back(d);
         ++size_;
     }
     bool empty() const { return size_ == 0; }
     std::size_t size() const { return size_; }
     // Appends a pointer to each block to `out` (median_of_parts' parts).
-    void parts(std::vector<const std::vector<double>*>& out) const;
-    // fn(value, other's value at the same index) for every index; `other` has the same size
-    // and was filled in step (so its blocks have the same sizes).
-    template <class Fn>
-    void for_each_with(const value_blocks& other, Fn fn) const {
-        for (std::size_t b = 0; b < blocks_.size(); ++b)
-            for (std::size_t i = 0; i < blocks_[b].size(); ++i) fn(blocks_[b][i], other.blocks_[b][i]);
+    void parts(std::vector<const std::vector<T>*>& out) const {
+        for (const auto& b : blocks_) out.push_back(&b);
     }
+    // fn(value, other's value at the same index) for every index; `other` holds as many values.
+    template <class U, class Fn>
+    void for_each_with(const blocks<U>& other, Fn fn) const {
+        std::size_t ob = 0, oi = 0;
+        for (const auto& b : blocks_)
+            for (const T& v : b) {
+                while (oi == other.block(ob).size()) ++ob, oi = 0;
+                fn(v, other.block(ob)[oi++]);
+            }
+    }
+    const std::vector<T>& block(std::size_t i) const { return blocks_[i]; }
 
 private:
-    void add_block();
-    std::vector<std::vector<double>> blocks_;
+    std::vector<std::vector<T>> blocks_;
     std::size_t size_ = 0;
 };
+using value_blocks = blocks<double>;
+
 // ceil(bytes × margin) with a relative tolerance of 1e-12 (SPEC §2: 100 × 1.1 = 110, not 111).
 std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin);
 // max(1, ceil(max_effective_cores − 0.05)): a single-threaded fit reading 1.0000005 is 1 core.
 std::uint64_t snap_cores(double max_effective_cores);
 
 // Streaming form of build_profile: add() each record (any order), then finish(). Memory per
-// usable record is the two clock values and the n_obs beside each (32 bytes) plus the set of
+// usable record is the two clock values and the n_obs beside each (24 bytes) plus the set of
 // distinct ts_ids; finish() copies one model's (n_obs, seconds) pairs at a time for its curve.
 // The fields of one measured fit that a profile depends on, with its texts as views (valid
 // for the call): what profile_builder::add reads. prof-harvest fills one per warehouse row
@@ -178,7 +190,7 @@ private:
         std::uint64_t n_fits = 0, n_ok = 0;
         std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
         value_blocks wall, cpu;  // the usable wall and CPU seconds
-        value_blocks wall_n, cpu_n;  // the n_obs of each (NaN when the fit had none)
+        blocks<std::uint32_t> wall_n, cpu_n;  // the n_obs of each; 0 = none (or past 2^32 - 1)
         std::uint64_t n_oom = 0, n_oom_no_limit = 0;
         std::optional<std::uint64_t> oom_limit;
         std::optional<double> max_eff;
