@@ -104,7 +104,8 @@ std::vector<std::string> nearest_run_ids(const std::string& run_id, const std::v
         }
         scored.emplace_back(row[b.size()], &b);
     }
-    std::sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) {
+    using scored_id = std::pair<std::size_t, const std::string*>;
+    std::sort(scored.begin(), scored.end(), [](const scored_id& x, const scored_id& y) {
         return x.first != y.first ? x.first < y.first : *x.second > *y.second;
     });
     std::vector<std::string> out;
