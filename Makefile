@@ -28,6 +28,12 @@ HELPER_BINS := $(HELPERS:%=$(BUILD)/test/helpers/%)
 LIBPROF   := $(BUILD)/libprof.a
 UNIT      := $(BUILD)/test/unit
 
+# Every core by default: `make` compiles one object per CPU the process may use; an explicit
+# -jN (or -j1) on the command line wins.
+ifeq ($(filter -j% --jobs%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 1)
+endif
+
 # `make` alone builds everything (config.mk, the first rule below, is not the goal).
 .DEFAULT_GOAL := all
 NODEPS_GOALS := clean help
