@@ -1,13 +1,16 @@
 // prof-diff's arithmetic: two profiles compared row by row, the gate, and both renderings.
 #include "prof/diff.hpp"
 
+#include "prof/curve.hpp"
 #include "prof/errors.hpp"
 #include "prof/json_out.hpp"
+#include "prof/sample.hpp"
 #include "prof/units.hpp"
 
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <set>
 
 namespace prof {
@@ -58,6 +61,7 @@ axis_change compare_axis(const axis_spec& spec, std::optional<double> o, std::op
 
 const axis_spec model_axes[] = {
     {"median_wall_s", false, true, gate_kind::slower},
+    {"curve_wall_s_per_series", false, true, gate_kind::slower},
     {"median_cpu_s", false, true, gate_kind::none},
     {"max_process_rss_bytes", true, false, gate_kind::bigger},
     {"max_peak_rss_bytes", true, false, gate_kind::none},
@@ -73,11 +77,41 @@ const axis_spec family_axes[] = {
     {"planning_wall_s_per_series", false, true, gate_kind::none},
 };
 
-std::vector<std::optional<double>> model_values(const model_cost* m) {
+// The lengths both sides are priced over: a sample record's panel lengths (NEW's, else OLD's),
+// else the lengths a side measured (its models' curve points, weighted by their fits).
+std::optional<length_distribution> common_lengths(const compute_profile& o, const compute_profile& n,
+                                                  std::string& source) {
+    for (const auto* p : {&n, &o}) {
+        if (!p->sample) continue;
+        try {
+            auto d = sample_lengths(*p->sample);
+            if (!d.bins.empty()) {
+                source = p == &n ? "new sample" : "old sample";
+                return d;
+            }
+        } catch (const field_error&) {
+        }
+    }
+    for (const auto* p : {&n, &o}) {
+        std::map<std::uint64_t, double> fits_at;
+        for (const auto& [name, m] : p->models)
+            for (const auto& pt : m.wall_curve) fits_at[pt.n_obs] += static_cast<double>(pt.n_fits);
+        if (fits_at.empty()) continue;
+        length_distribution d;
+        for (const auto& [n_obs, count] : fits_at) d.bins.push_back({n_obs, n_obs, n_obs, count});
+        source = p == &n ? "new measured lengths" : "old measured lengths";
+        return d;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::optional<double>> model_values(const model_cost* m, const std::optional<length_distribution>& lengths) {
     if (!m) return std::vector<std::optional<double>>(std::size(model_axes));
-    std::optional<double> cores;
+    std::optional<double> cores, curve;
     if (m->max_effective_cores) cores = static_cast<double>(snap_cores(*m->max_effective_cores));
-    return {m->median_wall_s, m->median_cpu_s, as_double(m->max_process_rss_bytes), as_double(m->max_peak_rss_bytes),
+    if (lengths && !m->wall_curve.empty() && lengths->series() > 0)
+        curve = predict_model_work(m->wall_curve, *lengths).total_wall_s / lengths->series();
+    return {m->median_wall_s, curve, m->median_cpu_s, as_double(m->max_process_rss_bytes), as_double(m->max_peak_rss_bytes),
             as_double(m->max_peak_gpu_bytes), cores};
 }
 
@@ -167,8 +201,9 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
     d.old_provenance = old_profile.provenance;
     d.new_provenance = new_profile.provenance;
     d.gate = gate;
+    auto lengths = common_lengths(old_profile, new_profile, d.lengths_source);
     d.models = diff_rows(old_profile.models, new_profile.models, model_axes,
-                         [](const model_cost* m) { return model_values(m); }, true);
+                         [&](const model_cost* m) { return model_values(m, lengths); }, true);
     d.families = diff_rows(old_profile.families, new_profile.families, family_axes,
                            [](const family_cost* f) { return family_values(f); }, false);
     // A model dropped (no usable fit) in NEW but measured in OLD shows as "removed" with every
@@ -255,6 +290,8 @@ std::string write_diff(const profile_diff& d) {
     w.field("max_bigger", d.gate.max_bigger);
     w.field("passed", d.passed());
     w.end_object();
+    if (d.lengths_source.empty()) w.null_field("curve_lengths");
+    else w.field("curve_lengths", d.lengths_source);
     write_rows(w, "models", d.models, true);
     write_rows(w, "families", d.families, false);
     w.array_field("regressions", d.regressions);
@@ -270,6 +307,7 @@ std::string format_diff_table(const profile_diff& d) {
     };
     std::string out = "old: " + side(d.old_label, d.old_provenance) + "\n";
     out += "new: " + side(d.new_label, d.new_provenance) + "\n";
+    if (!d.lengths_source.empty()) out += "curve_wall_s_per_series priced over the " + d.lengths_source + "\n";
     out += fmt::format("{:<26} {:<26} {:>11} {:>11} {:>9}  {}\n", "MODEL / FAMILY", "axis", "old", "new", "change", "");
     auto rows = [&](const std::vector<row_diff>& rs, bool models) {
         for (const auto& r : rs) {

@@ -1,12 +1,14 @@
 // Comparing two cost profiles (prof-diff): per model and per family, what changed between an
 // old run's evidence and a new one's, and a regression gate for CI.
 //
-// Model rows compare the raw evidence (no margin): median wall and CPU seconds, max process
-// RSS, max GPU peak, max effective cores. Family rows compare the sized slot values a plan
+// Model rows compare the raw evidence (no margin): median wall and CPU seconds, the mean wall
+// one series takes on the model's cost curve (both sides priced over the same lengths, so a
+// model that got slower on long series only is seen), max process RSS, max GPU peak, max
+// effective cores. Family rows compare the sized slot values a plan
 // would deploy (slot cores, slot RSS, slot GPU bytes, planning wall per cell), which also move
 // when the margins move. The gate reads the model rows only, so a margin change alone never
 // fails it:
-//   slower  median_wall_s  new / old > 1 + max_slower
+//   slower  median_wall_s or curve_wall_s_per_series  new / old > 1 + max_slower
 //   bigger  max_process_rss_bytes or max_peak_gpu_bytes  new / old > 1 + max_bigger, or the
 //           snapped core count (max(1, ceil(max_effective_cores - 0.05))) went up by more
 //           than that ratio
@@ -47,6 +49,9 @@ struct profile_diff {
     std::string old_label, new_label;  // what each side is: a file name or run:<id>
     profile_provenance old_provenance, new_provenance;
     diff_gate gate;
+    // What curve_wall_s_per_series was priced over: "new sample", "old sample", "new measured
+    // lengths", "old measured lengths", or "" (neither side has a curve).
+    std::string lengths_source;
     std::vector<row_diff> models, families;  // sorted by name
     std::vector<std::string> regressions;    // one sentence per failed gate check
     std::vector<std::string> warnings;       // e.g. margins differ

@@ -110,3 +110,42 @@ TEST_CASE("a gate ratio is a fraction or a percentage, never negative or not a n
     CHECK_THROWS_AS(prof::parse_gate_ratio("%", "--max-bigger"), prof::usage_error);
     CHECK_THROWS_AS(prof::parse_gate_ratio("20 %", "--max-bigger"), prof::usage_error);
 }
+
+namespace {
+
+prof::compute_profile from_fits(double long_series_wall) {
+    std::vector<prof::measured_fit> fits;
+    auto add = [&](const char* ts, std::uint64_t n_obs, double wall) {
+        prof::measured_fit f;
+        f.ts_id = ts;
+        f.model_type = "ets";
+        f.family = "statistical";
+        f.n_obs = n_obs;
+        f.ok = true;
+        f.wall_s = wall;
+        f.cpu_s = wall;
+        fits.push_back(f);
+    };
+    add("a", 10, 0.01);
+    add("b", 10, 0.01);
+    add("c", 10, 0.01);
+    add("d", 1000, long_series_wall);
+    return prof::build_profile(fits, 1.25, 1.1);
+}
+
+}  // namespace
+
+TEST_CASE("a model slower on its long series only is caught by the curve, not by the median") {
+    // Medians: (0.01 + 0.01) / 2 = 0.01 on both sides. Over the measured lengths (three of 10,
+    // one of 1000): old (3 x 0.01 + 0.1) / 4 = 0.0325 s, new (3 x 0.01 + 0.3) / 4 = 0.0825 s.
+    auto d = prof::diff_profiles(from_fits(0.1), from_fits(0.3), {0.2, std::nullopt}, "a", "b");
+    CHECK(d.lengths_source == "new measured lengths");
+    REQUIRE(d.models.size() == 1);
+    CHECK(axis(d.models[0], "median_wall_s").change == "same");
+    const auto& c = axis(d.models[0], "curve_wall_s_per_series");
+    REQUIRE(c.old_value);
+    CHECK(*c.old_value == doctest::Approx(0.0325));
+    CHECK(*c.new_value == doctest::Approx(0.0825));
+    CHECK(c.regression);
+    CHECK(d.regressions.size() == 1);
+}
