@@ -57,6 +57,9 @@ void check_writable_dir(const std::string& path, const char* flag) {
 }
 
 int run(int argc, char** argv) {
+    // First of all, before the options are parsed, NVML is loaded or any input is read: every
+    // fit is forked by the launcher, whose footprint is ours as it is now.
+    prof::start_launcher();
     config c;
     // "--" ends prof-measure's options; what follows is the one command to measure (time(1) style).
     int split = argc;

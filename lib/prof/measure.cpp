@@ -104,9 +104,7 @@ void forward_and_throw(pid_t pgid, int pidfd, int sig) {
     kill(-pgid, sig);
     pollfd pfd{pidfd, POLLIN, 0};
     if (poll(&pfd, 1, 5000) <= 0) kill(-pgid, SIGKILL);
-    int status;
-    while (waitpid(pgid, &status, 0) < 0 && errno == EINTR) {
-    }
+    wait_child(pgid);
     kill_group_leftovers(pgid);
     reap_orphans();
     close(pidfd);
@@ -143,7 +141,6 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     co.stdin_fd = o.inherit_stdin ? 0 : -1;
     co.stdout_fd = o.child_output_fd;
     co.stderr_fd = errp[1];
-    double t0 = monotonic_seconds();
     spawned_child ch;
     try {
         ch = spawn_child(co);
@@ -156,6 +153,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
         return f;
     }
     close(errp[1]);
+    double t0 = ch.started_at;
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
     stderr_tee tee;
     gpu_peak_tracker gpu{o.nvml, {}, false};
@@ -192,10 +190,8 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
             kill(-ch.pid, SIGKILL);
         }
     }
-    int status = 0;
-    rusage ru{};
-    while (wait4(ch.pid, &status, 0, &ru) < 0 && errno == EINTR) {
-    }
+    child_exit ex = wait_child(ch.pid);
+    int status = ex.status;
     close(ch.pidfd);
     if (err_open) err_open = drain(errp[0], tee);
     std::vector<pid_t> gone = kill_group_leftovers(ch.pid);
@@ -215,9 +211,8 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
                          fit_label(c), max_procs));
 
     f.wall_s = t1 - t0;
-    f.cpu_s = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-              static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-    f.process_rss_bytes = static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
+    f.cpu_s = ex.user_s + ex.system_s;
+    f.process_rss_bytes = ex.maxrss_kib * 1024;
     if (o.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
     std::optional<int> code, sig;
     if (WIFEXITED(status)) {
@@ -325,9 +320,7 @@ bool warm_worker::read_reply_line(std::string& line) {
 }
 
 void warm_worker::reap_dead(int* exit_status, int* sig) {
-    int status = 0;
-    while (waitpid(child_.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    int status = wait_child(child_.pid).status;
     if (WIFEXITED(status)) *exit_status = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) *sig = WTERMSIG(status);
     kill_group_leftovers(child_.pid);

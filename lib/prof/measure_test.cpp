@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -119,6 +120,63 @@ constexpr bool sanitized_build = false;
 TEST_CASE("prof-measure's own footprint stays below 8 MiB in a child's ru_maxrss" * doctest::skip(sanitized_build)) {
     auto f = one_fit("-- /bin/true");
     CHECK(f.process_rss_bytes.value() < 8u * 1048576);
+}
+
+TEST_CASE("a 64 MiB cell line and 10,000 cells leave /bin/true within 0.2 MiB of its bare reading" *
+          doctest::skip(sanitized_build)) {
+    // The fits are forked by the launcher, started before any input is read, so neither the
+    // long line nor 10,000 parsed cells reach a fit's ru_maxrss. /bin/true's own reading moves
+    // by about 130 KiB from run to run (library pages mapped by fault-around), so medians are
+    // compared, and the floor of the last 1,000 cells with the floor of the bare runs.
+    auto readings = [](const std::vector<measured_fit>& v, std::size_t from) {
+        std::vector<double> r;
+        for (std::size_t i = from; i < v.size(); ++i) r.push_back(double(v[i].process_rss_bytes.value()));
+        std::sort(r.begin(), r.end());
+        return r;
+    };
+    std::vector<double> bare;
+    for (int i = 0; i < 7; ++i) {
+        auto v = run_cells(cells({"true"}), "--run /bin/true");
+        REQUIRE(v.size() == 1);
+        bare.push_back(double(v[0].process_rss_bytes.value()));
+    }
+    std::sort(bare.begin(), bare.end());
+    std::string lines = "{\"kind\":\"cell\",\"ts_id\":\"" + std::string(64u << 20, 'x') + "\",\"model_type\":\"true\"}\n";
+    for (int i = 0; i < 10000; ++i) lines += fmt::format("{{\"kind\":\"cell\",\"ts_id\":\"s{}\",\"model_type\":\"true\"}}\n", i);
+    auto v = run_cells(lines, "--run /bin/true");
+    REQUIRE(v.size() == 10001);
+    auto all = readings(v, 0), last = readings(v, 9001);
+    const double mib = 1048576;
+    double bare_median = bare[bare.size() / 2], loaded_median = all[all.size() / 2];
+    MESSAGE("bare median ", bare_median / mib, " MiB (floor ", bare[0] / mib, "); loaded median ", loaded_median / mib,
+            " MiB, first cell ", double(v[0].process_rss_bytes.value()) / mib, ", last 1,000 floor ", last[0] / mib,
+            ", max ", all.back() / mib);
+    CHECK(std::abs(loaded_median - bare_median) <= 0.2 * mib);
+    CHECK(std::abs(double(v[0].process_rss_bytes.value()) - bare_median) <= 0.2 * mib);
+    CHECK(std::abs(last[0] - bare[0]) <= 0.2 * mib);
+    CHECK(all.back() < bare_median + 1.0 * mib);  // nothing near the 64 MiB line
+}
+
+// Starts prof-measure ARGS in the background, kills it with SIGKILL after `after` seconds,
+// and says whether any process whose command line matches PATTERN is left half a second later.
+bool survivors_after_sigkill(const std::string& args, const std::string& pattern, double after = 0.4) {
+    auto r = sh(fmt::format("{}/prof-measure {} & pid=$!; sleep {}; kill -KILL $pid; wait $pid; sleep 0.5; "
+                            "pgrep -f '{}' >/dev/null && echo survivors || echo none-left",
+                            bin(), args, after, pattern));
+    return r.out.find("none-left") == std::string::npos;
+}
+
+TEST_CASE("SIGKILL of prof-measure leaves no fit and no descendant running, a setsid grandchild included") {
+    // The durations travel as arguments, so only the children's command lines match.
+    CHECK_FALSE(survivors_after_sigkill("-- sh -c 'setsid sleep \"$1\" & sleep \"$2\"' sh 51.25 52.25",
+                                        "[s]leep 5[12].25"));
+    std::string cell_file = "/tmp/prof-test-kill-" + std::to_string(getpid());
+    std::ofstream(cell_file) << cells({"m"});
+    CHECK_FALSE(survivors_after_sigkill("--run 'sh -c \"setsid sleep $1 & sleep $2\" sh 53.25 54.25' < " + cell_file,
+                                        "[s]leep 5[34].25"));
+    CHECK_FALSE(survivors_after_sigkill("--worker 'sh -c \"setsid sleep $1 & exec sleep $2\" sh 55.25 56.25' < " + cell_file,
+                                        "[s]leep 5[56].25"));
+    unlink(cell_file.c_str());
 }
 
 TEST_CASE("a 2-thread burner reads >= 1.5 effective cores uncapped and <= 1.1 under --threads 1") {
