@@ -60,6 +60,16 @@ std::vector<std::string> split_words(const std::string& text) {
     return words;
 }
 
+std::string shell_quote(std::string_view text) {
+    std::string out = "'";
+    for (char ch : text) {
+        if (ch == '\'') out += "'\\''";
+        else out.push_back(ch);
+    }
+    out += "'";
+    return out;
+}
+
 std::string substitute_cell(const std::string& word, const cell& c) {
     std::string out;
     for (std::size_t i = 0; i < word.size();) {
@@ -74,6 +84,12 @@ std::string substitute_cell(const std::string& word, const cell& c) {
                 else if (name == "family") val = &c.family;
                 else if (name == "n_obs") {
                     n_obs = c.n_obs ? std::to_string(*c.n_obs) : "";
+                    val = &n_obs;
+                } else if (name == "params") {
+                    n_obs = shell_quote(c.params.value_or("{}"));
+                    val = &n_obs;
+                } else if (name == "params_json") {
+                    n_obs = c.params.value_or("{}");
                     val = &n_obs;
                 }
                 if (val) {

@@ -21,8 +21,13 @@ namespace prof {
 // quotes escapes the next character. No expansion of any kind. Throws usage_error on an
 // unterminated quote.
 std::vector<std::string> split_words(const std::string& text);
-// Replaces {ts_id}, {model_type}, {family}, {n_obs} inside one word (other braces are kept).
+// Replaces {ts_id}, {model_type}, {family}, {n_obs}, {params} (the cell's params as JSON,
+// shell-quoted, for a word a shell will read: sh -c '...') and {params_json} (the same JSON
+// as it is, for a word passed straight to the program) inside one word; {} stands for absent
+// params. Other braces are kept.
 std::string substitute_cell(const std::string& word, const cell& c);
+// 'TEXT' with every ' written as '\'': one word to a POSIX shell, whatever TEXT holds.
+std::string shell_quote(std::string_view text);
 
 // The environment variables that cap a thread pool: OMP, OpenBLAS, MKL, Accelerate (vecLib),
 // numexpr, BLIS, GotoBLAS, Polars, Rayon, TBB-less runtimes. All are set to N.
