@@ -2,6 +2,7 @@
 #include "prof/cli.hpp"
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
+#include "prof/fsutil.hpp"
 #include "prof/json_in.hpp"
 #include "prof/records.hpp"
 #include "prof/sample.hpp"
@@ -19,6 +20,7 @@ struct config {
     std::string mode = "auto";
     std::uint64_t min_cells = 1000;
     std::uint64_t max_bad_lines = 0;
+    std::string params;
 };
 
 int run(int argc, char** argv) {
@@ -40,6 +42,7 @@ int run(int argc, char** argv) {
     prof::cli::add_count_option(app, "--min-cells", c.min_cells, "Cells (usable series x models) at which auto samples");
     prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
                                 "Skip up to N malformed panel lines (counted on stderr)");
+    app.add_option("--params", c.params, "JSON file of model → tuned params, carried on each of its cells");
     prof::cli::parse(app, argc, argv);
 
     prof::profile_mode mode = prof::parse_profile_mode(c.mode, "--mode");
@@ -87,8 +90,16 @@ int run(int argc, char** argv) {
         prof::note("no usable series in the panel: nothing sampled");
         return 0;
     }
-    for (const auto& cell : prof::sample_cells(prof::select_sample(std::move(usable), c.samples), models))
+    std::map<std::string, std::string> params;
+    if (!c.params.empty()) {
+        params = prof::parse_params_file(prof::read_file(c.params), c.params);
+        for (const auto& [model, p] : params)
+            if (!seen_models.count(model)) prof::warn(fmt::format("--params: '{}' is not a --model; its params are not used", model));
+    }
+    for (auto& cell : prof::sample_cells(prof::select_sample(std::move(usable), c.samples), models)) {
+        if (auto p = params.find(cell.model_type); p != params.end()) cell.params = p->second;
         prof::cli::emit_line(prof::write_cell(cell));
+    }
     return 0;
 }
 

@@ -124,6 +124,8 @@ struct fit_evidence {
     std::optional<double> wall_s, cpu_s;
     std::optional<std::uint64_t> process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads;
     std::optional<std::string_view> measured_at;
+    std::optional<std::string_view> params_digest;  // the tuned params it ran under; null = none
+    bool contended = false;                          // measured on a busy host (records.hpp contended())
 };
 
 class profile_builder {
@@ -134,6 +136,9 @@ public:
     // Builds the profile; `provenance` is copied in, with measured_at set to the latest input
     // measured_at and warnings appended (e.g. a model seen under two families).
     compute_profile finish(profile_provenance provenance) const;
+    // One line per model whose fits ran under different params (params_digest), naming two of
+    // them; a profile folded from them sizes neither (prof-aggregate refuses it unless told).
+    std::vector<std::string> mixed_params() const;
 
 private:
     struct model_acc {
@@ -145,9 +150,11 @@ private:
         std::optional<std::uint64_t> threads;
         std::vector<std::string> families;  // sorted unique
         std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
+        bool params_seen = false;
+        std::optional<std::string> params, other_params;  // the first digest, and another seen
     };
     double memory_margin_, time_margin_;
-    std::uint64_t n_measurements_ = 0, n_ok_ = 0;
+    std::uint64_t n_measurements_ = 0, n_ok_ = 0, n_contended_ = 0;
     string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)
     std::vector<model_acc> models_;
     string_interner ts_ids_;  // the distinct series (open addressing: no node, no modulo per series)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -80,6 +81,11 @@ inline constexpr double contended_min_wall_s = 0.1;
 inline bool contended(const measured_fit& f) {
     return f.cpu_pressure && *f.cpu_pressure >= contended_cpu_pressure && f.wall_s && *f.wall_s >= contended_min_wall_s;
 }
+
+// prof-sample --params: a JSON object of model name → that model's tuned parameters (an object,
+// or null for none). Returns model → canonical params text. Throws error(data_err) naming
+// `source` when the text is not such an object.
+std::map<std::string, std::string> parse_params_file(std::string_view text, const std::string& source);
 
 cell read_cell(simdjson::ondemand::object& obj);
 std::string write_cell(const cell& c);  // one line, no '\n'
