@@ -6,8 +6,8 @@ profiles their own model by writing one function:
 
     import prof_worker
 
-    def fit(cell):                      # cell: {"ts_id", "model_type", "family", "n_obs"}
-        model = build(cell["model_type"], load(cell["ts_id"]))
+    def fit(cell):  # cell: {"ts_id", "model_type", "family", "n_obs"[, "params"]}
+        model = build(cell["model_type"], load(cell["ts_id"]), **cell.get("params", {}))
         model.fit()
 
     prof_worker.serve(fit)
@@ -15,6 +15,9 @@ profiles their own model by writing one function:
 and running it under prof-measure:
 
     prof-sample ... | prof-measure --worker 'python3 my_worker.py' --ready | prof-aggregate
+
+A cell carries "params" (an object) when prof-sample --params gave the model tuned
+parameters: fit with them, so the fit measured is the fit that will run.
 
 Protocol (SPEC "The warm-worker protocol"): cells arrive one JSON line each on stdin; for
 each, exactly one reply line goes to the descriptor named by $PROF_REPLY_FD (3):

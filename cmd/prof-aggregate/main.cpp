@@ -18,6 +18,7 @@ struct config {
     double time_margin = prof::default_time_margin;
     std::string format = "json";
     std::uint64_t max_bad_lines = 0;
+    bool mixed_params = false;
 };
 
 int run(int argc, char** argv) {
@@ -35,6 +36,8 @@ int run(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::IsMember({"json", "table"}));
     prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted on stderr)");
+    app.add_flag("--mixed-params", c.mixed_params,
+                 "Fold fits of one model measured under different params (params_digest) instead of refusing them");
     prof::cli::parse(app, argc, argv);
     prof::check_margins(c.memory_margin, c.time_margin);
 
@@ -52,6 +55,11 @@ int run(int argc, char** argv) {
     }
     if (bad) prof::warn(fmt::format("skipped {} malformed line(s)", bad));
     if (records == 0) return 0;  // empty input → empty output
+    auto mixed = builder.mixed_params();
+    if (!mixed.empty() && !c.mixed_params)
+        throw prof::error(prof::exit_code::data_err,
+                          mixed.front() + (mixed.size() > 1 ? fmt::format(" (and {} more models)", mixed.size() - 1) : "") +
+                              ": a profile folded from them sizes neither; measure one set of params, or pass --mixed-params");
     prof::profile_provenance pv;
     pv.basis = "measured";
     pv.source = "prepass";

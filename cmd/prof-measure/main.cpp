@@ -1,4 +1,5 @@
 // prof-measure: run each cell as a real process (or through a warm worker) and measure it.
+#include "prof/cgroup.hpp"
 #include "prof/cli.hpp"
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
@@ -25,7 +26,8 @@ struct config {
     unsigned threads = 1;
     std::string timeout, child_output, trace;
     std::optional<std::string> host;
-    bool quiet = false, ready = false;
+    bool quiet = false, ready = false, no_cgroup = false;
+    std::string memory_limit, worker_scope = "run", grace = "5s";
     std::string ready_timeout = "5m";
     std::uint64_t max_bad_lines = 0;
 };
@@ -57,6 +59,9 @@ void check_writable_dir(const std::string& path, const char* flag) {
 }
 
 int run(int argc, char** argv) {
+    // First of all, before the options are parsed, NVML is loaded or any input is read: every
+    // fit is forked by the launcher, whose footprint is ours as it is now.
+    prof::start_launcher();
     config c;
     // "--" ends prof-measure's options; what follows is the one command to measure (time(1) style).
     int split = argc;
@@ -92,6 +97,15 @@ int run(int argc, char** argv) {
     app.add_option("--host", c.host, "Host identity for the records (default: $PROF_HOST, else the hostname)");
     app.add_flag("--ready", c.ready, "Wait for the worker's {\"ready\":true} line on descriptor 3 before the first cell");
     app.add_option("--ready-timeout", c.ready_timeout, "How long --ready waits")->capture_default_str();
+    app.add_option("--memory-limit", c.memory_limit,
+                   "Run each fit (each worker) under a memory limit of SIZE through its cgroup, as a container would; "
+                   "an OOM kill is recorded");
+    app.add_option("--grace", c.grace, "After SIGINT/SIGTERM/SIGHUP, how long the fit may take to stop before SIGKILL")
+        ->capture_default_str();
+    app.add_flag("--no-cgroup", c.no_cgroup, "Measure with rusage (process mode) or /proc (worker mode) even where a "
+                                             "cgroup can be created");
+    app.add_option("--worker-scope", c.worker_scope, "One worker for the whole run, per family, or per model: run|family|model")
+        ->capture_default_str();
     app.add_flag("--quiet", c.quiet, "No progress on stderr");
     prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
                                 "Skip up to N malformed cell lines (counted on stderr)");
@@ -105,6 +119,9 @@ int run(int argc, char** argv) {
         throw prof::usage_error("--ts-id, --model-type, --family and --n-obs describe the one fit of -- CMD; "
                                 "with --run or --worker they come from the cells");
     if (c.worker_cmd.empty() && c.ready) throw prof::usage_error("--ready applies to --worker only");
+    auto scope = prof::parse_worker_scope(c.worker_scope);
+    if (c.worker_cmd.empty() && scope != prof::worker_scope::run) throw prof::usage_error("--worker-scope applies to --worker only");
+    if (c.no_cgroup && !c.memory_limit.empty()) throw prof::usage_error("--memory-limit is applied through a cgroup: not with --no-cgroup");
     if (c.threads > prof::allowed_cpu_count())
         prof::warn(fmt::format("--threads {} is more than the {} CPUs this process may use: the fits are bound to "
                                "all {}, and pool variables say {}",
@@ -118,12 +135,31 @@ int run(int argc, char** argv) {
         if (o.timeout_s <= 0) throw prof::usage_error("--timeout must be positive");
     }
     double ready_timeout = prof::parse_duration(c.ready_timeout, "--ready-timeout");
+    o.stop_grace_s = prof::parse_duration(c.grace, "--grace");
     if (!c.child_output.empty()) {
         o.child_output_fd = ::open(c.child_output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (o.child_output_fd < 0)
             throw prof::cant_create_error(fmt::format("cannot open '{}': {}", c.child_output, std::strerror(errno)));
     }
     if (!c.trace.empty()) check_writable_dir(c.trace, "--trace");
+    if (!c.memory_limit.empty()) {
+        o.memory_limit_bytes = prof::parse_size(c.memory_limit, "--memory-limit");
+        if (*o.memory_limit_bytes == 0) throw prof::usage_error("--memory-limit must be positive");
+    }
+    std::unique_ptr<prof::cgroup_run> cgroups;
+    if (!c.no_cgroup) {
+        std::string why;
+        cgroups = prof::cgroup_run::open(&why);
+        if (cgroups) {
+            for (const auto& d : cgroups->dirs()) prof::launcher_own_cgroup(d);  // removed even if we are killed
+        } else if (o.memory_limit_bytes) {
+            throw prof::unavailable_error("--memory-limit needs a memory cgroup, and none can be created here: " + why);
+        } else if (!c.quiet) {
+            prof::note(fmt::format("no cgroup ({}): measuring with {}, which does not count a fit's child processes", why,
+                                   c.worker_cmd.empty() ? "rusage" : "/proc"));
+        }
+    }
+    o.cgroups = cgroups.get();
     std::string nvml_why;
     auto nvml = prof::nvml_reader::open(&nvml_why);
     o.nvml = nvml.get();
@@ -132,63 +168,89 @@ int run(int argc, char** argv) {
     tg.path = c.trace;
     double run_start = prof::monotonic_seconds();
 
-    if (!c.command.empty()) {
-        prof::cell one{c.ts_id, c.model_type.empty() ? c.command[0].substr(c.command[0].rfind('/') + 1) : c.model_type, "", c.n_obs};
-        one.family = c.family.empty() ? one.model_type : c.family;
-        o.inherit_stdin = true;
-        double t = prof::monotonic_seconds();
-        auto fit = prof::measure_process(c.command, one, o);
+    std::vector<prof::measured_fit> fits;
+    auto record = [&](const prof::measured_fit& fit, double t) {
         tg.trace.add(fit, (t - run_start) * 1e6, fit.wall_s.value_or(0) * 1e6);
         prof::cli::emit_line(prof::write_fit(fit));
-        tg.write();
-        if (fit.signal) {
-            int sig = 0;
-            for (int s = 1; s < 65; ++s)
-                if (prof::signal_name(s) == *fit.signal) sig = s;
-            return 128 + sig;
+        fits.push_back(fit);
+    };
+    auto warn_contention = [&] {
+        if (auto w = prof::contention_warning(fits)) prof::warn(*w);
+    };
+    double t = run_start;
+    try {
+        if (!c.command.empty()) {
+            prof::cell one{c.ts_id, c.model_type.empty() ? c.command[0].substr(c.command[0].rfind('/') + 1) : c.model_type, "", c.n_obs};
+            one.family = c.family.empty() ? one.model_type : c.family;
+            o.inherit_stdin = true;
+            auto fit = prof::measure_process(c.command, one, o);
+            record(fit, t);
+            tg.write();
+            warn_contention();
+            if (fit.signal) {
+                int sig = 0;
+                for (int s = 1; s < 65; ++s)
+                    if (prof::signal_name(s) == *fit.signal) sig = s;
+                return 128 + sig;
+            }
+            if (fit.exit_code) return static_cast<int>(*fit.exit_code);
+            return fit.ok ? 0 : 1;
         }
-        if (fit.exit_code) return static_cast<int>(*fit.exit_code);
-        return fit.ok ? 0 : 1;
-    }
 
-    std::vector<prof::cell> cells;
-    std::size_t bad = 0;
-    for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {
-        prof::line_reader in(prof::open_input(path));
-        bad += prof::for_each_object(in, c.max_bad_lines - bad, [&](simdjson::ondemand::object& obj, std::size_t) {
-                   cells.push_back(prof::read_cell(obj));
-               }).bad_lines;
-    }
-    if (bad) prof::warn(fmt::format("skipped {} malformed cell line(s)", bad));
-    bool progress = !c.quiet && isatty(2);
-    std::vector<std::string> run_words = c.run_template.empty() ? std::vector<std::string>{} : prof::split_words(c.run_template);
-    if (!c.run_template.empty() && run_words.empty()) throw prof::usage_error("--run: empty command template");
-    std::unique_ptr<prof::warm_worker> worker;
-    if (!c.worker_cmd.empty()) {
-        auto words = prof::split_words(c.worker_cmd);
-        if (words.empty()) throw prof::usage_error("--worker: empty command");
-        worker = std::make_unique<prof::warm_worker>(words, o, c.ready, ready_timeout);
-    }
-    std::size_t n_failed = 0;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-        const auto& cell = cells[i];
-        if (progress) fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, cells.size(), cell.model_type, cell.ts_id);
-        double t = prof::monotonic_seconds();
-        prof::measured_fit fit;
-        if (worker) {
-            fit = worker->measure(cell);
-        } else {
-            std::vector<std::string> argvv;
-            for (const auto& w : run_words) argvv.push_back(prof::substitute_cell(w, cell));
-            fit = prof::measure_process(argvv, cell, o);
+        auto in = prof::read_measure_input(prof::cli::inputs_or_stdin(c.files), c.max_bad_lines);
+        if (in.bad_lines) prof::warn(fmt::format("skipped {} malformed cell line(s)", in.bad_lines));
+        bool progress = !c.quiet && isatty(2);
+        std::vector<std::string> run_words = c.run_template.empty() ? std::vector<std::string>{} : prof::split_words(c.run_template);
+        if (!c.run_template.empty() && run_words.empty()) throw prof::usage_error("--run: empty command template");
+        std::vector<std::string> worker_words;
+        if (!c.worker_cmd.empty()) {
+            worker_words = prof::split_words(c.worker_cmd);
+            if (worker_words.empty()) throw prof::usage_error("--worker: empty command");
         }
-        if (!fit.ok) ++n_failed;
-        tg.trace.add(fit, (t - run_start) * 1e6, fit.wall_s.value_or(0) * 1e6);
-        prof::cli::emit_line(prof::write_fit(fit));
+        std::unique_ptr<prof::warm_worker> worker;
+        std::string worker_key;
+        // Other records pass through: in place with one worker for the run, else all first.
+        std::size_t next_pass = 0;
+        auto pass_through = [&](std::size_t fits_written) {
+            for (; next_pass < in.passthrough.size() && (scope != prof::worker_scope::run || in.passthrough_at[next_pass] <= fits_written);
+                 ++next_pass)
+                prof::cli::emit_line(in.passthrough[next_pass]);
+        };
+        auto order = prof::measure_order(in.cells, scope);
+        std::size_t n_failed = 0;
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            pass_through(i);
+            const auto& cell = in.cells[order[i]];
+            if (progress) fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, order.size(), cell.model_type, cell.ts_id);
+            t = prof::monotonic_seconds();
+            prof::measured_fit fit;
+            if (!worker_words.empty()) {
+                if (!worker || prof::scope_key(cell, scope) != worker_key) {
+                    if (worker) worker->stop();
+                    worker = std::make_unique<prof::warm_worker>(worker_words, o, c.ready, ready_timeout);
+                    worker_key = prof::scope_key(cell, scope);
+                }
+                fit = worker->measure(cell);
+            } else {
+                std::vector<std::string> argvv;
+                for (const auto& w : run_words) argvv.push_back(prof::substitute_cell(w, cell));
+                fit = prof::measure_process(argvv, cell, o);
+            }
+            if (!fit.ok) ++n_failed;
+            record(fit, t);
+        }
+        pass_through(order.size());
+        for (; next_pass < in.passthrough.size(); ++next_pass) prof::cli::emit_line(in.passthrough[next_pass]);
+        if (progress) fmt::print(stderr, "\rprof-measure: {} cells measured, {} failed\x1b[K\n", order.size(), n_failed);
+        if (worker) worker->stop();
+    } catch (const prof::interrupted& e) {
+        // The fit that was running is recorded as stopped, then prof-measure exits 128 + n.
+        if (e.partial) record(*e.partial, t);
+        warn_contention();
+        throw;
     }
-    if (progress) fmt::print(stderr, "\rprof-measure: {} cells measured, {} failed\x1b[K\n", cells.size(), n_failed);
-    if (worker) worker->stop();
     tg.write();
+    warn_contention();
     return 0;
 }
 

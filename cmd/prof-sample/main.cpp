@@ -2,13 +2,14 @@
 #include "prof/cli.hpp"
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
+#include "prof/fsutil.hpp"
 #include "prof/json_in.hpp"
 #include "prof/records.hpp"
-#include "prof/fsutil.hpp"
 #include "prof/sample.hpp"
 #include "prof/signature.hpp"
 
 #include <fmt/format.h>
+#include <map>
 #include <set>
 
 namespace {
@@ -22,6 +23,7 @@ struct config {
     std::uint64_t max_bad_lines = 0;
     std::string signature_out;
     std::vector<std::string> signature_keys;
+    std::string params;
 };
 
 int run(int argc, char** argv) {
@@ -47,6 +49,7 @@ int run(int argc, char** argv) {
         ->type_name("FILE");
     app.add_option("--signature-key", c.signature_keys, "K=V: a key of your own in the signature (repeatable)")
         ->allow_extra_args(false);
+    app.add_option("--params", c.params, "JSON file of model → tuned params, carried on each of its cells");
     prof::cli::parse(app, argc, argv);
     std::vector<std::pair<std::string, prof::json_value>> signature_keys;
     for (const auto& k : c.signature_keys) signature_keys.push_back(prof::parse_signature_key(k));
@@ -99,7 +102,16 @@ int run(int argc, char** argv) {
     auto picked = prof::select_sample(std::move(usable), c.samples);
     for (const auto& s : picked) rec.ts_ids.push_back(s.ts_id);
     prof::cli::emit_line(prof::write_sample(rec));
-    for (const auto& cell : prof::sample_cells(picked, models)) prof::cli::emit_line(prof::write_cell(cell));
+    std::map<std::string, std::string> params;
+    if (!c.params.empty()) {
+        params = prof::parse_params_file(prof::read_file(c.params), c.params);
+        for (const auto& [model, p] : params)
+            if (!seen_models.count(model)) prof::warn(fmt::format("--params: '{}' is not a --model; its params are not used", model));
+    }
+    for (auto& cell : prof::sample_cells(picked, models)) {
+        if (auto p = params.find(cell.model_type); p != params.end()) cell.params = p->second;
+        prof::cli::emit_line(prof::write_cell(cell));
+    }
     return 0;
 }
 

@@ -220,6 +220,8 @@ void profile_builder::add(const measured_fit& f) {
     if (f.signal) v.signal = *f.signal;
     v.memory_limit_bytes = f.memory_limit_bytes;
     v.oom_killed = f.oom_killed;
+    if (f.params_digest) v.params_digest = *f.params_digest;
+    v.contended = contended(f);
     add(v);
 }
 
@@ -237,6 +239,14 @@ void profile_builder::add(const fit_evidence& f) {
     if (id == models_.size()) models_.emplace_back();
     model_acc& m = models_[id];
     ++m.n_fits;
+    if (f.contended) ++n_contended_;
+    if (!m.params_seen) {
+        m.params_seen = true;
+        if (f.params_digest) m.params = std::string(*f.params_digest);
+    } else if (!m.other_params && (m.params.has_value() != f.params_digest.has_value() ||
+                                   (m.params && !same_text(*m.params, *f.params_digest)))) {
+        m.other_params = f.params_digest ? std::string(*f.params_digest) : std::string();
+    }
     // A model nearly always has one family: that case is one short compare, not a search.
     if (m.families.size() != 1 || !same_text(m.families.front(), f.family)) {
         auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
@@ -272,6 +282,18 @@ void profile_builder::add(const fit_evidence& f) {
     if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
 }
 
+std::vector<std::string> profile_builder::mixed_params() const {
+    std::vector<std::string> out;
+    const auto& names = model_ids_.names();
+    auto shown = [](const std::optional<std::string>& d) { return d && !d->empty() ? d->substr(0, 12) : std::string("none"); };
+    for (std::size_t k = 0; k < models_.size(); ++k)
+        if (models_[k].other_params)
+            out.push_back(fmt::format("model {}: fits measured under different params (params_digest {} and {})", names[k],
+                                      shown(models_[k].params), shown(models_[k].other_params)));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 compute_profile profile_builder::finish(profile_provenance provenance) const {
     compute_profile p;
     p.provenance = std::move(provenance);
@@ -287,6 +309,12 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
     std::partial_sort_copy(all_ids.begin(), all_ids.end(), ids.begin(), ids.end());
     p.sample_ts_ids = std::move(ids);
     if (latest_ns_) p.provenance.measured_at = format_rfc3339(*latest_ns_);
+    if (n_contended_ > 0)
+        p.provenance.warnings.push_back(fmt::format(
+            "{} of {} fits were measured on a busy host (CPU pressure at least {:.0f}% over at least {} s): their wall "
+            "times may read long and their effective cores short; measure again on an idle host",
+            n_contended_, n_measurements_, contended_cpu_pressure * 100, format_double(contended_min_wall_s)));
+    for (const auto& m : mixed_params()) p.provenance.warnings.push_back(m + " (folded as one under --mixed-params)");
 
     std::map<std::string, std::vector<const std::vector<double>*>> family_walls;
     std::vector<std::uint32_t> by_name(models_.size());

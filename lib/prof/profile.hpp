@@ -160,6 +160,8 @@ struct fit_evidence {
     std::optional<std::string_view> signal;             // the signal that ended the fit, e.g. "SIGKILL"
     std::optional<std::uint64_t> memory_limit_bytes;    // the memory limit it ran under
     std::optional<bool> oom_killed;                     // the kernel killed it for that limit
+    std::optional<std::string_view> params_digest;  // the tuned params it ran under; null = none
+    bool contended = false;                          // measured on a busy host (records.hpp contended())
 };
 
 // Whether a failed fit was killed for memory, from its record:
@@ -184,6 +186,9 @@ public:
     // Builds the profile; `provenance` is copied in, with measured_at set to the latest input
     // measured_at and warnings appended (e.g. a model seen under two families).
     compute_profile finish(profile_provenance provenance) const;
+    // One line per model whose fits ran under different params (params_digest), naming two of
+    // them; a profile folded from them sizes neither (prof-aggregate refuses it unless told).
+    std::vector<std::string> mixed_params() const;
 
 private:
     struct model_acc {
@@ -198,9 +203,11 @@ private:
         std::optional<std::uint64_t> threads;
         std::vector<std::string> families;  // sorted unique
         std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
+        bool params_seen = false;
+        std::optional<std::string> params, other_params;  // the first digest, and another seen
     };
     double memory_margin_, time_margin_;
-    std::uint64_t n_measurements_ = 0, n_ok_ = 0;
+    std::uint64_t n_measurements_ = 0, n_ok_ = 0, n_contended_ = 0;
     string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)
     std::vector<model_acc> models_;
     string_interner ts_ids_;  // the distinct series (open addressing: no node, no modulo per series)

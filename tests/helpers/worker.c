@@ -1,7 +1,8 @@
 /* Ground truth worker for prof-measure --worker: reads cell lines on stdin, replies on the
    descriptor named by PROF_REPLY_FD. The cell's model_type says what to do:
    alloc300 (allocate, touch and free 300 MiB), noop, fail (ok:false), die (exit 3 mid-cell),
-   kill (SIGKILL itself), hang (never reply), chatty (print to stdout, then reply).
+   kill (SIGKILL itself), hang (never reply), chatty (print to stdout, then reply),
+   keep200 (allocate and touch 200 MiB and keep it: a leak).
    With PROF_TEST_READY=1 it sends {"ready":true} first. */
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,12 @@ int main(void) {
             volatile char sink = p[bytes - 1];
             (void)sink;
             free(p);
+            reply(fd, "{\"ok\":true}\n");
+        } else if (strstr(line, "\"model_type\":\"keep200\"")) {
+            size_t bytes = (size_t)200 << 20;
+            char *p = malloc(bytes);
+            memset(p, 1, bytes);
+            __asm__ volatile("" : : "r"(p) : "memory"); /* kept: never freed */
             reply(fd, "{\"ok\":true}\n");
         } else if (strstr(line, "\"model_type\":\"fail\"")) {
             reply(fd, "{\"ok\":false,\"error\":\"ValueError: series too short\"}\n");
