@@ -63,8 +63,9 @@ int run(int argc, char** argv) {
     prof::cli::parse(app, argc, argv);
     if (c.old_spec == "-" && c.new_spec == "-") throw prof::usage_error("only one side can be read from stdin ('-')");
     prof::diff_gate gate;
-    if (!c.max_slower.empty()) gate.max_slower = prof::parse_gate_ratio(c.max_slower, "--max-slower");
-    if (!c.max_bigger.empty()) gate.max_bigger = prof::parse_gate_ratio(c.max_bigger, "--max-bigger");
+    // Given means parsed: an empty value (an unset "$VAR" in CI) is an error, never "no gate".
+    if (app.count("--max-slower")) gate.max_slower = prof::parse_gate_ratio(c.max_slower, "--max-slower");
+    if (app.count("--max-bigger")) gate.max_bigger = prof::parse_gate_ratio(c.max_bigger, "--max-bigger");
 
     auto old_profile = load_side(c, c.old_spec);
     auto new_profile = load_side(c, c.new_spec);

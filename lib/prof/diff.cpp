@@ -67,6 +67,8 @@ const axis_spec model_axes[] = {
     {"max_peak_rss_bytes", true, false, gate_kind::none},
     {"max_peak_gpu_bytes", true, false, gate_kind::bigger},
     {"slot_cores", false, false, gate_kind::bigger},  // snapped from max_effective_cores
+    {"oom_floor_bytes", true, false, gate_kind::bigger},  // the memory its OOM kills prove it needs
+    {"n_oom_killed", false, false, gate_kind::none},
 };
 
 const axis_spec family_axes[] = {
@@ -111,8 +113,11 @@ std::vector<std::optional<double>> model_values(const model_cost* m, const std::
     if (m->max_effective_cores) cores = static_cast<double>(snap_cores(*m->max_effective_cores));
     if (lengths && !m->wall_curve.empty() && lengths->series() > 0)
         curve = predict_model_work(m->wall_curve, *lengths).total_wall_s / lengths->series();
+    std::optional<double> oom_floor;
+    if (m->oom_limit_bytes) oom_floor = static_cast<double>(oom_floor_bytes(*m->oom_limit_bytes));
     return {m->median_wall_s, curve, m->median_cpu_s, as_double(m->max_process_rss_bytes), as_double(m->max_peak_rss_bytes),
-            as_double(m->max_peak_gpu_bytes), cores};
+            as_double(m->max_peak_gpu_bytes), cores, oom_floor,
+            m->n_oom_killed ? std::optional<double>(static_cast<double>(m->n_oom_killed)) : std::nullopt};
 }
 
 std::vector<std::optional<double>> family_values(const family_cost* f) {
@@ -220,6 +225,11 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
                 a.regression = true;
                 d.regressions.push_back(fmt::format("{}: {} was {} in {} and is not measured in {}", r.name, a.axis,
                                                     shown(spec, a.old_value), d.old_label, d.new_label));
+            } else if (a.change == "gained" && a.axis == "oom_floor_bytes") {
+                a.regression = true;  // killed for memory now, never before: the old slot is too small
+                d.regressions.push_back(fmt::format("{}: killed for memory in {} (its kills need at least {}), never "
+                                                    "in {}",
+                                                    r.name, d.new_label, shown(spec, a.new_value), d.old_label));
             } else if (a.ratio && *a.ratio > 1.0 + *limit && !nearly_equal(*a.ratio, 1.0 + *limit)) {
                 a.regression = true;
                 d.regressions.push_back(fmt::format("{}: {} {} -> {} ({}), {} than the {} allowed", r.name, a.axis,

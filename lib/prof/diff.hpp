@@ -9,9 +9,10 @@
 // when the margins move. The gate reads the model rows only, so a margin change alone never
 // fails it:
 //   slower  median_wall_s or curve_wall_s_per_series  new / old > 1 + max_slower
-//   bigger  max_process_rss_bytes or max_peak_gpu_bytes  new / old > 1 + max_bigger, or the
-//           snapped core count (max(1, ceil(max_effective_cores - 0.05))) went up by more
-//           than that ratio
+//   bigger  max_process_rss_bytes, max_peak_gpu_bytes or oom_floor_bytes (the memory a model's
+//           OOM kills prove it needs)  new / old > 1 + max_bigger, or the snapped core count
+//           (max(1, ceil(max_effective_cores - 0.05))) went up by more than that ratio, or the
+//           model was killed for memory in NEW and never in OLD
 // A model whose gated axis was measured in OLD and is null in NEW (it failed, or it is gone)
 // fails the gate on that axis: no evidence cannot show it is not slower or bigger.
 #pragma once
