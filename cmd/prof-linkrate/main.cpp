@@ -84,6 +84,10 @@ int run(int argc, char** argv) {
             }
             rows.push_back(std::move(row));
         }
+        if (rows.empty()) {
+            prof::note(fmt::format("{} holds no cached link rate", c.cache));
+            return 0;
+        }
         std::fputs(prof::format_cached_rates(rows, prof::now_ns(), max_age).c_str(), stdout);
         return 0;
     }
