@@ -66,6 +66,13 @@ int run(int argc, char** argv) {
             throw prof::usage_error(fmt::format("--model: '{}' is named twice", spec.model_type));
         models.push_back(spec);
     }
+    // Read before anything is written: a bad params file leaves no partial output.
+    std::map<std::string, std::string> params;
+    if (!c.params.empty()) {
+        params = prof::parse_params_file(prof::read_file(c.params), c.params);
+        for (const auto& [model, p] : params)
+            if (!seen_models.count(model)) prof::warn(fmt::format("--params: '{}' is not a --model; its params are not used", model));
+    }
 
     prof::line_reader in(prof::open_input(c.panel));
     prof::panel panel = prof::read_panel(in, c.max_bad_lines);
@@ -102,12 +109,6 @@ int run(int argc, char** argv) {
     auto picked = prof::select_sample(std::move(usable), c.samples);
     for (const auto& s : picked) rec.ts_ids.push_back(s.ts_id);
     prof::cli::emit_line(prof::write_sample(rec));
-    std::map<std::string, std::string> params;
-    if (!c.params.empty()) {
-        params = prof::parse_params_file(prof::read_file(c.params), c.params);
-        for (const auto& [model, p] : params)
-            if (!seen_models.count(model)) prof::warn(fmt::format("--params: '{}' is not a --model; its params are not used", model));
-    }
     for (auto& cell : prof::sample_cells(picked, models)) {
         if (auto p = params.find(cell.model_type); p != params.end()) cell.params = p->second;
         prof::cli::emit_line(prof::write_cell(cell));
