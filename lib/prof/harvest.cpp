@@ -382,14 +382,7 @@ json_value harvest_counts_json(const harvest_counts& c) {
 }
 
 std::map<std::string, std::string> parse_family_map(std::string_view text, const std::string& source) {
-    json_value v;
-    try {
-        v = parse_json_text(text);
-    } catch (const field_error& e) {
-        throw error(exit_code::data_err, fmt::format("{}: {}", source, e.what()));
-    }
-    if (!v.is_object())
-        throw error(exit_code::data_err, fmt::format("{}: expected a JSON object of model → family", source));
+    json_value v = parse_json_object_file(text, source, "--family-map");
     std::map<std::string, std::string> out;
     for (const auto& [model, fam] : v.obj) {
         if (fam.t != json_value::type::string || fam.s.empty())
@@ -401,14 +394,7 @@ std::map<std::string, std::string> parse_family_map(std::string_view text, const
 }
 
 json_value parse_signature(std::string_view text, const std::string& source) {
-    json_value v;
-    try {
-        v = parse_json_text(text);
-    } catch (const field_error& e) {
-        throw error(exit_code::data_err, fmt::format("{}: {}", source, e.what()));
-    }
-    if (!v.is_object()) throw error(exit_code::data_err, fmt::format("{}: a signature must be a JSON object", source));
-    return v;
+    return parse_json_object_file(text, source, "--signature");
 }
 
 harvester::harvester(harvest_config config) : config_(std::move(config)) {
