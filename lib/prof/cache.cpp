@@ -79,8 +79,10 @@ std::optional<std::string> profile_cache::problem(const std::string& name, const
 
 void profile_cache::put(std::string_view kind, const std::vector<std::string>& key, std::string_view record) const {
     std::string path = path_for(kind, key);
-    make_dirs(fs::path(path).parent_path().string());
+    std::string dir = fs::path(path).parent_path().string();
+    make_dirs(dir);
     checked(path);
+    remove_stale_temps(dir);  // left by writers killed before their rename
     std::string text(record);
     text.push_back('\n');
     write_file_atomic(path, text);
@@ -102,7 +104,7 @@ std::optional<std::string> profile_cache::get(std::string_view kind, const std::
         throw io_error(e.what());
     }
     if (auto why = problem(key_file_name(key) + ".json", record, key_of)) {
-        warn(fmt::format("cache entry '{}' is not usable ({}): treated as a miss; it is rewritten when measured again",
+        warn(fmt::format("cache entry '{}' is not usable ({}): treated as a miss; the next store of this key replaces it",
                          path, *why));
         return std::nullopt;
     }

@@ -18,7 +18,8 @@ namespace prof {
 // path outside its kind's directory. Every path is also checked after resolving symbolic
 // links: one that lands outside ROOT is refused (exit 73). Writes are atomic (temporary file in
 // the same directory, fsync, rename: write_file_atomic), so a reader never sees a partial
-// record and concurrent writers of one key leave one whole record (the last rename wins).
+// record and concurrent writers of one key leave one whole record (the last rename wins); a
+// put removes the temporary files that killed writers left in its kind's directory.
 // What a record means (its staleness, its key fields) is the caller's business, told to the
 // cache as a record_key function: every read checks the stored text against the key it is read
 // for (and, through that function, against itself), so a file renamed to another key, edited,

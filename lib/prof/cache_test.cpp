@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <set>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace prof;
@@ -156,4 +157,23 @@ TEST_CASE("cache: a key with an empty component is refused, since nothing could 
     CHECK_THROWS_WITH_AS(c.put("query_profile", {"", "h"}, "{}"),
                          "a query_profile with an empty key field cannot be cached (it could never be asked for)",
                          prof::error);
+}
+
+TEST_CASE("cache: a put removes temporary files that dead writers left, and keeps a live writer's") {
+    temp_dir t;
+    profile_cache c((t.path / "c").string());
+    c.put("link_rate", {"a"}, R"({"k":["a"]})");
+    fs::path dir = fs::path(c.path_for("link_rate", {"a"})).parent_path();
+    pid_t dead = ::fork();
+    if (dead == 0) ::_exit(0);
+    ::waitpid(dead, nullptr, 0);
+    fs::path stale = dir / ("b.json.tmp." + std::to_string(dead) + ".0");
+    fs::path live = dir / ("c.json.tmp." + std::to_string(::getpid()) + ".0");
+    for (const auto& p : {stale, live}) {
+        write_raw(p, "partial");
+        fs::last_write_time(p, fs::file_time_type::clock::now() - std::chrono::minutes(5));
+    }
+    c.put("link_rate", {"a"}, R"({"k":["a"]})");
+    CHECK_FALSE(fs::exists(stale));
+    CHECK(fs::exists(live));
 }
