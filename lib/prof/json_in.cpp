@@ -57,34 +57,40 @@ public:
     }
     ~gunzip_byte_source() override { inflateEnd(&z_); }
     std::size_t read(char* out, std::size_t n) override {
+        if (n == 0) return 0;
         z_.next_out = reinterpret_cast<Bytef*>(out);
         z_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
         for (;;) {
-            std::size_t got = static_cast<std::size_t>(reinterpret_cast<char*>(z_.next_out) - out);
-            if (got > 0) return got;
-            if (z_.avail_in == 0) {
-                if (eof_) {
-                    // Nothing at all is an empty input; a member begun and not ended is a cut.
-                    if (started_ && !member_done_) throw io_error(fmt::format("{}: gzip stream cut short", src_->name()));
-                    return 0;
-                }
+            if (z_.avail_in == 0 && !eof_) {
                 std::size_t r = src_->read(in_.data(), in_.size());
-                if (r == 0) {
-                    eof_ = true;
-                    continue;
-                }
+                if (r == 0) eof_ = true;
                 z_.next_in = reinterpret_cast<Bytef*>(in_.data());
                 z_.avail_in = static_cast<uInt>(r);
             }
-            if (member_done_) {  // another gzip member follows (concatenated .gz files)
-                inflateReset(&z_);
+            if (member_done_) {
+                if (z_.avail_in == 0) {
+                    if (eof_) return 0;
+                    continue;
+                }
+                inflateReset(&z_);  // another gzip member follows (concatenated .gz files)
                 member_done_ = false;
             }
+            if (!started_ && z_.avail_in == 0 && eof_) return 0;  // no byte at all: an empty input
             started_ = true;
+            // inflate is called even when all input has been taken: zlib may hold decoded bytes
+            // that did not fit the last output buffer. Only a call that can make no progress
+            // (Z_BUF_ERROR) with the input at its end means the stream was cut.
             int rc = inflate(&z_, Z_NO_FLUSH);
-            if (rc == Z_STREAM_END) member_done_ = true;
-            else if (rc != Z_OK && rc != Z_BUF_ERROR)
+            std::size_t got = static_cast<std::size_t>(reinterpret_cast<char*>(z_.next_out) - out);
+            if (rc == Z_STREAM_END) {
+                member_done_ = true;
+            } else if (rc == Z_BUF_ERROR) {
+                if (eof_ && z_.avail_in == 0 && got == 0)
+                    throw io_error(fmt::format("{}: gzip stream cut short", src_->name()));
+            } else if (rc != Z_OK) {
                 throw io_error(fmt::format("{}: gzip error: {}", src_->name(), z_.msg ? z_.msg : "corrupt data"));
+            }
+            if (got > 0) return got;
         }
     }
     const std::string& name() const override { return src_->name(); }
@@ -98,9 +104,10 @@ private:
 
 class string_byte_source final : public byte_source {
 public:
-    string_byte_source(std::string data, std::string name) : data_(std::move(data)), name_(std::move(name)) {}
+    string_byte_source(std::string data, std::string name, std::size_t max_read)
+        : data_(std::move(data)), name_(std::move(name)), max_read_(max_read) {}
     std::size_t read(char* buf, std::size_t n) override {
-        std::size_t k = std::min(n, data_.size() - pos_);
+        std::size_t k = std::min({n, max_read_, data_.size() - pos_});
         std::memcpy(buf, data_.data() + pos_, k);
         pos_ += k;
         return k;
@@ -111,6 +118,7 @@ private:
     std::string data_;
     std::size_t pos_ = 0;
     std::string name_;
+    std::size_t max_read_;
 };
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -224,8 +232,8 @@ std::unique_ptr<byte_source> gunzip(std::unique_ptr<byte_source> src) {
     return std::make_unique<gunzip_byte_source>(std::move(src));
 }
 
-std::unique_ptr<byte_source> string_source(std::string data, std::string name) {
-    return std::make_unique<string_byte_source>(std::move(data), std::move(name));
+std::unique_ptr<byte_source> string_source(std::string data, std::string name, std::size_t max_read) {
+    return std::make_unique<string_byte_source>(std::move(data), std::move(name), max_read);
 }
 
 std::unique_ptr<byte_source> open_input(const std::string& path) {

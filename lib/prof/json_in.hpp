@@ -37,8 +37,10 @@ std::unique_ptr<byte_source> open_input(const std::string& path);
 // data, or bytes after a member that do not start another throw io_error (74) naming the
 // source. A source with no byte at all reads as empty.
 std::unique_ptr<byte_source> gunzip(std::unique_ptr<byte_source> src);
-// An in-memory source (tests, and data already read whole).
-std::unique_ptr<byte_source> string_source(std::string data, std::string name);
+// An in-memory source (tests, and data already read whole); each read hands out at most
+// `max_read` bytes (a pipe hands out 64 KiB: tests of readers fed in small pieces).
+std::unique_ptr<byte_source> string_source(std::string data, std::string name,
+                                           std::size_t max_read = static_cast<std::size_t>(-1));
 
 struct text_line {
     std::size_t number = 0;   // 1-based physical line number in the source

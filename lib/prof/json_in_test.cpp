@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <unistd.h>
+#include <vector>
 #include <zlib.h>
 
 using namespace prof;
@@ -139,24 +140,6 @@ TEST_CASE("a fast line reader consumes what it can and hands the rest to the JSO
 }
 
 namespace {
-// A source that hands out at most `chunk` bytes per read, as a pipe does (64 KiB there).
-class trickle_source final : public byte_source {
-public:
-    trickle_source(std::string data, std::size_t chunk) : data_(std::move(data)), chunk_(chunk) {}
-    std::size_t read(char* buf, std::size_t n) override {
-        std::size_t k = std::min({n, chunk_, data_.size() - pos_});
-        std::memcpy(buf, data_.data() + pos_, k);
-        pos_ += k;
-        return k;
-    }
-    const std::string& name() const override { return name_; }
-
-private:
-    std::string data_;
-    std::size_t chunk_, pos_ = 0;
-    std::string name_ = "pipe";
-};
-
 std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 }  // namespace
 
@@ -164,7 +147,7 @@ TEST_CASE("one long line arriving in small reads is read in time linear in its l
     // 32 MiB in 1 KiB reads: 32,768 reads. Searching the whole line again after each read would
     // scan 32,768 * 16 MiB on average = 5.5e11 bytes (minutes); once is 3.4e7 bytes (milliseconds).
     std::string line = "{\"a\":\"" + std::string(32u << 20, 'x') + "\"}\n{}\n";
-    line_reader in(std::make_unique<trickle_source>(line, 1024));
+    line_reader in(string_source(line, "pipe", 1024));
     text_line l;
     REQUIRE(in.next(l));
     CHECK(l.number == 1);
@@ -243,6 +226,14 @@ TEST_CASE("gunzip checks the trailer: a stream cut at a flush point is an I/O er
     for (int k = 0; k < 20000; ++k) body += "{\"k\":" + std::to_string(k) + "}\n";
     CHECK(read_all(*gunzip(string_source(gzip_of(body), "x.gz"))) == body);
     CHECK(read_all(*gunzip(string_source("", "x.gz"))).empty());
+    // Read one byte at a time from a source that hands out one byte at a time: the same bytes.
+    {
+        auto g = gunzip(string_source(gzip_of(body), "x.gz", 1));
+        std::string out;
+        char c;
+        while (g->read(&c, 1) == 1) out.push_back(c);
+        CHECK(out == body);
+    }
     std::string cut = gzip_of(body, static_cast<int>(body.size() / 2));
     CHECK_THROWS_WITH_AS(read_all(*gunzip(string_source(cut, "x.gz"))), "x.gz: gzip stream cut short", io_error);
     // A wrong CRC-32 or length in the trailer is corrupt data.
@@ -252,6 +243,27 @@ TEST_CASE("gunzip checks the trailer: a stream cut at a flush point is an I/O er
     bad = gzip_of(body);
     bad[bad.size() - 2] ^= 1;  // inside ISIZE
     CHECK_THROWS_AS(read_all(*gunzip(string_source(bad, "x.gz"))), io_error);
+}
+
+TEST_CASE("corrupt gzip data is called corrupt whatever the read size, never 'cut short'") {
+    // A fuzz finding (fuzz/corpus/gunzip/repro-error-message-depends-on-read-size): a gzip
+    // header and deflate data with a back-reference before the start of the output. With a
+    // one-byte output buffer zlib has taken all the input before it reaches the bad distance,
+    // and the decoder, seeing the input at its end, said "cut short" instead of asking zlib.
+    const unsigned char bad[] = {0x1f, 0x8b, 0x08, 0x00, 0x8b, 0x9d, 0x0e, 0x6b, 0x02, 0xff, 0x4b,
+                                 0x5c, 0x75, 0xe4, 0x0e, 0x6b, 0x02, 0xff, 0x4b, 0xe2, 0x02, 0x00};
+    std::string data(reinterpret_cast<const char*>(bad), sizeof bad);
+    for (std::size_t chunk : {std::size_t{1}, std::size_t{2}, std::size_t{4096}}) {
+        CAPTURE(chunk);
+        auto g = gunzip(string_source(data, "x.gz"));
+        std::vector<char> buf(chunk);
+        CHECK_THROWS_WITH_AS(
+            [&] {
+                while (g->read(buf.data(), buf.size()) > 0) {
+                }
+            }(),
+            "x.gz: gzip error: invalid distance too far back", io_error);
+    }
 }
 
 TEST_CASE("a .gz file cut at a flush point is refused by open_input with the same message") {
