@@ -20,6 +20,7 @@ LIB_SRC   := $(filter-out %_test.cpp,$(wildcard lib/prof/*.cpp))
 TEST_SRC  := $(wildcard lib/prof/*_test.cpp)
 TOOLS     := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.cpp))))
 HELPERS   := $(basename $(notdir $(wildcard tests/helpers/*.c tests/helpers/*.cpp)))
+FUZZ_TARGETS := $(basename $(notdir $(wildcard fuzz/*_fuzz.cpp)))
 
 LIB_OBJ   := $(LIB_SRC:%.cpp=$(BUILD)/obj/%.o)
 TEST_OBJ  := $(TEST_SRC:%.cpp=$(BUILD)/obj/%.o)
@@ -27,6 +28,17 @@ BINS      := $(TOOLS:%=$(BUILD)/bin/%)
 HELPER_BINS := $(HELPERS:%=$(BUILD)/test/helpers/%)
 LIBPROF   := $(BUILD)/libprof.a
 UNIT      := $(BUILD)/test/unit
+# Each fuzz target linked with the replay driver (fuzz/replay_main.cpp) and the project's own
+# compiler: `make check` runs every reproducer in fuzz/corpus/ without clang.
+FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/test/fuzz/%)
+# The libFuzzer build (`make fuzz`): clang, ASan + UBSan, its own tree.
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%)
+# The fuzz tree's library leaves out plan rendering: no target reads it, and clang 14 cannot
+# compile it (a lambda capturing a structured binding, C++20 that clang implements from 16).
+FUZZ_LIB     := $(BUILD)/libprof-fuzz.a
+FUZZ_LIB_OBJ := $(filter-out %/plan_render.o,$(LIB_OBJ))
 
 # Every core by default: `make` compiles one object per CPU the process may use; an explicit
 # -jN (or -j1) on the command line wins.
@@ -53,10 +65,10 @@ $(BUILD)/config.mk: scripts/install-deps
 	   echo "DEP_LIBS := $$(pkg-config --libs simdjson fmt libcurl zlib libcrypto) -ldl -lpthread"; } > $@.tmp
 	@mv $@.tmp $@
 
-.PHONY: all check unit demo bench install sanitize clean help
+.PHONY: all check unit demo bench install sanitize fuzz fuzz-targets clean help
 # Objects of the mains are intermediates of a pattern chain; keep them so a rebuild relinks only.
 .SECONDARY:
-all: $(BINS) $(UNIT) $(HELPER_BINS)
+all: $(BINS) $(UNIT) $(HELPER_BINS) $(FUZZ_REPLAY)
 
 $(BUILD)/obj/%.o: %.cpp $(BUILD)/config.mk Makefile
 	@mkdir -p $(@D)
@@ -74,6 +86,22 @@ $(BUILD)/bin/%: $(BUILD)/obj/cmd/%/main.o $(LIBPROF)
 $(UNIT): $(TEST_OBJ) $(LIBPROF)
 	@mkdir -p $(@D)
 	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) $(TEST_OBJ) $(LIBPROF) $(DEP_LIBS) -o $@
+
+$(BUILD)/test/fuzz/%: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay_main.o $(LIBPROF)
+	@mkdir -p $(@D)
+	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) $< $(BUILD)/obj/fuzz/replay_main.o $(LIBPROF) $(DEP_LIBS) -o $@
+
+# libFuzzer binaries (only in the `make fuzz` tree, where every object has fuzzer coverage).
+$(FUZZ_LIB): $(FUZZ_LIB_OBJ)
+	@mkdir -p $(@D)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(FUZZ_LIB)
+	@mkdir -p $(@D)
+	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) $(DEP_LIBS) -o $@
+
+fuzz-targets: $(FUZZ_BINS)
 
 # Ground-truth children for the measurement tests: tiny C programs with known costs.
 $(BUILD)/test/helpers/%: tests/helpers/%.c $(BUILD)/config.mk
@@ -108,10 +136,21 @@ sanitize:
 	$(MAKE) BUILD=build-sanitize CXXFLAGS="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer" \
 	        LDFLAGS="-fsanitize=address,undefined" check
 
+# Every fuzz target for FUZZ_SECONDS under libFuzzer with ASan + UBSan, one after another, each
+# from its corpus in fuzz/corpus/ (copied: the source tree is never written); findings and a
+# summary land in $(FUZZ_BUILD)/. Needs clang and libFuzzer (`scripts/install-deps fuzz`).
+fuzz:
+	@scripts/install-deps fuzz
+	$(MAKE) BUILD=$(FUZZ_BUILD) CXX=clang++ CC=clang \
+	        CXXFLAGS="-O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
+	        LDFLAGS="-fsanitize=address,undefined" fuzz-targets
+	@scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 clean:
-	rm -rf $(BUILD) build-sanitize
+	rm -rf $(BUILD) build-sanitize $(FUZZ_BUILD)
 
 help:
-	@echo "targets: all check demo bench install PREFIX=... sanitize clean"
+	@echo "targets: all check demo bench install PREFIX=... sanitize fuzz FUZZ_SECONDS=N clean"
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/obj/cmd/%/main.d)
+-include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/obj/cmd/%/main.d) \
+         $(FUZZ_TARGETS:%=$(BUILD)/obj/fuzz/%.d) $(BUILD)/obj/fuzz/replay_main.d

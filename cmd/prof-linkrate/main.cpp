@@ -25,6 +25,7 @@ struct config {
 };
 
 constexpr std::size_t warmups = 3;
+constexpr std::uint64_t max_samples = 100000;
 
 bool is_ordinal(const std::string& s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
@@ -62,7 +63,10 @@ int run(int argc, char** argv) {
     app.add_option("--host", c.host, "Host identity (default: $PROF_HOST, else the hostname)");
     prof::cli::parse(app, argc, argv);
 
-    if (c.samples < 1) throw prof::usage_error("--samples must be at least 1");
+    // The samples are held in memory and written into the record: a bound keeps a typo (2^32)
+    // a usage error rather than an allocation failure.
+    if (c.samples < 1 || c.samples > max_samples)
+        throw prof::usage_error(fmt::format("--samples must be from 1 to {}", max_samples));
     double max_age = prof::parse_duration(c.max_age, "--max-age");
     std::vector<std::uint64_t> sizes;
     for (const auto& b : c.bytes) {
@@ -121,7 +125,7 @@ int run(int argc, char** argv) {
                 std::string what = fmt::format("{} {} {} bytes", dir, mem, size);
                 if (cache && !c.refresh) {
                     auto key = prof::link_rate_key(uuid, host, dir, mem, size);
-                    if (auto text = cache->get("link_rate", key)) {
+                    if (auto text = cache->get("link_rate", key, prof::link_rate_record_key)) {
                         try {
                             auto cached = prof::parse_link_rate_text(*text);
                             if (auto why = prof::link_rate_stale(cached, prof::now_ns(), max_age)) {

@@ -4,6 +4,7 @@
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
 #include "prof/http.hpp"
+#include "prof/registry.hpp"
 #include "prof/resolve.hpp"
 
 #include <cstdio>
@@ -35,7 +36,10 @@ prof::evidence_loaders make_loaders(const config& c, const char* argv0) {
     if (!c.registry.empty()) {
         if (prof::is_http_url(c.registry))
             io = prof::registry_loaders(prof::http_fetch(c.registry), prof::redact_url(c.registry));
-        else io = prof::registry_loaders(prof::directory_fetch(c.registry), c.registry);
+        else {
+            io = prof::registry_loaders(prof::directory_fetch(c.registry), c.registry);
+            io.load_index = prof::with_unindexed_runs(std::move(io.load_index), c.registry);
+        }
     }
     if (c.baseline != "none") {
         if (c.baseline.empty()) {

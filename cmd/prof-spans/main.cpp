@@ -166,6 +166,8 @@ int run(int argc, char** argv) {
     app.require_subcommand(0, 1);
     prof::cli::parse(app, argc, argv);
     if (!(c.factor > 1.0)) throw prof::usage_error("--factor must be > 1");
+    if (c.selectivity && !(*c.selectivity >= 0 && *c.selectivity <= 1))
+        throw prof::usage_error(fmt::format("--selectivity must be a fraction from 0 to 1, got {}", *c.selectivity));
 
     auto need_cache = [&] {
         if (c.cache.empty()) throw prof::usage_error("this operation needs --cache DIR");
@@ -223,7 +225,7 @@ int run(int argc, char** argv) {
         auto cache = need_cache();
         if (c.plan_key.empty()) throw prof::usage_error("get needs --plan-key K");
         std::string host = prof::host_identity(c.host);
-        auto rec = cache.get("query_profile", prof::query_profile_key(c.plan_key, host));
+        auto rec = cache.get("query_profile", prof::query_profile_key(c.plan_key, host), prof::query_profile_record_key);
         if (!rec) {
             prof::note(fmt::format("no cached profile for plan '{}' on '{}'", c.plan_key, host));
             return static_cast<int>(prof::exit_code::negative);
@@ -232,7 +234,7 @@ int run(int argc, char** argv) {
         return 0;
     }
     if (list->parsed()) {
-        for (const auto& e : need_cache().list("query_profile")) prof::cli::emit_line(e.record);
+        for (const auto& e : need_cache().list("query_profile", prof::query_profile_record_key)) prof::cli::emit_line(e.record);
         return 0;
     }
     return build(c);

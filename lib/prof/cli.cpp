@@ -55,15 +55,43 @@ int close_stdout() {
     // A write error can surface only at the final flush (samtools' checked fclose(stdout)).
     if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
         if (errno == EPIPE) return 0;
-        fmt::print(stderr, "{}: write error: {}\n", program_name(), std::strerror(errno));
+        note(fmt::format("write error: {}", std::strerror(errno)));
         return static_cast<int>(exit_code::io_err);
     }
     if (std::fclose(stdout) != 0) {
         if (errno == EPIPE) return 0;
-        fmt::print(stderr, "{}: write error: {}\n", program_name(), std::strerror(errno));
+        note(fmt::format("write error: {}", std::strerror(errno)));
         return static_cast<int>(exit_code::io_err);
     }
     return 0;
+}
+}  // namespace
+
+namespace {
+int run_body(const char* name, int argc, char** argv, const std::function<int(int, char**)>& body) {
+    int rc = 0;
+    try {
+        rc = body(argc, argv);
+    } catch (const exit_request& e) {
+        rc = e.code;
+    } catch (const broken_pipe&) {
+        return 0;
+    } catch (const usage_error& e) {
+        note(e.what());
+        write_stderr(fmt::format("Try '{} --help' for more information.\n", name));
+        return static_cast<int>(exit_code::usage);
+    } catch (const error& e) {
+        note(e.what());
+        return static_cast<int>(e.code());
+    } catch (const std::bad_alloc&) {
+        note("out of memory");
+        return static_cast<int>(exit_code::software);
+    } catch (const std::exception& e) {
+        note(fmt::format("internal error: {}", e.what()));
+        return static_cast<int>(exit_code::software);
+    }
+    int crc = close_stdout();
+    return crc != 0 && rc == 0 ? crc : rc;
 }
 }  // namespace
 
@@ -74,32 +102,13 @@ int run_tool(const char* name, int argc, char** argv, const std::function<int(in
     // read of a closed stdin and a write to a closed stdout fail (EBADF) as they should.
     for (int fd = 0; fd <= 2; ++fd)
         if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) open("/dev/null", fd == 1 ? O_RDONLY : O_WRONLY);
-    int rc = 0;
+    // The diagnostics never throw; building a message can (out of memory while formatting it),
+    // and that must not end in std::terminate: the program then exits 70.
     try {
-        rc = body(argc, argv);
-    } catch (const exit_request& e) {
-        rc = e.code;
-    } catch (const broken_pipe&) {
-        return 0;
-    } catch (const usage_error& e) {
-        std::fflush(stdout);
-        fmt::print(stderr, "{}: {}\nTry '{} --help' for more information.\n", name, e.what(), name);
-        return static_cast<int>(exit_code::usage);
-    } catch (const error& e) {
-        std::fflush(stdout);
-        fmt::print(stderr, "{}: {}\n", name, e.what());
-        return static_cast<int>(e.code());
-    } catch (const std::bad_alloc&) {
-        std::fflush(stdout);
-        fmt::print(stderr, "{}: out of memory\n", name);
-        return static_cast<int>(exit_code::software);
-    } catch (const std::exception& e) {
-        std::fflush(stdout);
-        fmt::print(stderr, "{}: internal error: {}\n", name, e.what());
+        return run_body(name, argc, argv, body);
+    } catch (...) {
         return static_cast<int>(exit_code::software);
     }
-    int crc = close_stdout();
-    return crc != 0 && rc == 0 ? crc : rc;
 }
 
 void emit_line(const std::string& line) {

@@ -1,4 +1,6 @@
 // Diagnostics on stderr: "prof-x: message", warnings that say what to do next.
+// Nothing here throws: a diagnostic that cannot be written (stderr on a full disk, a closed
+// pipe) is lost, never turned into an exception inside an error handler.
 #pragma once
 
 #include <string>
@@ -7,10 +9,13 @@
 namespace prof {
 
 void set_program_name(std::string name);
-const std::string& program_name();
+const std::string& program_name() noexcept;
 // "prof-x: warning: MSG" on stderr (stdout is flushed first so the streams interleave sanely).
-void warn(std::string_view msg);
+void warn(std::string_view msg) noexcept;
 // "prof-x: MSG" on stderr, for notes that are not warnings (a skipped gate, a cleanup).
-void note(std::string_view msg);
+void note(std::string_view msg) noexcept;
+// TEXT written to stderr as it is (no prefix, no newline added), after flushing stdout; a
+// failed or short write is ignored.
+void write_stderr(std::string_view text) noexcept;
 
 }  // namespace prof

@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fmt/format.h>
+#include <chrono>
+#include <csignal>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -91,6 +93,57 @@ std::string read_file(const std::string& path) {
     }
     ::close(fd);
     return out;
+}
+
+std::string checked_inside(const std::string& root, const std::string& path, std::string_view what) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path r = fs::weakly_canonical(fs::path(root), ec);
+    if (ec) throw cant_create_error(fmt::format("cannot resolve {} directory '{}': {}", what, root, ec.message()));
+    // A link whose target does not exist yet (a write would create it) is followed by hand:
+    // weakly_canonical stops at the first missing name and would judge the link's own path.
+    fs::path q(path);
+    for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(q, ec)); ++hops) {
+        fs::path target = fs::read_symlink(q, ec);
+        if (ec) break;
+        q = target.is_absolute() ? target : q.parent_path() / target;
+    }
+    ec.clear();
+    fs::path p = fs::weakly_canonical(q, ec);
+    if (ec) throw cant_create_error(fmt::format("cannot resolve {} path '{}': {}", what, path, ec.message()));
+    auto rel = p.lexically_relative(r);
+    if (rel.empty() || *rel.begin() == ".." || rel == ".")
+        throw cant_create_error(fmt::format("refusing {} path '{}': it resolves to '{}', outside '{}'", what, path,
+                                            p.string(), r.string()));
+    return path;
+}
+
+std::size_t remove_stale_temps(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::size_t removed = 0;
+    std::error_code ec;
+    auto now = fs::file_time_type::clock::now();
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        // NAME.tmp.<pid>.<n>: the pid is the second-last dot-separated part.
+        auto last = name.rfind('.');
+        if (last == std::string::npos || last == 0) continue;
+        auto mid = name.rfind('.', last - 1);
+        if (mid == std::string::npos || mid < 4 || name.compare(mid - 4, 4, ".tmp") != 0) continue;
+        std::string pid_text = name.substr(mid + 1, last - mid - 1), n_text = name.substr(last + 1);
+        auto digits = [](const std::string& t) {
+            return !t.empty() && t.size() < 10 && t.find_first_not_of("0123456789") == std::string::npos;
+        };
+        if (!digits(pid_text) || !digits(n_text)) continue;
+        pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+        if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+        std::error_code ec2;
+        if (!it->is_regular_file(ec2) || ec2) continue;
+        auto mtime = it->last_write_time(ec2);
+        if (ec2 || now - mtime < std::chrono::minutes(1)) continue;
+        if (fs::remove(it->path(), ec2) && !ec2) ++removed;
+    }
+    return removed;
 }
 
 padded_input::padded_input(const std::string& path) {

@@ -2,6 +2,7 @@
 // and a shared index appended under an exclusive flock.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -38,5 +39,17 @@ private:
 
 // mkdir -p; throws cant_create_error.
 void make_dirs(const std::string& path);
+
+// `path` after checking that, with every symbolic link resolved (as far as the path exists),
+// it still lies inside `root` (resolved the same way): a link planted under a cache or registry
+// directory cannot send a write or a read elsewhere. Throws cant_create_error (exit 73),
+// naming `what` ("cache", "registry"), otherwise.
+std::string checked_inside(const std::string& root, const std::string& path, std::string_view what);
+
+// Removes the temporary files write_file_atomic left in `dir` when its writer died before the
+// rename ("NAME.tmp.<pid>.<n>" whose process no longer exists and which are older than a
+// minute, so a live writer in another PID namespace keeps its file). Returns how many went;
+// errors are ignored (the next writer tries again).
+std::size_t remove_stale_temps(const std::string& dir);
 
 }  // namespace prof

@@ -394,25 +394,8 @@ json_value harvest_counts_json(const harvest_counts& c) {
     return o;
 }
 
-namespace {
-
-// A whole file's text as one JSON object; errors (exit 65) name the file and, when it is not an
-// object, what it should be.
-json_value object_file(std::string_view text, const std::string& source, std::string_view expected) {
-    json_value v;
-    try {
-        v = parse_json_text(text);
-    } catch (const field_error& e) {
-        throw error(exit_code::data_err, fmt::format("{}: {}", source, e.what()));
-    }
-    if (!v.is_object()) throw error(exit_code::data_err, fmt::format("{}: {}", source, expected));
-    return v;
-}
-
-}  // namespace
-
 std::map<std::string, std::string> parse_family_map(std::string_view text, const std::string& source) {
-    json_value v = object_file(text, source, "expected a JSON object of model → family");
+    json_value v = parse_json_object_file(text, source, "--family-map");
     std::map<std::string, std::string> out;
     for (const auto& [model, fam] : v.obj) {
         if (fam.t != json_value::type::string || fam.s.empty())
@@ -424,11 +407,11 @@ std::map<std::string, std::string> parse_family_map(std::string_view text, const
 }
 
 json_value parse_signature(std::string_view text, const std::string& source) {
-    return object_file(text, source, "a signature must be a JSON object");
+    return parse_json_object_file(text, source, "--signature");
 }
 
 std::map<std::string, json_value> parse_signature_map(std::string_view text, const std::string& source) {
-    json_value v = object_file(text, source, "expected a JSON object of run_id → signature");
+    json_value v = parse_json_object_file(text, source, "--signature-map");
     std::map<std::string, json_value> out;
     for (const auto& [run, sig] : v.obj) {
         if (!sig.is_object())

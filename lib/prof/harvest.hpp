@@ -128,9 +128,11 @@ struct harvest_config {
 };
 
 // Parses a --family-map file's text: one JSON object whose values are strings. Throws
-// prof::error (exit 65) naming `source` otherwise.
+// input_error (exit 65) "SOURCE:LINE: --family-map: what" for bad JSON (parse_json_object_file),
+// prof::error (65) naming `source` and the model for a value that is no family name.
 std::map<std::string, std::string> parse_family_map(std::string_view text, const std::string& source);
-// Parses a --signature file's text: any JSON object. Throws prof::error (exit 65).
+// Parses a --signature file's text: any JSON object. Throws input_error (exit 65) as
+// parse_json_object_file words it, the same as prof-resolve --signature.
 json_value parse_signature(std::string_view text, const std::string& source);
 // Parses a --signature-map file's text: one JSON object of run_id → signature object. Throws
 // prof::error (exit 65) naming `source` and the run otherwise.

@@ -192,7 +192,8 @@ TEST_CASE("string values with escapes are unescaped; integers above 2^53 stay ex
 TEST_CASE("family map and signature files must be JSON objects") {
     CHECK(prof::parse_family_map(R"({"a":"x"})", "fm").at("a") == "x");
     CHECK_THROWS_WITH(prof::parse_family_map(R"({"a":1})", "fm"), "fm: model 'a': expected a family name (a non-empty string)");
-    CHECK_THROWS_WITH(prof::parse_signature("[1]", "sig"), "sig: a signature must be a JSON object");
+    CHECK_THROWS_WITH(prof::parse_signature("[1]", "sig"), "sig:1: --signature: expected a JSON object, found an array");
+    CHECK_THROWS_WITH(prof::parse_family_map("{\"a\":\"x\",\n\"b\":}", "fm"), "fm:2: --family-map: malformed JSON (near byte 15: '}')");
 }
 
 TEST_CASE("registry_store writes, skips an existing run, and --force replaces it") {

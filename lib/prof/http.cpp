@@ -77,6 +77,7 @@ public:
         multi_ = curl_multi_init();
         if (!multi_) throw io_error(fmt::format("{}: cannot start libcurl", name_));
         for (const auto& h : opt_.headers) headers_ = curl_slist_append(headers_, h.c_str());
+        if (opt_.accept_compressed) headers_ = curl_slist_append(headers_, "Accept-Encoding: gzip");
         start();
     }
     ~http_byte_source() override {
@@ -107,8 +108,16 @@ public:
         }
     }
     const std::string& name() const override { return name_; }
+    // The response's Content-Encoding ("" when none), known once read() has returned.
+    const std::string& content_encoding() const { return content_encoding_; }
 
 private:
+    static std::string trimmed(std::string_view v) {
+        while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+        return std::string(v);
+    }
+
     void start() {
         ++attempt_;
         easy_ = curl_easy_init();
@@ -117,6 +126,9 @@ private:
         status_ = 0;
         reason_.clear();
         retry_after_s_ = -1;
+        content_encoding_.clear();
+        content_length_.clear();
+        length_conflict_.clear();
         buf_.clear();
         pos_ = 0;
         paused_ = false;
@@ -135,7 +147,9 @@ private:
             curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
             curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(opt_.stall_timeout_s)));
         }
-        if (opt_.accept_compressed) curl_easy_setopt(easy_, CURLOPT_ACCEPT_ENCODING, "");  // all libcurl decodes
+        // gzip is asked for and decoded by prof's own decoder (json_in.hpp: gunzip), which
+        // checks the trailer: libcurl's decoding takes a body cut at a flush point as whole.
+        curl_easy_setopt(easy_, CURLOPT_HTTP_CONTENT_DECODING, 0L);
         if (headers_) curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
         curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &http_byte_source::on_body);
         curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
@@ -170,6 +184,8 @@ private:
         if (iequals_prefix(line, "http/")) {  // a new response (after a redirect or 100)
             self->retry_after_s_ = -1;
             self->reason_.clear();
+            self->content_encoding_.clear();
+            self->content_length_.clear();
             auto sp = line.find(' ');
             if (sp != std::string_view::npos) {
                 auto sp2 = line.find(' ', sp + 1);
@@ -182,6 +198,23 @@ private:
             std::string s(v);
             double d = std::strtod(s.c_str(), &end);
             if (end && *end == '\0' && !s.empty() && std::isfinite(d) && d >= 0) self->retry_after_s_ = d;
+        } else if (iequals_prefix(line, "content-encoding:")) {
+            std::string v = trimmed(line.substr(17));
+            self->content_encoding_ += (self->content_encoding_.empty() || v.empty() ? "" : ", ") + v;
+        } else if (iequals_prefix(line, "content-length:")) {
+            // RFC 9110 8.6: several values (repeated headers or a list) must all be equal, or the
+            // message cannot be framed; libcurl would use one of them and cut or pad the body.
+            std::string_view list = line.substr(15);
+            while (!list.empty()) {
+                auto comma = list.find(',');
+                std::string v = trimmed(list.substr(0, comma));
+                list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+                if (self->content_length_.empty()) self->content_length_ = v;
+                else if (v != self->content_length_) {
+                    self->length_conflict_ = fmt::format("{} and {}", self->content_length_, v);
+                    return 0;  // abort the transfer (CURLE_WRITE_ERROR); complete() says why
+                }
+            }
         }
         return n;
     }
@@ -213,6 +246,11 @@ private:
     // The transfer ended: accept it, retry it, or turn it into the documented error.
     void complete(CURLcode rc) {
         curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status_);
+        if (!length_conflict_.empty()) {
+            stop();
+            throw io_error(fmt::format("{}: the response has conflicting Content-Length headers ({}); refused", name_,
+                                       length_conflict_));
+        }
         curl_off_t got = 0, expected = -1;
         curl_easy_getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &got);
         curl_easy_getinfo(easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
@@ -267,57 +305,7 @@ private:
     long status_ = 0;
     std::string reason_;
     double retry_after_s_ = -1;
-};
-
-class gunzip_source final : public byte_source {
-public:
-    explicit gunzip_source(std::unique_ptr<byte_source> src) : src_(std::move(src)), in_(1 << 16) {
-        std::memset(&z_, 0, sizeof z_);
-        if (inflateInit2(&z_, 15 + 16) != Z_OK) throw io_error(fmt::format("{}: cannot start gzip decoding", src_->name()));
-    }
-    ~gunzip_source() override { inflateEnd(&z_); }
-    // Bytes already read from the source while sniffing the magic.
-    void prime(const char* data, std::size_t n) {
-        std::memcpy(in_.data(), data, n);
-        z_.next_in = reinterpret_cast<Bytef*>(in_.data());
-        z_.avail_in = static_cast<uInt>(n);
-    }
-    std::size_t read(char* out, std::size_t n) override {
-        z_.next_out = reinterpret_cast<Bytef*>(out);
-        z_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
-        for (;;) {
-            std::size_t got = static_cast<std::size_t>(reinterpret_cast<char*>(z_.next_out) - out);
-            if (got > 0) return got;
-            if (z_.avail_in == 0) {
-                if (eof_) {
-                    if (!member_done_) throw io_error(fmt::format("{}: gzip stream cut short", src_->name()));
-                    return 0;
-                }
-                std::size_t r = src_->read(in_.data(), in_.size());
-                if (r == 0) {
-                    eof_ = true;
-                    continue;
-                }
-                z_.next_in = reinterpret_cast<Bytef*>(in_.data());
-                z_.avail_in = static_cast<uInt>(r);
-            }
-            if (member_done_) {  // another gzip member follows (concatenated .gz files)
-                inflateReset(&z_);
-                member_done_ = false;
-            }
-            int rc = inflate(&z_, Z_NO_FLUSH);
-            if (rc == Z_STREAM_END) member_done_ = true;
-            else if (rc != Z_OK && rc != Z_BUF_ERROR)
-                throw io_error(fmt::format("{}: gzip error: {}", src_->name(), z_.msg ? z_.msg : "corrupt data"));
-        }
-    }
-    const std::string& name() const override { return src_->name(); }
-
-private:
-    std::unique_ptr<byte_source> src_;
-    std::vector<char> in_;
-    z_stream z_;
-    bool eof_ = false, member_done_ = false;
+    std::string content_encoding_, content_length_, length_conflict_;
 };
 
 // A source with a few bytes put back in front of it.
@@ -341,6 +329,33 @@ private:
     std::unique_ptr<byte_source> src_;
 };
 
+// An HTTP body decoded by its Content-Encoding: identity passes through, gzip goes through
+// prof's decoder, anything else (never asked for) is refused. The encoding is known once the
+// first read has returned, so that read is taken here and put back in front of the stream.
+class decoded_http_source final : public byte_source {
+public:
+    explicit decoded_http_source(std::unique_ptr<http_byte_source> raw) : raw_(raw.get()), owned_(std::move(raw)) {}
+    std::size_t read(char* out, std::size_t n) override {
+        if (!chain_) {
+            std::string first(64 * 1024, '\0');
+            first.resize(raw_->read(first.data(), first.size()));
+            std::string enc = raw_->content_encoding();
+            for (char& c : enc) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+            auto rest = std::make_unique<prefixed_source>(std::move(first), std::move(owned_));
+            if (enc.empty() || enc == "identity") chain_ = std::move(rest);
+            else if (enc == "gzip" || enc == "x-gzip") chain_ = gunzip(std::move(rest));
+            else throw io_error(fmt::format("{}: unsupported Content-Encoding '{}' (prof asks for gzip only)", name(), enc));
+        }
+        return chain_->read(out, n);
+    }
+    const std::string& name() const override { return raw_->name(); }
+
+private:
+    http_byte_source* raw_;
+    std::unique_ptr<http_byte_source> owned_;
+    std::unique_ptr<byte_source> chain_;
+};
+
 }  // namespace
 
 std::unique_ptr<byte_source> gunzip_if_gzip(std::unique_ptr<byte_source> src) {
@@ -352,9 +367,7 @@ std::unique_ptr<byte_source> gunzip_if_gzip(std::unique_ptr<byte_source> src) {
         got += r;
     }
     if (got == 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) {
-        auto g = std::make_unique<gunzip_source>(std::move(src));
-        g->prime(head, 2);
-        return g;
+        return gunzip(std::make_unique<prefixed_source>(std::string(head, 2), std::move(src)));
     }
     return std::make_unique<prefixed_source>(std::string(head, got), std::move(src));
 }
@@ -398,11 +411,11 @@ std::string check_header(std::string_view header, std::string_view flag) {
 }
 
 std::unique_ptr<byte_source> http_source(const std::string& url, const http_options& options) {
-    return std::make_unique<http_byte_source>(url, options);
+    return std::make_unique<decoded_http_source>(std::make_unique<http_byte_source>(url, options));
 }
 
 std::string http_get(const std::string& url, const http_options& options, std::size_t max_bytes) {
-    http_byte_source src(url, options);
+    decoded_http_source src(std::make_unique<http_byte_source>(url, options));
     std::string out;
     char buf[65536];
     for (;;) {

@@ -33,7 +33,9 @@ struct http_options {
     // while no byte of the body has been handed to the reader, so no row is read twice.
     unsigned retries = 3;
     double backoff_s = 1.0;
-    // Ask for Content-Encoding gzip/deflate and decode it as it streams.
+    // Ask for Content-Encoding gzip (Accept-Encoding: gzip). Whatever this says, a gzip body is
+    // decoded as it streams by prof's own decoder (gunzip: trailer checked), and any other
+    // encoding is refused.
     bool accept_compressed = true;
     // How to wait between attempts (injected by tests; default: a real sleep).
     std::function<void(double seconds)> sleep;
@@ -56,14 +58,18 @@ std::string check_header(std::string_view header, std::string_view flag);
 //   backoff, then temp_fail_error (75) when retries run out; 404/410 → no_input_error (66);
 //   any other status → unavailable_error (69).
 // After the first body byte has been handed out, a failure is final: a body shorter than its
-// Content-Length, a chunked body without its last chunk, a corrupt gzip stream, a reset or a
-// timeout → io_error (74). Messages name the redacted URL and what happened.
+// Content-Length, a chunked body without its last chunk, a gzip body without its trailer (cut
+// at a flush point) or corrupt, a reset or a timeout → io_error (74). A response whose
+// Content-Length headers disagree, or whose Content-Encoding is neither identity nor gzip, is
+// refused with io_error (74) before any byte is read. Messages name the redacted URL and what
+// happened.
 std::unique_ptr<byte_source> http_source(const std::string& url, const http_options& options);
 
 // Wraps `src` so that a gzip stream (one or more members, recognised by its magic bytes
 // 1f 8b, whatever the name) is decompressed as it is read; anything else passes through
 // unchanged. For a URL such as …/export.jsonl.gz served as application/gzip without
-// Content-Encoding. A gzip stream that ends early or is corrupt throws io_error (74).
+// Content-Encoding. The decoder is gunzip (json_in.hpp): a gzip stream that ends early or is
+// corrupt throws io_error (74).
 std::unique_ptr<byte_source> gunzip_if_gzip(std::unique_ptr<byte_source> src);
 
 // GETs a small body whole (a registry index, a profile): the same statuses, retries and

@@ -125,15 +125,19 @@ std::string chunked(const std::string& body, bool with_end) {
     return out;
 }
 
-std::string gzip(const std::string& data) {
+// gzip of `data`; with `cut`, of its first `cut` bytes ended by a sync flush instead of the
+// trailer: every byte before the cut decodes, and nothing but the missing trailer marks the
+// stream as unfinished.
+std::string gzip(const std::string& data, std::size_t cut = std::string::npos) {
+    bool whole = cut == std::string::npos;
     z_stream z{};
     REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-    std::string out(deflateBound(&z, data.size()) + 64, '\0');
+    std::string out(deflateBound(&z, data.size()) + 1024, '\0');
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-    z.avail_in = static_cast<uInt>(data.size());
+    z.avail_in = static_cast<uInt>(whole ? data.size() : cut);
     z.next_out = reinterpret_cast<Bytef*>(out.data());
     z.avail_out = static_cast<uInt>(out.size());
-    REQUIRE(deflate(&z, Z_FINISH) == Z_STREAM_END);
+    REQUIRE(deflate(&z, whole ? Z_FINISH : Z_SYNC_FLUSH) == (whole ? Z_STREAM_END : Z_OK));
     out.resize(z.total_out);
     deflateEnd(&z);
     return out;
@@ -355,4 +359,48 @@ TEST_CASE("a body that stalls after reading began times out as an I/O error (74)
     o.stall_timeout_s = 1;  // no byte for 1 s
     CHECK_THROWS_AS(read_all(*prof::http_source(srv.url(), o), 4096), prof::io_error);
     CHECK(srv.requests().size() == 1);
+}
+
+TEST_CASE("a gzip body cut at a flush point is an I/O error (74), with or without Content-Length") {
+    std::string body = rows(20000);
+    std::string cut = gzip(body, body.size() / 2);
+    SUBCASE("Content-Length matching the cut body") {
+        scripted_server srv({ok_reply(cut, "Content-Encoding: gzip\r\n")});
+        auto src = prof::http_source(srv.url(), fast_options());
+        CHECK_THROWS_WITH_AS(read_all(*src), (srv.url() + ": gzip stream cut short").c_str(), prof::io_error);
+    }
+    SUBCASE("a complete chunked body") {
+        scripted_server srv({"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\nConnection: "
+                             "close\r\n\r\n" + chunked(cut, true)});
+        auto src = prof::http_source(srv.url(), fast_options());
+        CHECK_THROWS_WITH_AS(read_all(*src), (srv.url() + ": gzip stream cut short").c_str(), prof::io_error);
+    }
+    SUBCASE("http_get too") {
+        scripted_server srv({ok_reply(cut, "Content-Encoding: gzip\r\n")});
+        CHECK_THROWS_AS(prof::http_get(srv.url(), fast_options()), prof::io_error);
+    }
+}
+
+TEST_CASE("disagreeing Content-Length headers are refused before any byte is read") {
+    std::string body = rows(100);
+    scripted_server srv({"HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                         "\r\nContent-Length: 10\r\nConnection: close\r\n\r\n" + body});
+    auto src = prof::http_source(srv.url(), fast_options());
+    CHECK_THROWS_WITH_AS(read_all(*src),
+                         (srv.url() + ": the response has conflicting Content-Length headers (" +
+                          std::to_string(body.size()) + " and 10); refused")
+                             .c_str(),
+                         prof::io_error);
+    // The same value twice, or as a list, frames the message the same way: accepted.
+    std::string n = std::to_string(body.size());
+    scripted_server same({"HTTP/1.1 200 OK\r\nContent-Length: " + n + "\r\nContent-Length: " + n + ", " + n +
+                          "\r\nConnection: close\r\n\r\n" + body});
+    CHECK(read_all(*prof::http_source(same.url(), fast_options())) == body);
+}
+
+TEST_CASE("a Content-Encoding other than gzip is refused, never passed on as rows") {
+    scripted_server srv({ok_reply("xxxx", "Content-Encoding: br\r\n")});
+    auto src = prof::http_source(srv.url(), fast_options());
+    CHECK_THROWS_WITH_AS(read_all(*src), (srv.url() + ": unsupported Content-Encoding 'br' (prof asks for gzip only)").c_str(),
+                         prof::io_error);
 }

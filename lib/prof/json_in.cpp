@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <limits>
 #include <unistd.h>
+#include <vector>
 #include <zlib.h>
 
 namespace prof {
@@ -44,46 +45,69 @@ private:
     bool owns_;
 };
 
-class gzip_byte_source final : public byte_source {
+// The one gzip decoder (json_in.hpp: gunzip): zlib's inflate with the gzip wrapper, which
+// checks each member's CRC-32 and ISIZE trailer; the end of a member is Z_STREAM_END, and only
+// after one may the input end. A body cut at a flush point decodes cleanly up to the cut, so
+// the missing trailer is what tells it apart from a whole stream.
+class gunzip_byte_source final : public byte_source {
 public:
-    gzip_byte_source(int fd, std::string name) : name_(std::move(name)) {
-        gz_ = gzdopen(fd, "rb");
-        if (!gz_) {
-            ::close(fd);
-            throw io_error(fmt::format("{}: cannot start gzip decoding", name_));
-        }
-        gzbuffer(gz_, 1 << 17);
+    explicit gunzip_byte_source(std::unique_ptr<byte_source> src) : src_(std::move(src)), in_(1 << 17) {
+        std::memset(&z_, 0, sizeof z_);
+        if (inflateInit2(&z_, 15 + 16) != Z_OK) throw io_error(fmt::format("{}: cannot start gzip decoding", src_->name()));
     }
-    ~gzip_byte_source() override { gzclose(gz_); }
-    std::size_t read(char* buf, std::size_t n) override {
-        unsigned want = static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30));
-        int r = gzread(gz_, buf, want);
-        if (r < 0) {
-            int errnum = 0;
-            const char* msg = gzerror(gz_, &errnum);
-            throw io_error(fmt::format("{}: gzip error: {}", name_, msg ? msg : "unknown"));
+    ~gunzip_byte_source() override { inflateEnd(&z_); }
+    std::size_t read(char* out, std::size_t n) override {
+        if (n == 0) return 0;
+        z_.next_out = reinterpret_cast<Bytef*>(out);
+        z_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
+        for (;;) {
+            if (z_.avail_in == 0 && !eof_) {
+                std::size_t r = src_->read(in_.data(), in_.size());
+                if (r == 0) eof_ = true;
+                z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+                z_.avail_in = static_cast<uInt>(r);
+            }
+            if (member_done_) {
+                if (z_.avail_in == 0) {
+                    if (eof_) return 0;
+                    continue;
+                }
+                inflateReset(&z_);  // another gzip member follows (concatenated .gz files)
+                member_done_ = false;
+            }
+            if (!started_ && z_.avail_in == 0 && eof_) return 0;  // no byte at all: an empty input
+            started_ = true;
+            // inflate is called even when all input has been taken: zlib may hold decoded bytes
+            // that did not fit the last output buffer. Only a call that can make no progress
+            // (Z_BUF_ERROR) with the input at its end means the stream was cut.
+            int rc = inflate(&z_, Z_NO_FLUSH);
+            std::size_t got = static_cast<std::size_t>(reinterpret_cast<char*>(z_.next_out) - out);
+            if (rc == Z_STREAM_END) {
+                member_done_ = true;
+            } else if (rc == Z_BUF_ERROR) {
+                if (eof_ && z_.avail_in == 0 && got == 0)
+                    throw io_error(fmt::format("{}: gzip stream cut short", src_->name()));
+            } else if (rc != Z_OK) {
+                throw io_error(fmt::format("{}: gzip error: {}", src_->name(), z_.msg ? z_.msg : "corrupt data"));
+            }
+            if (got > 0) return got;
         }
-        if (r == 0) {
-            int errnum = 0;
-            const char* msg = gzerror(gz_, &errnum);
-            // zlib reports a stream cut short as Z_BUF_ERROR at end of file.
-            if (errnum != Z_OK && errnum != Z_STREAM_END)
-                throw io_error(fmt::format("{}: gzip error: {}", name_, msg ? msg : "truncated"));
-        }
-        return static_cast<std::size_t>(r);
     }
-    const std::string& name() const override { return name_; }
+    const std::string& name() const override { return src_->name(); }
 
 private:
-    gzFile gz_ = nullptr;
-    std::string name_;
+    std::unique_ptr<byte_source> src_;
+    std::vector<char> in_;
+    z_stream z_;
+    bool eof_ = false, started_ = false, member_done_ = false;
 };
 
 class string_byte_source final : public byte_source {
 public:
-    string_byte_source(std::string data, std::string name) : data_(std::move(data)), name_(std::move(name)) {}
+    string_byte_source(std::string data, std::string name, std::size_t max_read)
+        : data_(std::move(data)), name_(std::move(name)), max_read_(max_read) {}
     std::size_t read(char* buf, std::size_t n) override {
-        std::size_t k = std::min(n, data_.size() - pos_);
+        std::size_t k = std::min({n, max_read_, data_.size() - pos_});
         std::memcpy(buf, data_.data() + pos_, k);
         pos_ += k;
         return k;
@@ -94,6 +118,7 @@ private:
     std::string data_;
     std::size_t pos_ = 0;
     std::string name_;
+    std::size_t max_read_;
 };
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -203,15 +228,19 @@ std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd) {
     return std::make_unique<fd_byte_source>(fd, std::move(name), owns_fd);
 }
 
-std::unique_ptr<byte_source> string_source(std::string data, std::string name) {
-    return std::make_unique<string_byte_source>(std::move(data), std::move(name));
+std::unique_ptr<byte_source> gunzip(std::unique_ptr<byte_source> src) {
+    return std::make_unique<gunzip_byte_source>(std::move(src));
+}
+
+std::unique_ptr<byte_source> string_source(std::string data, std::string name, std::size_t max_read) {
+    return std::make_unique<string_byte_source>(std::move(data), std::move(name), max_read);
 }
 
 std::unique_ptr<byte_source> open_input(const std::string& path) {
     if (path == "-") return fd_source(0, "<stdin>", false);
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    if (ends_with(path, ".gz")) return std::make_unique<gzip_byte_source>(fd, path);
+    if (ends_with(path, ".gz")) return gunzip(std::make_unique<fd_byte_source>(fd, path, true));
     return std::make_unique<fd_byte_source>(fd, path, true);
 }
 
@@ -229,6 +258,7 @@ bool line_reader::fill() {
     if (begin_ > 0) {
         std::memmove(buf_.get(), buf_.get() + begin_, end_ - begin_);
         end_ -= begin_;
+        scanned_ -= std::min(scanned_, begin_);
         begin_ = 0;
     }
     if (end_ == cap_) {  // one line longer than the buffer: grow it
@@ -252,7 +282,8 @@ bool line_reader::fill() {
 bool line_reader::next(text_line& out) {
     for (;;) {
         const char* base = buf_.get();
-        const void* nl = begin_ < end_ ? std::memchr(base + begin_, '\n', end_ - begin_) : nullptr;
+        std::size_t from = std::max(begin_, scanned_);
+        const void* nl = from < end_ ? std::memchr(base + from, '\n', end_ - from) : nullptr;
         std::string_view text;
         bool checked = false;
         if (nl) {
@@ -271,6 +302,7 @@ bool line_reader::next(text_line& out) {
             text = std::string_view(base + begin_, pos - begin_);
             begin_ = pos + 1;
         } else {
+            scanned_ = end_;
             if (fill()) continue;
             if (begin_ == end_) return false;
             text = std::string_view(buf_.get() + begin_, end_ - begin_);
@@ -329,6 +361,7 @@ std::string parse_line(od::parser& parser, const text_line& line, const object_f
     line_check c = check_line(line.text);
     if (c.trailing || (c.one_value && !starts_object(line.text)))
         return starts_object(line.text) ? "unexpected content after the JSON object" : "expected a JSON object";
+    if (!c.one_value && json_depth_overflow(line.text) != std::string_view::npos) return json_depth_message();
     simdjson::padded_string_view psv(line.text.data(), line.text.size(), line.text.size() + simdjson::SIMDJSON_PADDING);
     try {
         od::document doc = parser.iterate(psv);
@@ -532,6 +565,8 @@ void missing_field(std::string_view field) {
 
 // ---- json_value -------------------------------------------------------------------------
 
+json_value::json_value() = default;
+
 const json_value* json_value::find(std::string_view key) const {
     auto it = std::lower_bound(obj.begin(), obj.end(), key,
                                [](const auto& kv, std::string_view k) { return kv.first < k; });
@@ -607,7 +642,8 @@ bool operator==(const json_value& a, const json_value& b) {
     }
 }
 
-json_value read_json_value(od::value v) {
+namespace {
+json_value read_json_value_at(od::value v, std::size_t depth) {
     json_value out;
     using T = json_value::type;
     switch (od::json_type(v.type())) {
@@ -634,14 +670,16 @@ json_value read_json_value(od::value v) {
         break;
     }
     case od::json_type::array:
+        if (depth >= json_max_depth) throw field_error(json_depth_message());
         out.t = T::array;
-        for (auto el : v.get_array()) out.arr.push_back(read_json_value(el.value()));
+        for (auto el : v.get_array()) out.arr.push_back(read_json_value_at(el.value(), depth + 1));
         break;
     case od::json_type::object: {
+        if (depth >= json_max_depth) throw field_error(json_depth_message());
         out.t = T::object;
         for (auto f : v.get_object()) {
             std::string key(std::string_view(f.unescaped_key()));
-            json_value val = read_json_value(f.value());
+            json_value val = read_json_value_at(f.value(), depth + 1);
             out.obj.emplace_back(std::move(key), std::move(val));
         }
         // Sort by key; of duplicates the last one wins (stable sort keeps input order).
@@ -658,9 +696,13 @@ json_value read_json_value(od::value v) {
     }
     return out;
 }
+}  // namespace
+
+json_value read_json_value(od::value v) { return read_json_value_at(v, 0); }
 
 void parse_object_text(std::string_view text, const std::function<void(od::object&)>& fn) {
     if (!simdjson::validate_utf8(text.data(), text.size())) throw field_error("invalid UTF-8");
+    if (json_depth_overflow(text) != std::string_view::npos) throw field_error(json_depth_message());
     simdjson::padded_string padded(text);
     od::parser parser;
     try {
@@ -676,6 +718,7 @@ void parse_object_text(std::string_view text, const std::function<void(od::objec
 
 json_value parse_json_text(std::string_view text) {
     if (!simdjson::validate_utf8(text.data(), text.size())) throw field_error("invalid UTF-8");
+    if (json_depth_overflow(text) != std::string_view::npos) throw field_error(json_depth_message());
     simdjson::padded_string padded(text);
     od::parser parser;
     try {
@@ -691,6 +734,89 @@ json_value parse_json_text(std::string_view text) {
         return out;
     } catch (const simdjson::simdjson_error& e) {
         throw field_error(fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
+    }
+}
+
+std::string json_depth_message() { return fmt::format("JSON nested deeper than {} levels", json_max_depth); }
+
+std::size_t json_depth_overflow(std::string_view text) {
+    std::size_t depth = 0;
+    const char* b = text.data();
+    const char* e = b + text.size();
+    for (const char* p = b; p < e; ++p) {
+        switch (*p) {
+        case '"':
+            for (++p; p < e && *p != '"'; ++p)
+                if (*p == '\\') ++p;
+            break;
+        case '[': case '{':
+            if (++depth > json_max_depth) return static_cast<std::size_t>(p - b);
+            break;
+        case ']': case '}':
+            if (depth > 0) --depth;
+            break;
+        default: break;
+        }
+    }
+    return std::string_view::npos;
+}
+
+namespace {
+// The 1-based line holding byte `at` of text.
+std::size_t line_at(std::string_view text, std::size_t at) {
+    at = std::min(at, text.size());
+    return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+}
+
+// The line of the first byte that is not valid UTF-8: the first line that fails on its own
+// ('\n' never occurs inside a multi-byte sequence).
+std::size_t bad_utf8_line(std::string_view text) {
+    std::size_t line = 1;
+    for (std::size_t at = 0; at <= text.size(); ++line) {
+        std::size_t nl = text.find('\n', at);
+        std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+        if (!simdjson::validate_utf8(text.data() + at, end - at)) return line;
+        if (nl == std::string_view::npos) break;
+        at = nl + 1;
+    }
+    return 1;
+}
+}  // namespace
+
+json_value parse_json_object_file(std::string_view text, const std::string& source, std::string_view flag) {
+    auto fail = [&](std::size_t line, const std::string& what) -> json_value {
+        throw input_error(source, line, fmt::format("{}: {}", flag, what));
+    };
+    std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) return fail(1, "the file is empty; expected one JSON object");
+    if (!simdjson::validate_utf8(text.data(), text.size())) return fail(bad_utf8_line(text), "invalid UTF-8");
+    if (std::size_t deep = json_depth_overflow(text); deep != std::string_view::npos)
+        return fail(line_at(text, deep), json_depth_message());
+    // The strict scanner finds where a syntax error or trailing content is; simdjson then reads
+    // the value (and words the error, when the scanner let through what simdjson refuses).
+    json_scanner sc{text.data(), text.data() + text.size()};
+    sc.syntax_only = true;
+    sc.ws();
+    if (!sc.skip_value()) {
+        std::size_t stop = static_cast<std::size_t>(sc.p - text.data());
+        if (stop >= text.size())  // the text ends inside the value: the line is the last one with content
+            return fail(line_at(text, text.find_last_not_of(" \t\r\n")), "malformed JSON (the text ends inside the value)");
+        return fail(line_at(text, stop), fmt::format("malformed JSON (near byte {}: '{}')", stop + 1, text[stop]));
+    }
+    sc.ws();
+    if (sc.p != sc.e) {
+        return fail(line_at(text, static_cast<std::size_t>(sc.p - text.data())),
+                    text[first] == '{' ? "unexpected content after the JSON object" : "unexpected content after the JSON value");
+    }
+    if (text[first] != '{') {
+        char k = text[first];
+        const char* found = k == '[' ? "an array" : k == '"' ? "a string" : k == 'n' ? "null" : k == 't' || k == 'f' ? "a boolean" : "a number";
+        return fail(line_at(text, first), fmt::format("expected a JSON object, found {}", found));
+    }
+    try {
+        return parse_json_text(text);
+    } catch (const field_error& e) {
+        return fail(line_at(text, first), e.what());
     }
 }
 

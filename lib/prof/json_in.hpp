@@ -30,8 +30,17 @@ std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd);
 // Opens PATH for reading: "-" is stdin, a name ending in ".gz" is decompressed as it streams.
 // Throws no_input_error (exit 66) when the file cannot be opened.
 std::unique_ptr<byte_source> open_input(const std::string& path);
-// An in-memory source (tests, and data already read whole).
-std::unique_ptr<byte_source> string_source(std::string data, std::string name);
+// Decompresses the gzip stream read from `src` (one or more members) as it is read: the one gzip
+// decoder of prof, for .gz files and gzip HTTP bodies alike. zlib checks each member's CRC-32
+// and length trailer; a stream that ends inside a member ("gzip stream cut short": a body cut at
+// a flush point decodes cleanly up to the cut, and only the missing trailer tells), corrupt
+// data, or bytes after a member that do not start another throw io_error (74) naming the
+// source. A source with no byte at all reads as empty.
+std::unique_ptr<byte_source> gunzip(std::unique_ptr<byte_source> src);
+// An in-memory source (tests, and data already read whole); each read hands out at most
+// `max_read` bytes (a pipe hands out 64 KiB: tests of readers fed in small pieces).
+std::unique_ptr<byte_source> string_source(std::string data, std::string name,
+                                           std::size_t max_read = static_cast<std::size_t>(-1));
 
 struct text_line {
     std::size_t number = 0;   // 1-based physical line number in the source
@@ -45,7 +54,8 @@ struct text_line {
 };
 
 // Splits a byte source into lines. Blank (all-whitespace) lines are skipped but counted in the
-// numbering; a last line without '\n' is still a line. Memory is bounded by the longest line.
+// numbering; a last line without '\n' is still a line. Memory is bounded by the longest line,
+// and time is linear in the input however it arrives (each byte is searched for '\n' once).
 class line_reader {
 public:
     explicit line_reader(std::unique_ptr<byte_source> src);
@@ -60,6 +70,8 @@ private:
     std::size_t cap_ = 0;     // usable bytes; the allocation adds SIMDJSON_PADDING
     std::size_t begin_ = 0, end_ = 0;
     std::size_t valid_to_ = 0;  // buf_[.., valid_to_) is whole lines of valid UTF-8
+    std::size_t scanned_ = 0;   // buf_[begin_, scanned_) is known to hold no '\n': a long line
+                                // arriving in many small reads (a pipe) is searched once
     std::size_t line_no_ = 0;
     std::size_t bytes_read_ = 0;
     bool eof_ = false;
@@ -134,6 +146,11 @@ struct json_value {
     std::vector<json_value> arr;
     std::vector<std::pair<std::string, json_value>> obj;  // sorted by key
 
+    // Declared here, defined out of line: an implicit default constructor makes clang (with
+    // libstdc++) ask whether std::pair<std::string, json_value> is default-constructible while
+    // that pair is still being instantiated, and it refuses the recursive type.
+    json_value();
+
     bool is_object() const { return t == type::object; }
     const json_value* find(std::string_view key) const;
     std::string dump() const;  // canonical compact text
@@ -149,8 +166,29 @@ void parse_object_text(std::string_view text, const std::function<void(simdjson:
 // True when nothing but whitespace follows the document's root value (trailing-content check).
 bool document_at_end(simdjson::ondemand::document& doc);
 
+// ---- nesting depth -----------------------------------------------------------------------
+// The deepest nesting of arrays and objects a JSON text may have, on every path that reads JSON
+// (JSON Lines records, whole files, registry index lines, values read into a json_value):
+// simdjson's own default limit. Deeper text is refused with json_depth_message(), never read by
+// recursion that could exhaust the stack.
+inline constexpr std::size_t json_max_depth = 1024;
+// "JSON nested deeper than 1024 levels" (a field_error text; callers add source and line).
+std::string json_depth_message();
+// The offset of the '[' or '{' that opens nesting level json_max_depth + 1, or npos when the
+// text stays within the limit. Strings (escapes included) are skipped; nothing else is checked.
+// One pass, no recursion.
+std::size_t json_depth_overflow(std::string_view text);
+
+// The value as a json_value; throws field_error for malformed JSON and, past json_max_depth
+// levels, json_depth_message().
 json_value read_json_value(simdjson::ondemand::value v);
 // Parses a whole JSON text (a file's contents). Throws field_error on malformed input.
 json_value parse_json_text(std::string_view text);
+// Parses a whole file's text that must be one JSON object (--signature, --family-map): throws
+// input_error "SOURCE:LINE: FLAG: what", LINE being the line at fault (where the syntax error,
+// the invalid UTF-8, the level past json_max_depth or the content after the object is; the first
+// line of the value when it is no object). An empty or all-blank text is "the file is empty;
+// expected one JSON object".
+json_value parse_json_object_file(std::string_view text, const std::string& source, std::string_view flag);
 
 }  // namespace prof

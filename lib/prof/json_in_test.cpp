@@ -6,6 +6,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <unistd.h>
+#include <vector>
+#include <zlib.h>
+
 using namespace prof;
 
 namespace {
@@ -130,4 +137,146 @@ TEST_CASE("a fast line reader consumes what it can and hands the rest to the JSO
     CHECK(fast == 2);
     CHECK(slow == std::vector<std::string>{"a"});
     CHECK(st.records == 3);
+}
+
+namespace {
+std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+}  // namespace
+
+TEST_CASE("one long line arriving in small reads is read in time linear in its length" * doctest::timeout(5)) {
+    // 32 MiB in 1 KiB reads: 32,768 reads. Searching the whole line again after each read would
+    // scan 32,768 * 16 MiB on average = 5.5e11 bytes (minutes); once is 3.4e7 bytes (milliseconds).
+    std::string line = "{\"a\":\"" + std::string(32u << 20, 'x') + "\"}\n{}\n";
+    line_reader in(string_source(line, "pipe", 1024));
+    text_line l;
+    REQUIRE(in.next(l));
+    CHECK(l.number == 1);
+    CHECK(l.text.size() == (32u << 20) + 8);
+    REQUIRE(in.next(l));
+    CHECK(l.text == "{}");
+    CHECK_FALSE(in.next(l));
+}
+
+TEST_CASE("nesting past 1024 levels is refused with one message on every JSON path, without recursion") {
+    CHECK(json_depth_overflow(nested(1024)) == std::string_view::npos);
+    CHECK(json_depth_overflow(nested(1025)) == 1024);  // the 1025th '[' opens the level too many
+    CHECK(json_depth_overflow("[\"[[[[\\\"[[[\"]") == std::string_view::npos);  // brackets in strings don't count
+    CHECK(json_depth_message() == "JSON nested deeper than 1024 levels");
+    // A whole text (100,000 levels overflowed the stack before the bound).
+    CHECK_THROWS_WITH_AS(parse_json_text(nested(100000)), "JSON nested deeper than 1024 levels", field_error);
+    CHECK(parse_json_text(nested(1024)).arr.size() == 1);
+    CHECK_THROWS_WITH_AS(parse_object_text("{\"a\":" + nested(100000) + "}", [](simdjson::ondemand::object&) {}),
+                         "JSON nested deeper than 1024 levels", field_error);
+    // A JSON Lines record.
+    CHECK(error_of("{\"ts_id\":" + nested(2000) + "}\n") == "in.jsonl:1: JSON nested deeper than 1024 levels");
+    CHECK(error_of("{\"ts_id\":" + nested(100000) + "}\n") == "in.jsonl:1: JSON nested deeper than 1024 levels");
+    // A value read into a json_value from an on-demand document that was never pre-checked.
+    std::string deep = "{\"s\":" + nested(5000) + "}";
+    simdjson::padded_string padded(deep);
+    simdjson::ondemand::parser parser;
+    auto doc = parser.iterate(padded);
+    CHECK_THROWS_WITH_AS(read_json_value(doc["s"].value()), "JSON nested deeper than 1024 levels", field_error);
+}
+
+TEST_CASE("a whole-file JSON object names the line at fault") {
+    auto err = [](const std::string& text) {
+        try {
+            parse_json_object_file(text, "sig.json", "--signature");
+        } catch (const input_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    CHECK(parse_json_object_file("{\n \"a\": 1\n}\n", "s", "--signature").dump() == R"({"a":1})");
+    CHECK(err("") == "sig.json:1: --signature: the file is empty; expected one JSON object");
+    CHECK(err("{\n\"a\": 1,\n\"b\": oops\n}") == "sig.json:3: --signature: malformed JSON (near byte 16: 'o')");
+    CHECK(err("{\"a\":1,\n\"b\":[2,\n") == "sig.json:2: --signature: malformed JSON (the text ends inside the value)");
+    CHECK(err("{\"a\":1}\n\n{\"b\":2}\n") == "sig.json:3: --signature: unexpected content after the JSON object");
+    CHECK(err("\n[1]") == "sig.json:2: --signature: expected a JSON object, found an array");
+    CHECK(err("{\"a\":\n\"\xff\"}") == "sig.json:2: --signature: invalid UTF-8");
+    CHECK(err("{\"a\":\n" + nested(3000) + "}") == "sig.json:2: --signature: JSON nested deeper than 1024 levels");
+}
+
+namespace {
+std::string gzip_of(const std::string& data, int flush_at = -1) {
+    z_stream z{};
+    REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+    std::string out(deflateBound(&z, data.size()) + 1024, '\0');
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    std::size_t cut = flush_at < 0 ? data.size() : static_cast<std::size_t>(flush_at);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+    z.avail_in = static_cast<uInt>(cut);
+    // Z_SYNC_FLUSH at the cut: everything before it decodes, and the stream simply stops.
+    REQUIRE(deflate(&z, flush_at < 0 ? Z_FINISH : Z_SYNC_FLUSH) == (flush_at < 0 ? Z_STREAM_END : Z_OK));
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+}
+std::string read_all(byte_source& s) {
+    std::string out;
+    char buf[4096];
+    for (std::size_t n; (n = s.read(buf, sizeof buf)) > 0;) out.append(buf, n);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("gunzip checks the trailer: a stream cut at a flush point is an I/O error, not a short input") {
+    std::string body;
+    for (int k = 0; k < 20000; ++k) body += "{\"k\":" + std::to_string(k) + "}\n";
+    CHECK(read_all(*gunzip(string_source(gzip_of(body), "x.gz"))) == body);
+    CHECK(read_all(*gunzip(string_source("", "x.gz"))).empty());
+    // Read one byte at a time from a source that hands out one byte at a time: the same bytes.
+    {
+        auto g = gunzip(string_source(gzip_of(body), "x.gz", 1));
+        std::string out;
+        char c;
+        while (g->read(&c, 1) == 1) out.push_back(c);
+        CHECK(out == body);
+    }
+    std::string cut = gzip_of(body, static_cast<int>(body.size() / 2));
+    CHECK_THROWS_WITH_AS(read_all(*gunzip(string_source(cut, "x.gz"))), "x.gz: gzip stream cut short", io_error);
+    // A wrong CRC-32 or length in the trailer is corrupt data.
+    std::string bad = gzip_of(body);
+    bad[bad.size() - 5] ^= 1;  // inside the CRC-32
+    CHECK_THROWS_AS(read_all(*gunzip(string_source(bad, "x.gz"))), io_error);
+    bad = gzip_of(body);
+    bad[bad.size() - 2] ^= 1;  // inside ISIZE
+    CHECK_THROWS_AS(read_all(*gunzip(string_source(bad, "x.gz"))), io_error);
+}
+
+TEST_CASE("corrupt gzip data is called corrupt whatever the read size, never 'cut short'") {
+    // A fuzz finding (fuzz/corpus/gunzip/repro-error-message-depends-on-read-size): a gzip
+    // header and deflate data with a back-reference before the start of the output. With a
+    // one-byte output buffer zlib has taken all the input before it reaches the bad distance,
+    // and the decoder, seeing the input at its end, said "cut short" instead of asking zlib.
+    const unsigned char bad[] = {0x1f, 0x8b, 0x08, 0x00, 0x8b, 0x9d, 0x0e, 0x6b, 0x02, 0xff, 0x4b,
+                                 0x5c, 0x75, 0xe4, 0x0e, 0x6b, 0x02, 0xff, 0x4b, 0xe2, 0x02, 0x00};
+    std::string data(reinterpret_cast<const char*>(bad), sizeof bad);
+    for (std::size_t chunk : {std::size_t{1}, std::size_t{2}, std::size_t{4096}}) {
+        CAPTURE(chunk);
+        auto g = gunzip(string_source(data, "x.gz"));
+        std::vector<char> buf(chunk);
+        CHECK_THROWS_WITH_AS(
+            [&] {
+                while (g->read(buf.data(), buf.size()) > 0) {
+                }
+            }(),
+            "x.gz: gzip error: invalid distance too far back", io_error);
+    }
+}
+
+TEST_CASE("a .gz file cut at a flush point is refused by open_input with the same message") {
+    std::string body;
+    for (int k = 0; k < 5000; ++k) body += "{\"k\":" + std::to_string(k) + "}\n";
+    char tmpl[] = "/tmp/prof-json-in.XXXXXX";
+    std::string dir = ::mkdtemp(tmpl);
+    std::string path = dir + "/cut.jsonl.gz";
+    std::string cut = gzip_of(body, 1000);
+    FILE* f = std::fopen(path.c_str(), "wb");
+    std::fwrite(cut.data(), 1, cut.size(), f);
+    std::fclose(f);
+    auto src = open_input(path);
+    CHECK_THROWS_WITH_AS(read_all(*src), (path + ": gzip stream cut short").c_str(), io_error);
+    std::filesystem::remove_all(dir);
 }

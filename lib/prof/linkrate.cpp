@@ -165,6 +165,17 @@ std::vector<std::string> link_rate_key(const std::string& uuid, const std::strin
     return {uuid, host, direction, memory, std::to_string(transfer_bytes)};
 }
 
+std::vector<std::string> link_rate_record_key(std::string_view text) {
+    link_rate r = parse_link_rate_text(text);
+    if (r.samples.empty()) throw field_error("field 'samples': empty; a cached rate must carry its samples");
+    if (r.transfer_bytes == 0) throw field_error("field 'transfer_bytes': 0");
+    double median = *median_of(r.samples);
+    if (!(r.bytes_per_second == median))
+        throw field_error(fmt::format("field 'bytes_per_second': {} is not the median of its samples ({})",
+                                      r.bytes_per_second, median));
+    return link_rate_key(r.device.uuid, r.host, r.direction, r.memory, r.transfer_bytes);
+}
+
 std::optional<std::string> link_rate_stale(const link_rate& r, time_point_ns now, double max_age_s) {
     if (!r.measured_at) return "never dated (no measured_at)";
     auto t = parse_rfc3339(*r.measured_at);

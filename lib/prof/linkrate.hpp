@@ -52,6 +52,11 @@ link_rate parse_link_rate_text(std::string_view text);
 // memory, transfer_bytes).
 std::vector<std::string> link_rate_key(const std::string& uuid, const std::string& host, const std::string& direction,
                                        const std::string& memory, std::uint64_t transfer_bytes);
+// The cache key a stored link_rate text names by its own fields (the ProfileCache's record_key
+// for "link_rate"), after checking the record against itself: it must read as a link_rate, have
+// samples, a positive transfer size, and a bytes_per_second that is exactly the median of its
+// samples (as measure_link_rate computes it). Throws field_error saying what disagrees.
+std::vector<std::string> link_rate_record_key(std::string_view text);
 // SPEC: stale when older than max_age_s, or never dated (also: dated in the future, or not a
 // valid RFC 3339 stamp). nullopt = fresh.
 // The cached rates of one cache as a table for people (prof-linkrate --list): one row per

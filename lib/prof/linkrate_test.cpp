@@ -232,3 +232,46 @@ TEST_CASE("cuda: pinned H2D on a real device is timed with events and lands in a
     CHECK(r.bytes_per_second > 1e9);    // slower than 1 GB/s is no working PCIe link
     CHECK(r.bytes_per_second < 1e12);
 }
+
+TEST_CASE("linkrate: a cached record names its own key and must agree with its own samples") {
+    link_rate r = sample_rate();
+    // median of {5.0e10, 5.2e10, 5.1e10} = 5.1e10 = bytes_per_second: consistent.
+    CHECK(link_rate_record_key(write_link_rate(r)) ==
+          std::vector<std::string>{"GPU-0a1b2c3d-0000-1111-2222-333344445555", "h", "h2d", "pinned", "67108864"});
+    r.direction = "d2h";
+    CHECK(link_rate_record_key(write_link_rate(r))[2] == "d2h");
+    r.bytes_per_second = 9e10;  // not the median of its samples
+    CHECK_THROWS_WITH_AS(link_rate_record_key(write_link_rate(r)),
+                         "field 'bytes_per_second': 90000000000 is not the median of its samples (51000000000)",
+                         field_error);
+    r.bytes_per_second = 5.1e10;
+    r.samples.clear();
+    CHECK_THROWS_AS(link_rate_record_key(write_link_rate(r)), field_error);
+    CHECK_THROWS_AS(link_rate_record_key(""), field_error);
+}
+
+TEST_CASE("linkrate: a cached rate that says another direction, host or size, or is corrupt, is a miss") {
+    char tmpl[] = "/tmp/prof-linkrate-cache.XXXXXX";
+    std::string root = ::mkdtemp(tmpl);
+    profile_cache cache(root);
+    link_rate r = sample_rate();
+    auto key = link_rate_key(r.device.uuid, r.host, "h2d", "pinned", 67108864);
+    auto stored_as_key = [&](const link_rate& x) {
+        cache.put("link_rate", key, write_link_rate(x));
+        return cache.get("link_rate", key, link_rate_record_key);
+    };
+    CHECK(stored_as_key(r) == std::optional<std::string>(write_link_rate(r)));
+    link_rate other = r;
+    other.direction = "d2h";
+    CHECK_FALSE(stored_as_key(other));
+    other = r;
+    other.host = "elsewhere";
+    CHECK_FALSE(stored_as_key(other));
+    other = r;
+    other.transfer_bytes = 1024;
+    CHECK_FALSE(stored_as_key(other));
+    other = r;
+    other.bytes_per_second = 1e12;  // disagrees with its own samples' median
+    CHECK_FALSE(stored_as_key(other));
+    std::filesystem::remove_all(root);
+}

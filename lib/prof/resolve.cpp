@@ -507,16 +507,7 @@ json_value read_signature_file(const std::string& path) {
     } catch (const io_error& e) {
         throw no_input_error(e.what());
     }
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
-        throw input_error(name, 1, "--signature: the file is empty; expected one JSON object");
-    json_value v;
-    try {
-        v = parse_json_text(text);
-    } catch (const field_error& e) {
-        throw input_error(name, 1, fmt::format("--signature: {}", e.what()));
-    }
-    if (!v.is_object()) throw input_error(name, 1, "--signature: expected a JSON object, found an array");
-    return v;
+    return parse_json_object_file(text, name, "--signature");
 }
 
 }  // namespace prof

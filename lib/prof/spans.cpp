@@ -1993,4 +1993,10 @@ std::vector<std::string> query_profile_key(const std::string& plan_key, const st
     return {plan_key, host};
 }
 
+std::vector<std::string> query_profile_record_key(std::string_view text) {
+    query_profile p;
+    parse_object_text(text, [&](od::object& obj) { p = read_query_profile(obj); });
+    return query_profile_key(p.plan_key, p.host);
+}
+
 }  // namespace prof

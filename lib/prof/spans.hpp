@@ -278,5 +278,8 @@ std::string write_query_profile(const query_profile& p);
 query_profile read_query_profile(simdjson::ondemand::object& obj);
 // Cache key of a query profile: (plan_key, host); the engine version is staleness, not key.
 std::vector<std::string> query_profile_key(const std::string& plan_key, const std::string& host);
+// The key a stored query_profile text names by its own fields (the ProfileCache's record_key for
+// "query_profile"); throws field_error when the text is no query_profile.
+std::vector<std::string> query_profile_record_key(std::string_view text);
 
 }  // namespace prof

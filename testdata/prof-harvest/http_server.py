@@ -11,6 +11,9 @@ Usage: http_server.py ROWS_FILE PORTFILE
   /cut.jsonl           Content-Length of the whole body, then half of it, then close
   /cut-early.jsonl     Content-Length of the whole body, then close before any of it
   /chunked-cut.jsonl   chunked, the body cut without its last chunk
+  /gzip-cut.jsonl      Content-Encoding: gzip, the first half of the rows (whole lines) compressed
+                       and ended by a sync flush instead of the gzip trailer, Content-Length matching
+  /two-lengths.jsonl   two Content-Length headers: the whole body's and its first half's (whole lines)
   /secret.jsonl        401 unless "Authorization: Bearer $PROF_TEST_TOKEN"
   /missing.jsonl       404
 """
@@ -19,8 +22,10 @@ import http.server
 import os
 import sys
 import threading
+import zlib
 
 ROWS = open(sys.argv[1], "rb").read()
+HALF = ROWS.rfind(b"\n", 0, len(ROWS) // 2) + 1  # the first half of the rows, whole lines
 HITS = {}
 LOCK = threading.Lock()
 
@@ -91,6 +96,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(b"%x\r\n%s\r\n" % (len(half), half))
             self.wfile.flush()
             self.close_connection = True
+        elif path == "/gzip-cut.jsonl":
+            z = zlib.compressobj(6, zlib.DEFLATED, 31)
+            body = z.compress(ROWS[:HALF]) + z.flush(zlib.Z_SYNC_FLUSH)
+            self.send_body(body, [("Content-Encoding", "gzip")])
+        elif path == "/two-lengths.jsonl":
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(ROWS)))
+            self.send_header("Content-Length", str(HALF))
+            self.end_headers()
+            self.wfile.write(ROWS)
         elif path == "/secret.jsonl":
             if self.headers.get("Authorization") == "Bearer " + os.environ.get("PROF_TEST_TOKEN", "-"):
                 self.send_body(ROWS)

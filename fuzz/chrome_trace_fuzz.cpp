@@ -1,0 +1,39 @@
+// Fuzz target, differential: the Chrome trace reader's three paths (the strict scanner with DOM
+// batches, DOM batches alone with tiny batches, the whole-document on-demand parse) must give the
+// same spans and counts, or the same error.
+#include "fuzz_util.hpp"
+
+#include "prof/spans.hpp"
+
+#include <fmt/format.h>
+
+namespace {
+std::string show(const prof::span_set& s) {
+    std::string out = fmt::format("events {} async {} begins {} ends {}\n", s.events, s.async_unmatched,
+                                  s.unmatched_begins, s.unmatched_ends);
+    for (const auto& sp : s.spans) out += fmt::format("{} {} {}\n", s.names.at(sp.node), sp.start_us, sp.end_us);
+    return out;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    using namespace prof;
+    std::string padded = fuzz::padded_copy(fuzz::text_of(data, size));
+    std::string_view text(padded.data(), size);
+    struct way {
+        std::size_t batch;
+        bool scan;
+    };
+    const way ways[] = {{std::size_t{1} << 20, true}, {64, false}, {0, true}};
+    std::string first;
+    for (std::size_t k = 0; k < 3; ++k) {
+        std::string got;
+        std::string err = fuzz::outcome([&] { got = show(read_chrome_trace(text, "trace.json", ways[k].batch, ways[k].scan)); });
+        std::string result = err.empty() ? got : err;
+        if (k == 0) first = result;
+        else if (result != first)
+            fuzz::finding(fmt::format("read_chrome_trace(batch {}, scan {}) gave\n{}\nbut the default gave\n{}", ways[k].batch,
+                                      ways[k].scan, result, first));
+    }
+    return 0;
+}
