@@ -232,8 +232,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     if (cg)
         for (int p : cg->members())  // still in the fit's cgroup: left behind too
             if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
-    if (cg) cg->kill_all();
-    reap_orphans();
+    if (cg && cg->kill_all() > 0) reap_orphans();
     std::size_t left = gone.size();
     if (err_open && left > 0) {
         // The killed leftovers held the pipe; read what they wrote until it closes.
