@@ -208,7 +208,8 @@ TEST_CASE("a 2-thread burner reads >= 1.5 effective cores uncapped and <= 1.1 un
     // Two cores are only free when nobody else runs: on a shared machine a transient load can
     // take one, so the uncapped reading gets three tries (the capped one must hold every time).
     auto free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
-    for (int attempt = 1; attempt < 3 && eff(free_run) < 1.5; ++attempt)
+    // A reading taken while the host was contended (its own cpu_pressure says so) is retried.
+    for (int attempt = 1; attempt < 6 && eff(free_run) < 1.5 && (attempt < 3 || contended(free_run)); ++attempt)
         free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
     auto capped = one_fit("--threads 1 -- " + helper("burn") + " 2 0.5");
     MESSAGE("uncapped ", eff(free_run), " cores, capped ", eff(capped));

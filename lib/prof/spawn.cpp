@@ -313,20 +313,16 @@ struct wire {
         put_u64(v.size());
         for (const auto& s : v) put_str(s);
     }
-    std::uint64_t u64() {
-        std::uint64_t v = 0;
+    template <class T>
+    T get() {
+        T v{};
         if (pos + sizeof v > buf.size()) throw std::runtime_error("launcher message cut short");
         std::memcpy(&v, buf.data() + pos, sizeof v);
         pos += sizeof v;
         return v;
     }
-    double f64() {
-        double v = 0;
-        if (pos + sizeof v > buf.size()) throw std::runtime_error("launcher message cut short");
-        std::memcpy(&v, buf.data() + pos, sizeof v);
-        pos += sizeof v;
-        return v;
-    }
+    std::uint64_t u64() { return get<std::uint64_t>(); }
+    double f64() { return get<double>(); }
     std::string str() {
         std::uint64_t n = u64();
         if (pos + n > buf.size()) throw std::runtime_error("launcher message cut short");
