@@ -816,4 +816,47 @@ std::optional<std::string> contention_warning(const std::vector<measured_fit>& f
                        busy.size(), fits.size(), contended_cpu_pressure * 100, names);
 }
 
+void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                   const std::function<void(const std::string&)>& pass,
+                   const std::function<void(const measured_fit&, double)>& record, double* started) {
+    std::unique_ptr<warm_worker> worker;
+    std::string worker_key;
+    std::size_t next_pass = 0;
+    auto pass_through = [&](std::size_t fits_written) {
+        for (; next_pass < in.passthrough.size() &&
+               (loop.scope != worker_scope::run || in.passthrough_at[next_pass] <= fits_written);
+             ++next_pass)
+            pass(in.passthrough[next_pass]);
+    };
+    auto order = measure_order(in.cells, loop.scope);
+    std::size_t n_failed = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        pass_through(i);
+        const cell& c = in.cells[order[i]];
+        if (loop.progress)
+            fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, order.size(), c.model_type, c.ts_id);
+        double t = monotonic_seconds();
+        if (started) *started = t;
+        measured_fit fit;
+        if (!loop.worker_words.empty()) {
+            if (!worker || scope_key(c, loop.scope) != worker_key) {
+                if (worker) worker->stop();
+                worker = std::make_unique<warm_worker>(loop.worker_words, o, loop.wait_ready, loop.ready_timeout_s);
+                worker_key = scope_key(c, loop.scope);
+            }
+            fit = worker->measure(c);
+        } else {
+            std::vector<std::string> argv;
+            for (const auto& w : loop.run_words) argv.push_back(substitute_cell(w, c));
+            fit = measure_process(argv, c, o);
+        }
+        if (!fit.ok) ++n_failed;
+        record(fit, t);
+    }
+    pass_through(order.size());
+    for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
+    if (loop.progress) fmt::print(stderr, "\rprof-measure: {} cells measured, {} failed\x1b[K\n", order.size(), n_failed);
+    if (worker) worker->stop();
+}
+
 }  // namespace prof

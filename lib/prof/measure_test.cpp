@@ -661,3 +661,15 @@ TEST_CASE("params_digest is the SHA-256 of the canonical params, as libcrypto co
     // FIPS 180-2 example: SHA-256("abc")
     CHECK(params_digest("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
+
+TEST_CASE("SIGKILL of prof-measure leaves no cgroup behind: the launcher empties and removes them" *
+          doctest::skip(!cgroup_available())) {
+    std::string cell_file = "/tmp/prof-test-kill-cg-" + std::to_string(getpid());
+    std::ofstream(cell_file) << cells({"m", "m"});
+    CHECK_FALSE(survivors_after_sigkill("--memory-limit 256MiB --run 'sh -c \"setsid sleep $1 & sleep $2\" sh 57.25 58.25' < " + cell_file,
+                                        "[s]leep 5[78].25"));
+    CHECK_FALSE(survivors_after_sigkill("--worker 'sh -c \"setsid sleep $1 & exec sleep $2\" sh 59.25 60.25' < " + cell_file,
+                                        "[s]leep (59|60).25"));
+    unlink(cell_file.c_str());
+    CHECK(leftover_cgroups() == 0);
+}
