@@ -159,7 +159,7 @@ std::vector<std::string> cgroup_cell::procs_files() const {
     return out;
 }
 
-void cgroup_cell::set_memory_limit(std::uint64_t bytes) {
+std::uint64_t cgroup_cell::set_memory_limit(std::uint64_t bytes) {
     std::string v = std::to_string(bytes);
     int err;
     if (version_ == cgroup_version::v2) {
@@ -175,6 +175,9 @@ void cgroup_cell::set_memory_limit(std::uint64_t bytes) {
     if (err != 0)
         throw unavailable_error(fmt::format("--memory-limit: the kernel refused a limit of {} bytes on {}: {}", bytes,
                                             memory_dir_, std::strerror(err)));
+    // What the kernel applied (it rounds down to whole pages).
+    auto applied = read_u64(memory_dir_ + (version_ == cgroup_version::v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    return applied.value_or(bytes);
 }
 
 bool cgroup_cell::reset_peak() {

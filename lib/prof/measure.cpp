@@ -134,10 +134,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     std::unique_ptr<cgroup_cell> cg;
     if (o.cgroups) {
         cg = o.cgroups->new_cell();
-        if (o.memory_limit_bytes) {
-            cg->set_memory_limit(*o.memory_limit_bytes);
-            f.memory_limit_bytes = o.memory_limit_bytes;
-        }
+        if (o.memory_limit_bytes) f.memory_limit_bytes = cg->set_memory_limit(*o.memory_limit_bytes);
     }
     int errp[2];
     if (pipe2(errp, O_CLOEXEC) != 0) throw error(exit_code::software, fmt::format("pipe: {}", std::strerror(errno)));
@@ -425,7 +422,7 @@ void warm_worker::start() {
     try {
         if (o_.cgroups) {
             cg_ = o_.cgroups->new_cell();
-            if (o_.memory_limit_bytes) cg_->set_memory_limit(*o_.memory_limit_bytes);
+            if (o_.memory_limit_bytes) applied_limit_ = cg_->set_memory_limit(*o_.memory_limit_bytes);
             co.cgroup_procs = cg_->procs_files();
         }
         child_ = spawn_child(co);
@@ -541,7 +538,7 @@ measured_fit warm_worker::measure(const cell& c) {
     if (!alive_) start();
     measured_fit f = base_record(c, o_);
     f.rss_method = "proc";
-    if (cg_ && o_.memory_limit_bytes) f.memory_limit_bytes = o_.memory_limit_bytes;
+    if (cg_ && o_.memory_limit_bytes) f.memory_limit_bytes = applied_limit_;
     pid_t pid = child_.pid;
     // Stale lines (a worker that answered twice) must not be taken as this cell's reply.
     {

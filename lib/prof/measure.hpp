@@ -108,6 +108,7 @@ private:
     double ready_timeout_s_;
     spawned_child child_;
     std::unique_ptr<cgroup_cell> cg_;  // the worker's group (tree-wide counters), when cgroups are used
+    std::uint64_t applied_limit_ = 0;  // the memory limit the kernel applied to cg_
     int in_fd_ = -1, reply_fd_ = -1;
     std::string reply_buf_;
     bool alive_ = false;
