@@ -143,7 +143,12 @@ std::optional<std::uint64_t> stat_value(std::string_view text, std::string_view 
 
 cgroup_cell::cgroup_cell(cgroup_version v, std::string memory_dir, std::string cpu_dir)
     : version_(v), memory_dir_(std::move(memory_dir)), cpu_dir_(std::move(cpu_dir)) {
-    if (version_ == cgroup_version::v2) peak_fd_ = ::open((memory_dir_ + "/memory.peak").c_str(), O_RDWR | O_CLOEXEC);
+    if (version_ == cgroup_version::v2) {
+        // Writable (a per-descriptor reset) from Linux 6.12; read-only before.
+        std::string peak = memory_dir_ + "/memory.peak";
+        peak_fd_ = ::open(peak.c_str(), O_RDWR | O_CLOEXEC);
+        if (peak_fd_ < 0) peak_fd_ = ::open(peak.c_str(), O_RDONLY | O_CLOEXEC);
+    }
 }
 
 cgroup_cell::~cgroup_cell() {
