@@ -207,42 +207,13 @@ int run(int argc, char** argv) {
             worker_words = prof::split_words(c.worker_cmd);
             if (worker_words.empty()) throw prof::usage_error("--worker: empty command");
         }
-        std::unique_ptr<prof::warm_worker> worker;
-        std::string worker_key;
-        // Other records pass through: in place with one worker for the run, else all first.
-        std::size_t next_pass = 0;
-        auto pass_through = [&](std::size_t fits_written) {
-            for (; next_pass < in.passthrough.size() && (scope != prof::worker_scope::run || in.passthrough_at[next_pass] <= fits_written);
-                 ++next_pass)
-                prof::cli::emit_line(in.passthrough[next_pass]);
-        };
-        auto order = prof::measure_order(in.cells, scope);
-        std::size_t n_failed = 0;
-        for (std::size_t i = 0; i < order.size(); ++i) {
-            pass_through(i);
-            const auto& cell = in.cells[order[i]];
-            if (progress) fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, order.size(), cell.model_type, cell.ts_id);
-            t = prof::monotonic_seconds();
-            prof::measured_fit fit;
-            if (!worker_words.empty()) {
-                if (!worker || prof::scope_key(cell, scope) != worker_key) {
-                    if (worker) worker->stop();
-                    worker = std::make_unique<prof::warm_worker>(worker_words, o, c.ready, ready_timeout);
-                    worker_key = prof::scope_key(cell, scope);
-                }
-                fit = worker->measure(cell);
-            } else {
-                std::vector<std::string> argvv;
-                for (const auto& w : run_words) argvv.push_back(prof::substitute_cell(w, cell));
-                fit = prof::measure_process(argvv, cell, o);
-            }
-            if (!fit.ok) ++n_failed;
-            record(fit, t);
-        }
-        pass_through(order.size());
-        for (; next_pass < in.passthrough.size(); ++next_pass) prof::cli::emit_line(in.passthrough[next_pass]);
-        if (progress) fmt::print(stderr, "\rprof-measure: {} cells measured, {} failed\x1b[K\n", order.size(), n_failed);
-        if (worker) worker->stop();
+        prof::cell_loop loop{run_words, worker_words, c.ready, ready_timeout, scope, progress};
+        prof::measure_cells(in, loop, o, [](const std::string& line) { prof::cli::emit_line(line); },
+                            [&](const prof::measured_fit& fit, double start) {
+                                t = start;
+                                record(fit, start);
+                            },
+                            &t);
     } catch (const prof::interrupted& e) {
         // The fit that was running is recorded as stopped, then prof-measure exits 128 + n.
         if (e.partial) record(*e.partial, t);

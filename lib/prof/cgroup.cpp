@@ -143,7 +143,12 @@ std::optional<std::uint64_t> stat_value(std::string_view text, std::string_view 
 
 cgroup_cell::cgroup_cell(cgroup_version v, std::string memory_dir, std::string cpu_dir)
     : version_(v), memory_dir_(std::move(memory_dir)), cpu_dir_(std::move(cpu_dir)) {
-    if (version_ == cgroup_version::v2) peak_fd_ = ::open((memory_dir_ + "/memory.peak").c_str(), O_RDWR | O_CLOEXEC);
+    if (version_ == cgroup_version::v2) {
+        // Writable (a per-descriptor reset) from Linux 6.12; read-only before.
+        std::string peak = memory_dir_ + "/memory.peak";
+        peak_fd_ = ::open(peak.c_str(), O_RDWR | O_CLOEXEC);
+        if (peak_fd_ < 0) peak_fd_ = ::open(peak.c_str(), O_RDONLY | O_CLOEXEC);
+    }
 }
 
 cgroup_cell::~cgroup_cell() {
@@ -159,7 +164,7 @@ std::vector<std::string> cgroup_cell::procs_files() const {
     return out;
 }
 
-void cgroup_cell::set_memory_limit(std::uint64_t bytes) {
+std::uint64_t cgroup_cell::set_memory_limit(std::uint64_t bytes) {
     std::string v = std::to_string(bytes);
     int err;
     if (version_ == cgroup_version::v2) {
@@ -175,6 +180,9 @@ void cgroup_cell::set_memory_limit(std::uint64_t bytes) {
     if (err != 0)
         throw unavailable_error(fmt::format("--memory-limit: the kernel refused a limit of {} bytes on {}: {}", bytes,
                                             memory_dir_, std::strerror(err)));
+    // What the kernel applied (it rounds down to whole pages).
+    auto applied = read_u64(memory_dir_ + (version_ == cgroup_version::v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    return applied.value_or(bytes);
 }
 
 bool cgroup_cell::reset_peak() {

@@ -65,8 +65,9 @@ public:
     // The cgroup.procs files a child writes "0" to before exec, to join the group.
     std::vector<std::string> procs_files() const;
     // Sets the memory limit (v1: limit and memory+swap limit; v2: memory.max, swap.max 0).
-    // Throws unavailable_error when the kernel refuses it.
-    void set_memory_limit(std::uint64_t bytes);
+    // Returns the limit the kernel applied (rounded down to whole pages). Throws
+    // unavailable_error when the kernel refuses it.
+    std::uint64_t set_memory_limit(std::uint64_t bytes);
     // Resets the memory high-water mark to what is charged now (worker mode, between cells);
     // false when this kernel cannot (cgroup v2 before Linux 6.12).
     bool reset_peak();

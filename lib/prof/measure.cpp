@@ -134,10 +134,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     std::unique_ptr<cgroup_cell> cg;
     if (o.cgroups) {
         cg = o.cgroups->new_cell();
-        if (o.memory_limit_bytes) {
-            cg->set_memory_limit(*o.memory_limit_bytes);
-            f.memory_limit_bytes = o.memory_limit_bytes;
-        }
+        if (o.memory_limit_bytes) f.memory_limit_bytes = cg->set_memory_limit(*o.memory_limit_bytes);
     }
     int errp[2];
     if (pipe2(errp, O_CLOEXEC) != 0) throw error(exit_code::software, fmt::format("pipe: {}", std::strerror(errno)));
@@ -232,8 +229,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     if (cg)
         for (int p : cg->members())  // still in the fit's cgroup: left behind too
             if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
-    if (cg) cg->kill_all();
-    reap_orphans();
+    if (cg && cg->kill_all() > 0) reap_orphans();
     std::size_t left = gone.size();
     if (err_open && left > 0) {
         // The killed leftovers held the pipe; read what they wrote until it closes.
@@ -426,7 +422,7 @@ void warm_worker::start() {
     try {
         if (o_.cgroups) {
             cg_ = o_.cgroups->new_cell();
-            if (o_.memory_limit_bytes) cg_->set_memory_limit(*o_.memory_limit_bytes);
+            if (o_.memory_limit_bytes) applied_limit_ = cg_->set_memory_limit(*o_.memory_limit_bytes);
             co.cgroup_procs = cg_->procs_files();
         }
         child_ = spawn_child(co);
@@ -542,7 +538,7 @@ measured_fit warm_worker::measure(const cell& c) {
     if (!alive_) start();
     measured_fit f = base_record(c, o_);
     f.rss_method = "proc";
-    if (cg_ && o_.memory_limit_bytes) f.memory_limit_bytes = o_.memory_limit_bytes;
+    if (cg_ && o_.memory_limit_bytes) f.memory_limit_bytes = applied_limit_;
     pid_t pid = child_.pid;
     // Stale lines (a worker that answered twice) must not be taken as this cell's reply.
     {
@@ -815,6 +811,49 @@ std::optional<std::string> contention_warning(const std::vector<measured_fit>& f
                        "their wall_s reads long and effective_cores short. Measure them again on an idle host, or "
                        "run fewer jobs beside prof-measure",
                        busy.size(), fits.size(), contended_cpu_pressure * 100, names);
+}
+
+void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                   const std::function<void(const std::string&)>& pass,
+                   const std::function<void(const measured_fit&, double)>& record, double* started) {
+    std::unique_ptr<warm_worker> worker;
+    std::string worker_key;
+    std::size_t next_pass = 0;
+    auto pass_through = [&](std::size_t fits_written) {
+        for (; next_pass < in.passthrough.size() &&
+               (loop.scope != worker_scope::run || in.passthrough_at[next_pass] <= fits_written);
+             ++next_pass)
+            pass(in.passthrough[next_pass]);
+    };
+    auto order = measure_order(in.cells, loop.scope);
+    std::size_t n_failed = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        pass_through(i);
+        const cell& c = in.cells[order[i]];
+        if (loop.progress)
+            fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, order.size(), c.model_type, c.ts_id);
+        double t = monotonic_seconds();
+        if (started) *started = t;
+        measured_fit fit;
+        if (!loop.worker_words.empty()) {
+            if (!worker || scope_key(c, loop.scope) != worker_key) {
+                if (worker) worker->stop();
+                worker = std::make_unique<warm_worker>(loop.worker_words, o, loop.wait_ready, loop.ready_timeout_s);
+                worker_key = scope_key(c, loop.scope);
+            }
+            fit = worker->measure(c);
+        } else {
+            std::vector<std::string> argv;
+            for (const auto& w : loop.run_words) argv.push_back(substitute_cell(w, c));
+            fit = measure_process(argv, c, o);
+        }
+        if (!fit.ok) ++n_failed;
+        record(fit, t);
+    }
+    pass_through(order.size());
+    for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
+    if (loop.progress) fmt::print(stderr, "\rprof-measure: {} cells measured, {} failed\x1b[K\n", order.size(), n_failed);
+    if (worker) worker->stop();
 }
 
 }  // namespace prof

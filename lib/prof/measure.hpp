@@ -9,6 +9,7 @@
 #include "prof/records.hpp"
 #include "prof/spawn.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -107,6 +108,7 @@ private:
     double ready_timeout_s_;
     spawned_child child_;
     std::unique_ptr<cgroup_cell> cg_;  // the worker's group (tree-wide counters), when cgroups are used
+    std::uint64_t applied_limit_ = 0;  // the memory limit the kernel applied to cg_
     int in_fd_ = -1, reply_fd_ = -1;
     std::string reply_buf_;
     bool alive_ = false;
@@ -136,6 +138,23 @@ worker_scope parse_worker_scope(const std::string& text);  // throws usage_error
 std::vector<std::size_t> measure_order(const std::vector<cell>& cells, worker_scope scope);
 // The key cell `c` is grouped by under `scope` ("" for run).
 std::string scope_key(const cell& c, worker_scope scope);
+
+// How prof-measure runs its cells: one process per cell (run_words, a --run template) or warm
+// workers (worker_words), one per scope group.
+struct cell_loop {
+    std::vector<std::string> run_words, worker_words;
+    bool wait_ready = false;
+    double ready_timeout_s = 300;
+    worker_scope scope = worker_scope::run;
+    bool progress = false;  // a progress line on stderr
+};
+// Measures the cells of `in` in measure_order, writing each pass-through line with `pass` (in
+// place for scope run, else all before the first fit) and each fit with `record` (its start
+// time, monotonic). `*started` is set to each cell's start before it runs, so a caller that
+// catches interrupted knows when the stopped fit began.
+void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                   const std::function<void(const std::string&)>& pass,
+                   const std::function<void(const measured_fit&, double)>& record, double* started);
 
 // The warning for fits measured on a busy host (cpu_pressure >= contended_cpu_pressure),
 // naming up to five of them; nullopt when there were none.

@@ -208,7 +208,8 @@ TEST_CASE("a 2-thread burner reads >= 1.5 effective cores uncapped and <= 1.1 un
     // Two cores are only free when nobody else runs: on a shared machine a transient load can
     // take one, so the uncapped reading gets three tries (the capped one must hold every time).
     auto free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
-    for (int attempt = 1; attempt < 3 && eff(free_run) < 1.5; ++attempt)
+    // A reading taken while the host was contended (its own cpu_pressure says so) is retried.
+    for (int attempt = 1; attempt < 6 && eff(free_run) < 1.5 && (attempt < 3 || contended(free_run)); ++attempt)
         free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
     auto capped = one_fit("--threads 1 -- " + helper("burn") + " 2 0.5");
     MESSAGE("uncapped ", eff(free_run), " cores, capped ", eff(capped));
@@ -659,4 +660,16 @@ TEST_CASE("params_digest is the SHA-256 of the canonical params, as libcrypto co
         CHECK(params_digest(text) == sha256_hex(text));
     // FIPS 180-2 example: SHA-256("abc")
     CHECK(params_digest("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST_CASE("SIGKILL of prof-measure leaves no cgroup behind: the launcher empties and removes them" *
+          doctest::skip(!cgroup_available())) {
+    std::string cell_file = "/tmp/prof-test-kill-cg-" + std::to_string(getpid());
+    std::ofstream(cell_file) << cells({"m", "m"});
+    CHECK_FALSE(survivors_after_sigkill("--memory-limit 256MiB --run 'sh -c \"setsid sleep $1 & sleep $2\" sh 57.25 58.25' < " + cell_file,
+                                        "[s]leep 5[78].25"));
+    CHECK_FALSE(survivors_after_sigkill("--worker 'sh -c \"setsid sleep $1 & exec sleep $2\" sh 59.25 60.25' < " + cell_file,
+                                        "[s]leep (59|60).25"));
+    unlink(cell_file.c_str());
+    CHECK(leftover_cgroups() == 0);
 }

@@ -313,20 +313,16 @@ struct wire {
         put_u64(v.size());
         for (const auto& s : v) put_str(s);
     }
-    std::uint64_t u64() {
-        std::uint64_t v = 0;
+    template <class T>
+    T get() {
+        T v{};
         if (pos + sizeof v > buf.size()) throw std::runtime_error("launcher message cut short");
         std::memcpy(&v, buf.data() + pos, sizeof v);
         pos += sizeof v;
         return v;
     }
-    double f64() {
-        double v = 0;
-        if (pos + sizeof v > buf.size()) throw std::runtime_error("launcher message cut short");
-        std::memcpy(&v, buf.data() + pos, sizeof v);
-        pos += sizeof v;
-        return v;
-    }
+    std::uint64_t u64() { return get<std::uint64_t>(); }
+    double f64() { return get<double>(); }
     std::string str() {
         std::uint64_t n = u64();
         if (pos + n > buf.size()) throw std::runtime_error("launcher message cut short");
@@ -432,15 +428,34 @@ std::vector<std::string> g_cgroup_roots;
 
 bool is_live(pid_t p) { return std::find(g_live.begin(), g_live.end(), p) != g_live.end(); }
 
+// This process's children: /proc/self/task/TID/children (one small read) where the kernel has
+// it, else a scan of every process's parent.
+std::vector<pid_t> own_children() {
+    std::vector<pid_t> out;
+    pid_t self = getpid();
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(self));
+    if (FILE* f = std::fopen(path, "re")) {
+        int pid;
+        while (std::fscanf(f, "%d", &pid) == 1) out.push_back(pid);
+        std::fclose(f);
+        return out;
+    }
+    for (const auto& p : scan_processes())
+        if (p.ppid == self) out.push_back(p.pid);
+    return out;
+}
+
 // Kills and reaps this process's children that are not live fits (descendants re-parented to
 // it, the subreaper), pass after pass while their own children come back.
 std::vector<pid_t> launcher_reap_orphans() {
     std::vector<pid_t> total;
     for (int pass = 0; pass < 3; ++pass) {
+        siginfo_t info{};
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) break;  // ECHILD: no child at all
         std::vector<pid_t> orphans;
-        pid_t self = getpid();
-        for (const auto& p : scan_processes())
-            if (p.ppid == self && !is_live(p.pid)) orphans.push_back(p.pid);
+        for (pid_t p : own_children())
+            if (!is_live(p)) orphans.push_back(p);
         if (orphans.empty()) break;
         for (pid_t p : orphans) {
             kill(p, SIGKILL);
@@ -493,10 +508,10 @@ void kill_and_remove_cgroup(const std::string& dir) {
     for (const auto& root : g_cgroup_roots) kill_and_remove_cgroup(root);
     // Reap everything until no child is left: killed fits, then the descendants that come
     // back to the subreaper as their parents die.
-    pid_t self = getpid();
     for (;;) {
-        for (const auto& p : scan_processes())
-            if (p.ppid == self) kill(p.pid, SIGKILL);
+        siginfo_t info{};
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD) break;
+        for (pid_t p : own_children()) kill(p, SIGKILL);
         int status;
         pid_t r;
         while ((r = waitpid(-1, &status, WNOHANG)) > 0) {
