@@ -106,7 +106,7 @@ int run(int argc, char** argv) {
                                              "cgroup can be created");
     app.add_option("--worker-scope", c.worker_scope, "One worker for the whole run, per family, or per model: run|family|model")
         ->capture_default_str();
-    app.add_flag("--quiet", c.quiet, "No progress on stderr");
+    app.add_flag("--quiet", c.quiet, "No progress and no summary line on stderr");
     prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
                                 "Skip up to N malformed cell lines (counted on stderr)");
     prof::cli::parse(app, split, argv);
@@ -207,7 +207,7 @@ int run(int argc, char** argv) {
             worker_words = prof::split_words(c.worker_cmd);
             if (worker_words.empty()) throw prof::usage_error("--worker: empty command");
         }
-        prof::cell_loop loop{run_words, worker_words, c.ready, ready_timeout, scope, progress};
+        prof::cell_loop loop{run_words, worker_words, c.ready, ready_timeout, scope, progress, !c.quiet};
         prof::measure_cells(in, loop, o, [](const std::string& line) { prof::cli::emit_line(line); },
                             [&](const prof::measured_fit& fit, double start) {
                                 t = start;

@@ -124,7 +124,15 @@ std::string describe_failure(std::optional<int> exit_status, std::optional<int> 
     else if (exit_status) why = fmt::format("exit {}", *exit_status);
     else why = "failed";
     if (!timed_out && !last_line.empty()) why += ": " + last_line;
-    return why;
+    return why + python_path_hint(last_line);
+}
+
+std::string python_path_hint(std::string_view text) {
+    for (const char* module : {"No module named 'prof_worker'", "No module named 'prof_record'"})
+        if (text.find(module) != std::string_view::npos)
+            return " (Python finds prof's modules through PYTHONPATH: PYTHONPATH=<checkout>/python, or "
+                   "<PREFIX>/share/prof after make install)";
+    return {};
 }
 
 measured_fit measure_process(const std::vector<std::string>& argv, const cell& c, const measure_options& o) {
@@ -468,8 +476,13 @@ void warm_worker::start() {
         if ((pfds[1].revents & POLLIN) && !read_reply_line(line)) {
             int code = -1, sig = 0;
             reap_dead(&code, &sig);
-            throw unavailable_error(fmt::format("worker '{}' {} before it was ready (its stderr, above, says why)", command_text(),
-                                                sig ? "was killed by " + signal_name(sig) : fmt::format("exited with status {}", code)));
+            throw unavailable_error(fmt::format("worker '{}' {} before it was ready (its stderr, above, says why{})",
+                                                command_text(),
+                                                sig ? "was killed by " + signal_name(sig) : fmt::format("exited with status {}", code),
+                                                command_text().find("python") != std::string::npos
+                                                    ? "; a Python worker that cannot import prof_worker needs "
+                                                      "PYTHONPATH=<checkout>/python, or <PREFIX>/share/prof after make install"
+                                                    : ""));
         }
         if (!line.empty()) break;
     }
@@ -852,7 +865,8 @@ void measure_cells(const measure_input& in, const cell_loop& loop, const measure
     }
     pass_through(order.size());
     for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
-    if (loop.progress) fmt::print(stderr, "\rprof-measure: {} cells measured, {} failed\x1b[K\n", order.size(), n_failed);
+    if (loop.progress) fmt::print(stderr, "\r\x1b[K");
+    if (loop.summary && !order.empty()) note(fmt::format("{} cell(s) measured, {} failed", order.size(), n_failed));
     if (worker) worker->stop();
 }
 

@@ -36,6 +36,9 @@ struct measure_options {
 
 // The error text of a failed fit (SPEC §2): "exit 3: <last stderr line>", "killed by SIGKILL",
 // "timeout after 30 s".
+// " (PYTHONPATH ...)" when a fit's last stderr line says Python could not import prof_worker or
+// prof_record (a forgotten PYTHONPATH), else "".
+std::string python_path_hint(std::string_view text);
 std::string describe_failure(std::optional<int> exit_status, std::optional<int> signal, bool timed_out,
                              double timeout_s, const std::string& last_stderr_line);
 
@@ -146,7 +149,8 @@ struct cell_loop {
     bool wait_ready = false;
     double ready_timeout_s = 300;
     worker_scope scope = worker_scope::run;
-    bool progress = false;  // a progress line on stderr
+    bool progress = false;  // a progress line on stderr (a terminal)
+    bool summary = true;    // the closing "N cells measured, F failed" line on stderr, terminal or not
 };
 // Measures the cells of `in` in measure_order, writing each pass-through line with `pass` (in
 // place for scope run, else all before the first fit) and each fit with `record` (its start
