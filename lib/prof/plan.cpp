@@ -677,11 +677,27 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     if (rq.deadline_s) {
         p.totals.nodes = fewest_nodes(enough, *rq.deadline_s, total_makespan);
         p.totals.meets_deadline = within(total_makespan(p.totals.nodes), *rq.deadline_s);
+        if (*p.totals.meets_deadline && p.families.size() > 1) {
+            // The families run one after another on the totals' nodes: each is deployed on as
+            // many of them as its cells can use, so the renderings run the schedule the sum priced.
+            for (auto& [name, f] : p.families) {
+                const family_schedule& sc = schedules.at(name);
+                f.nodes = std::min(p.totals.nodes, sc.enough_nodes());
+                fill_schedule(f, sc);
+                f.meets_deadline = within(f.makespan_s, *rq.deadline_s);
+            }
+        }
         if (!*p.totals.meets_deadline && p.families.size() > 1)
             p.warnings.push_back(fmt::format(
-                "the families one after another cannot meet the deadline {}: on {} node(s) they take {}; run them on "
-                "separate nodes (each family's own node count) or raise --deadline",
-                human_seconds(*rq.deadline_s), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes))));
+                "the families one after another cannot meet the deadline {}: on {} node(s), every cell of each family "
+                "at once, they take {}; run them side by side on separate nodes (each family's own node count, {} in "
+                "all) or raise --deadline",
+                human_seconds(*rq.deadline_s), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes)),
+                [&] {
+                    std::uint64_t n = 0;
+                    for (const auto& [name, f] : p.families) n += f.nodes;
+                    return n;
+                }()));
     } else {
         p.totals.nodes = std::min(*rq.nodes, enough);
     }
@@ -708,6 +724,11 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                 for (const auto& w : f.warnings)
                     if (w.rfind("cannot meet the deadline", 0) == 0)
                         throw error(exit_code::data_err, fmt::format("--strict: family '{}' {}", name, w));
+        if (p.totals.meets_deadline == false)
+            throw error(exit_code::data_err,
+                        fmt::format("--strict: the families one after another on {} node(s) take {}, past the deadline "
+                                    "{}: no plan meets it; raise --deadline or plan the families apart (--models)",
+                                    p.totals.nodes, human_seconds(p.totals.makespan_s), human_seconds(*rq.deadline_s)));
     }
     return p;
 }

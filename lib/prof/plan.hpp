@@ -194,7 +194,9 @@ struct plan_run {
 struct plan_totals {
     std::uint64_t cells = 0;
     double work_s = 0;
-    std::uint64_t nodes = 0;        // deadline: the fewest nodes whose summed makespans meet it
+    std::uint64_t nodes = 0;        // deadline: the fewest nodes whose summed makespans meet it;
+                                    // each family then runs on min(nodes, what its cells use);
+                                    // when none meets it, every family keeps its own count
     double longest_cell_s = 0;      // over families
     double makespan_s = 0;          // Σ family makespans on that many nodes
     double makespan_lower_s = 0;    // Σ family lower bounds
@@ -229,8 +231,8 @@ struct plan_record {
 // Throws usage_error (64) on a bad request or a default that does not fit the node, and
 // prof::error(data_err) (65) when a measured slot does not fit one node or one unit under a
 // cluster limit, naming both numbers and the limit, and under request.strict when there is
-// no profile or any axis of a family is assumed. (A family that cannot meet the deadline is
-// in the record, meets_deadline false; prof-plan --strict refuses it.)
+// no profile, any axis of a family is assumed, or a family or the totals cannot meet the
+// deadline (without strict both are in the record, meets_deadline false, with a warning).
 plan_record make_plan(const compute_profile* profile, const plan_request& request);
 
 // The makespan of `cells` whole cells of `work_s` seconds in all, none longer than

@@ -846,3 +846,56 @@ TEST_CASE("k8s-job: Job names are DNS labels from the family, distinct when two 
     CHECK(j.find("  name: prof-neural-nets-2\n") != std::string::npos);
     CHECK(j.find("          value: \"Neural_Nets\"\n") != std::string::npos);  // PROF_FAMILY keeps the name
 }
+
+// Two families of 3 cells of 40 min each (2400 s with the 1.25 margin: 1920 s measured), one
+// core per slot, on 80-core nodes: each family meets 60 min alone on 1 node, but one after
+// another on the same nodes they take 2400 + 2400 = 4800 s > 3600 s, whatever the node count.
+TEST_CASE("--strict refuses families that meet the deadline each but not one after another") {
+    auto p = profile_of({model("a", "fa", 3, 1.0, 100 * MiB, std::nullopt, 1920),
+                         model("b", "fb", 3, 1.0, 100 * MiB, std::nullopt, 1920)});
+    auto rq = cpu_request();
+    rq.series = 3;
+    rq.node.cores = 80;
+    rq.deadline_s = 3600;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.families.at("fa").meets_deadline == true);
+    CHECK(plan.families.at("fb").meets_deadline == true);
+    CHECK(plan.totals.nodes == 1);
+    CHECK(plan.totals.makespan_s == 4800);
+    CHECK(plan.totals.meets_deadline == false);
+    for (const char* t : {"spark", "ray", "k8s", "k8s-job", "table"}) {
+        rq.layout = prof::layout_for_target(t, "");
+        auto q = prof::make_plan(&p, rq);
+        CAPTURE(t);
+        CHECK(prof::render_plan(q, t).find("DOES NOT MEET THE DEADLINE") != std::string::npos);
+    }
+    rq.layout = "ray";
+    rq.strict = true;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code).find("--strict: the families one after another on 1 "
+                                                                     "node(s) take 80.0 min, past the deadline 60.0 min") == 0);
+    CHECK(code == 65);
+}
+
+// fa: 160 cells of 30 s (24 s × 1.25), fb the same, 1 core each, 16-core nodes. Alone each
+// meets 400 s on 1 node: 10 waves × 30 s = 300 s. One after another on 1 node: 600 s > 400 s;
+// on 2 nodes 5 waves each, 150 + 150 = 300 s: the totals take 2 nodes and every family is
+// deployed on them, so the renderings run what the sum priced.
+TEST_CASE("families one after another get the nodes that make their summed makespans meet the deadline") {
+    auto p = profile_of({model("a", "fa", 3, 1.0, 100 * MiB, std::nullopt, 24),
+                         model("b", "fb", 3, 1.0, 100 * MiB, std::nullopt, 24)});
+    auto rq = cpu_request();
+    rq.series = 160;
+    rq.deadline_s = 400;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.totals.nodes == 2);
+    CHECK(plan.totals.makespan_s == 300);
+    CHECK(plan.totals.meets_deadline == true);
+    for (const auto& [name, f] : plan.families) {
+        CAPTURE(name);
+        CHECK(f.nodes == 2);
+        CHECK(f.slots == 32);
+        CHECK(f.waves == 5);
+        CHECK(f.makespan_s == 150);
+    }
+}
