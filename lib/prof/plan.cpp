@@ -522,7 +522,10 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
             f.slot_rss_bytes = std::max(f.slot_rss_bytes, rss);
 
             std::optional<std::uint64_t> gpu = d.gpu_memory_bytes;
-            if (c && c->max_peak_gpu_bytes) gpu = scale_bytes_up(*c->max_peak_gpu_bytes, mem_margin);
+            // A measured 0 is "measured none": the slot asks no GPU, on measured evidence.
+            if (c && c->max_peak_gpu_bytes)
+                gpu = *c->max_peak_gpu_bytes > 0 ? std::optional(scale_bytes_up(*c->max_peak_gpu_bytes, mem_margin))
+                                                 : std::nullopt;
             else all_gpu = false;
             if (gpu && (!f.slot_gpu_bytes || *gpu > *f.slot_gpu_bytes)) f.slot_gpu_bytes = gpu;
 

@@ -899,3 +899,27 @@ TEST_CASE("families one after another get the nodes that make their summed makes
         CHECK(f.makespan_s == 150);
     }
 }
+
+// A CPU model measured at 0 GPU bytes on a GPU node is "measured none": its slot asks no GPU,
+// even with --default-gpu-memory for the unmeasured GPU model beside it; 16 cores, 1 core per
+// slot → 16 slots, not halved by a device share.
+TEST_CASE("a measured 0 GPU bytes asks no GPU, even with a default GPU memory") {
+    auto p = profile_of({model("c", "cpu", 3, 1.0, 100 * MiB, 0, 1.0), model("g", "gf", 3, 1.0, 100 * MiB, 80000000, 10.0)});
+    auto rq = cpu_request();
+    rq.series = 100;
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    rq.node.gpus = 1;
+    rq.node.gpu_memory_bytes = 16 * GiB;
+    rq.defaults.gpu_memory_bytes = 2 * GiB;
+    rq.models = {"c", "g", "newgpu"};
+    rq.model_families = {{"newgpu", "gf"}};
+    rq.on_unmeasured = prof::unmeasured_policy::defaults;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& c = plan.families.at("cpu");
+    CHECK_FALSE(c.slot_gpu_bytes.has_value());
+    CHECK_FALSE(c.gpu_fraction.has_value());
+    CHECK(c.basis.gpu == "measured");
+    CHECK(c.slots_per_node == 16);
+    CHECK(plan.families.at("gf").slot_gpu_bytes == 2 * GiB);  // max(80 MB × 1.25, the 2 GiB default)
+}
