@@ -233,8 +233,12 @@ double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, s
     const double items_per_runner = static_cast<double>(div_up(div_up(cells, cells_per_item), runners));
     const double rounds = static_cast<double>(div_up(cells_per_item, slots_per_runner));
     const double by_waves = items_per_runner * rounds * longest_s;
-    if (cells_per_item > 1) return by_waves;
-    const double graham = std::max(0.0, work_s - longest_s) / static_cast<double>(runners) + longest_s;
+    // Graham's bound over work items: a free runner takes the next pending item (an Indexed Job
+    // hands pending indexes to free pods), an item lasts at most D = rounds × longest_s, and the
+    // items' durations sum to at most work_s (an item lasts no longer than its cells in a row),
+    // so the makespan is at most Σ/runners + (1 − 1/runners) × D <= (work_s − D)/runners + D.
+    const double item_s = rounds * longest_s;
+    const double graham = std::max(0.0, work_s - item_s) / static_cast<double>(runners) + item_s;
     return std::min(by_waves, graham);
 }
 

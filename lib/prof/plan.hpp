@@ -244,8 +244,11 @@ plan_record make_plan(const compute_profile* profile, const plan_request& reques
 //     min(waves × longest_s, (work_s − longest_s) / runners + longest_s), waves =
 //     ceil(cells / runners); both are upper bounds of any list schedule (the second is
 //     Graham's), and the first is exact for equal cells;
-//   otherwise (a pod of several slots per Job index):
-//     ceil(ceil(cells / cells_per_item) / runners) × rounds × longest_s.
+//   otherwise (a pod of several slots per Job index, an index lasting at most
+//   D = rounds × longest_s, rounds = ceil(cells_per_item / slots_per_runner)):
+//     min(ceil(ceil(cells / cells_per_item) / runners) × D, (work_s − D) / runners + D), the
+//     second Graham's bound over the indexes (a free pod takes the next pending index, and the
+//     indexes' durations sum to at most work_s).
 double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, std::uint64_t cells_per_item,
                          std::uint64_t slots_per_runner, std::uint64_t runners);
 

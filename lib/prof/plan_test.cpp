@@ -923,3 +923,14 @@ TEST_CASE("a measured 0 GPU bytes asks no GPU, even with a default GPU memory") 
     CHECK(c.slots_per_node == 16);
     CHECK(plan.families.at("gf").slot_gpu_bytes == 2 * GiB);  // max(80 MB × 1.25, the 2 GiB default)
 }
+
+// An Indexed Job hands pending indexes to free pods, so Graham's bound holds over indexes:
+// 41 cells (40 of 1.1 s, one of 1375 s; work 1419 s), 2 cells per index (2 slots per pod, one
+// round) on 2 pods: waves ceil(21 / 2) × 1375 = 15125 s, Graham (1419 − 1375) / 2 + 1375 =
+// 1397 s. With 3 rounds per index (D = 3 × 1375 = 4125 s) the same work gives
+// on 1 pod max(0, 1419 − 4125) / 1 + 4125 = 4125 s, below the 7 indexes × 4125 s of waves.
+TEST_CASE("k8s: pods of several slots per index take the smaller of waves and Graham's bound over indexes") {
+    CHECK(prof::schedule_makespan(41, 1419, 1375, 2, 2, 2) == 1397);
+    CHECK(prof::schedule_makespan(41, 1419, 1375, 6, 2, 1) == 4125);
+    CHECK(prof::schedule_makespan(8, 8, 1, 2, 2, 2) == 2);  // equal cells: waves, 2 × 1 s, Graham 4.5 s
+}
