@@ -242,6 +242,14 @@ double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, s
     return std::min(by_waves, graham);
 }
 
+double spark_task_gpu_amount(std::uint64_t tasks_per_device) {
+    if (tasks_per_device <= 1) return 1.0;
+    const double k = static_cast<double>(tasks_per_device);
+    double x = 1.0 / k;
+    while (x > 0 && (x > 1.0 / k || std::floor(1.0 / x) < k)) x = std::nextafter(x, 0.0);
+    return x;
+}
+
 std::uint64_t spark_executor_heap_bytes(std::uint64_t tasks) { return std::max<std::uint64_t>(1024, 64 * tasks) * mib; }
 
 std::uint64_t spark_executor_base_overhead_bytes(std::uint64_t heap_bytes) {

@@ -277,6 +277,14 @@ std::string render_plan_table(const plan_record& p);  // for people
 // The rendering --target names: json, spark, ray, k8s, k8s-job or table.
 std::string render_plan(const plan_record& p, const std::string& target, const render_options& o = {});
 
+// spark.task.resource.gpu.amount for `tasks_per_device` tasks on one device: Spark 3.x counts
+// floor(1.0 / amount) tasks per device in double arithmetic, and the double nearest 1/k can
+// give k − 1 (1/93: 1 / 0.010752688172043012 = 92.99999999999999). The largest double not above
+// 1/k for which floor(1.0 / amount) == k; written with format_double it reads back the same
+// double. Never above 1/k, so a rule that scales the amount and truncates (Spark 4's fixed-point
+// amounts) counts at least k too. 1 for one task per device.
+double spark_task_gpu_amount(std::uint64_t tasks_per_device);
+
 // The JVM side of one Spark executor of `tasks` task slots: heap = max(1 GiB, 64 MiB × tasks),
 // so that Spark's unified memory ((heap − 300 MiB) × 0.6, of which each of N running tasks is
 // guaranteed 1/(2N)) grows with the tasks; base overhead = max(384 MiB, 10% of the heap), Spark's

@@ -149,7 +149,7 @@ std::string render_spark(const plan_record& p, const render_options& o) {
                 out += "# the discovery script above is a placeholder (Spark's example script in its distribution); "
                        "give the path on your executors with --spark-gpu-discovery-script\n";
             line("spark.executor.resource.gpu.vendor", "nvidia.com");
-            line("spark.task.resource.gpu.amount", format_double(*f.gpu_fraction));
+            line("spark.task.resource.gpu.amount", format_double(spark_task_gpu_amount(*L.slots_per_device)));
             out += "# YARN: Spark asks YARN for the yarn.io/gpu resource type, which the NodeManagers must offer "
                    "(GPU scheduling enabled, yarn.io/gpu in resource-types.xml)\n";
         }

@@ -1,10 +1,13 @@
 // Unit tests of make_plan and the renderings: hand-computed plans (issue 7 "Arithmetic").
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
+#include "prof/json_out.hpp"
 #include "prof/plan.hpp"
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -933,4 +936,22 @@ TEST_CASE("k8s: pods of several slots per index take the smaller of waves and Gr
     CHECK(prof::schedule_makespan(41, 1419, 1375, 2, 2, 2) == 1397);
     CHECK(prof::schedule_makespan(41, 1419, 1375, 6, 2, 1) == 4125);
     CHECK(prof::schedule_makespan(8, 8, 1, 2, 2, 2) == 2);  // equal cells: waves, 2 × 1 s, Graham 4.5 s
+}
+
+// Spark 3.x: tasks per device = floor(1.0 / spark.task.resource.gpu.amount) in doubles. The
+// nearest double to 1/93 gives 92 (1 / 0.010752688172043012 = 92.99999999999999); the amount
+// written must read back to a double that gives exactly k, for every k a device may hold, and
+// never exceed 1/k (so a scale-and-truncate rule also gives at least k).
+TEST_CASE("spark: the task GPU amount, as written, gives exactly k tasks per device for every k to 512") {
+    CHECK(std::floor(1.0 / (1.0 / 93)) == 92);  // the defect: the plain fraction loses one task
+    for (std::uint64_t k = 1; k <= 512; ++k) {
+        CAPTURE(k);
+        const std::string text = prof::format_double(prof::spark_task_gpu_amount(k));
+        const double read = std::strtod(text.c_str(), nullptr);
+        CHECK(std::floor(1.0 / read) == static_cast<double>(k));
+        CHECK(read <= 1.0 / static_cast<double>(k));
+        CHECK(read > 1.0 / static_cast<double>(k + 1));
+    }
+    CHECK(prof::spark_task_gpu_amount(1) == 1.0);
+    CHECK(prof::spark_task_gpu_amount(4) == 0.25);  // exact in binary: unchanged
 }
