@@ -68,7 +68,7 @@ int run(int argc, char** argv) {
                    "A model with no ok fit: fail (exit 65), defaults (size it from --default-*) or skip it")
         ->capture_default_str();
     app.add_flag("--strict", c.rq.strict,
-                 "Exit 65 when there is no profile, any axis of the plan is assumed, or a family cannot meet --deadline");
+                 "Exit 65 when there is no profile, any axis of the plan is assumed, or a family or the totals cannot meet --deadline");
     prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed --panel lines");
     prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node may hand out (allocatable)")
         ->required()

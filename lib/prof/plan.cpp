@@ -233,9 +233,21 @@ double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, s
     const double items_per_runner = static_cast<double>(div_up(div_up(cells, cells_per_item), runners));
     const double rounds = static_cast<double>(div_up(cells_per_item, slots_per_runner));
     const double by_waves = items_per_runner * rounds * longest_s;
-    if (cells_per_item > 1) return by_waves;
-    const double graham = std::max(0.0, work_s - longest_s) / static_cast<double>(runners) + longest_s;
+    // Graham's bound over work items: a free runner takes the next pending item (an Indexed Job
+    // hands pending indexes to free pods), an item lasts at most D = rounds × longest_s, and the
+    // items' durations sum to at most work_s (an item lasts no longer than its cells in a row),
+    // so the makespan is at most Σ/runners + (1 − 1/runners) × D <= (work_s − D)/runners + D.
+    const double item_s = rounds * longest_s;
+    const double graham = std::max(0.0, work_s - item_s) / static_cast<double>(runners) + item_s;
     return std::min(by_waves, graham);
+}
+
+double spark_task_gpu_amount(std::uint64_t tasks_per_device) {
+    if (tasks_per_device <= 1) return 1.0;
+    const double k = static_cast<double>(tasks_per_device);
+    double x = 1.0 / k;
+    while (x > 0 && (x > 1.0 / k || std::floor(1.0 / x) < k)) x = std::nextafter(x, 0.0);
+    return x;
 }
 
 std::uint64_t spark_executor_heap_bytes(std::uint64_t tasks) { return std::max<std::uint64_t>(1024, 64 * tasks) * mib; }
@@ -522,7 +534,10 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
             f.slot_rss_bytes = std::max(f.slot_rss_bytes, rss);
 
             std::optional<std::uint64_t> gpu = d.gpu_memory_bytes;
-            if (c && c->max_peak_gpu_bytes) gpu = scale_bytes_up(*c->max_peak_gpu_bytes, mem_margin);
+            // A measured 0 is "measured none": the slot asks no GPU, on measured evidence.
+            if (c && c->max_peak_gpu_bytes)
+                gpu = *c->max_peak_gpu_bytes > 0 ? std::optional(scale_bytes_up(*c->max_peak_gpu_bytes, mem_margin))
+                                                 : std::nullopt;
             else all_gpu = false;
             if (gpu && (!f.slot_gpu_bytes || *gpu > *f.slot_gpu_bytes)) f.slot_gpu_bytes = gpu;
 
@@ -677,11 +692,27 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     if (rq.deadline_s) {
         p.totals.nodes = fewest_nodes(enough, *rq.deadline_s, total_makespan);
         p.totals.meets_deadline = within(total_makespan(p.totals.nodes), *rq.deadline_s);
+        if (*p.totals.meets_deadline && p.families.size() > 1) {
+            // The families run one after another on the totals' nodes: each is deployed on as
+            // many of them as its cells can use, so the renderings run the schedule the sum priced.
+            for (auto& [name, f] : p.families) {
+                const family_schedule& sc = schedules.at(name);
+                f.nodes = std::min(p.totals.nodes, sc.enough_nodes());
+                fill_schedule(f, sc);
+                f.meets_deadline = within(f.makespan_s, *rq.deadline_s);
+            }
+        }
         if (!*p.totals.meets_deadline && p.families.size() > 1)
             p.warnings.push_back(fmt::format(
-                "the families one after another cannot meet the deadline {}: on {} node(s) they take {}; run them on "
-                "separate nodes (each family's own node count) or raise --deadline",
-                human_seconds(*rq.deadline_s), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes))));
+                "the families one after another cannot meet the deadline {}: on {} node(s), every cell of each family "
+                "at once, they take {}; run them side by side on separate nodes (each family's own node count, {} in "
+                "all) or raise --deadline",
+                human_seconds(*rq.deadline_s), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes)),
+                [&] {
+                    std::uint64_t n = 0;
+                    for (const auto& [name, f] : p.families) n += f.nodes;
+                    return n;
+                }()));
     } else {
         p.totals.nodes = std::min(*rq.nodes, enough);
     }
@@ -708,6 +739,11 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                 for (const auto& w : f.warnings)
                     if (w.rfind("cannot meet the deadline", 0) == 0)
                         throw error(exit_code::data_err, fmt::format("--strict: family '{}' {}", name, w));
+        if (p.totals.meets_deadline == false)
+            throw error(exit_code::data_err,
+                        fmt::format("--strict: the families one after another on {} node(s) take {}, past the deadline "
+                                    "{}: no plan meets it; raise --deadline or plan the families apart (--models)",
+                                    p.totals.nodes, human_seconds(p.totals.makespan_s), human_seconds(*rq.deadline_s)));
     }
     return p;
 }

@@ -194,7 +194,9 @@ struct plan_run {
 struct plan_totals {
     std::uint64_t cells = 0;
     double work_s = 0;
-    std::uint64_t nodes = 0;        // deadline: the fewest nodes whose summed makespans meet it
+    std::uint64_t nodes = 0;        // deadline: the fewest nodes whose summed makespans meet it;
+                                    // each family then runs on min(nodes, what its cells use);
+                                    // when none meets it, every family keeps its own count
     double longest_cell_s = 0;      // over families
     double makespan_s = 0;          // Σ family makespans on that many nodes
     double makespan_lower_s = 0;    // Σ family lower bounds
@@ -229,8 +231,8 @@ struct plan_record {
 // Throws usage_error (64) on a bad request or a default that does not fit the node, and
 // prof::error(data_err) (65) when a measured slot does not fit one node or one unit under a
 // cluster limit, naming both numbers and the limit, and under request.strict when there is
-// no profile or any axis of a family is assumed. (A family that cannot meet the deadline is
-// in the record, meets_deadline false; prof-plan --strict refuses it.)
+// no profile, any axis of a family is assumed, or a family or the totals cannot meet the
+// deadline (without strict both are in the record, meets_deadline false, with a warning).
 plan_record make_plan(const compute_profile* profile, const plan_request& request);
 
 // The makespan of `cells` whole cells of `work_s` seconds in all, none longer than
@@ -242,8 +244,11 @@ plan_record make_plan(const compute_profile* profile, const plan_request& reques
 //     min(waves × longest_s, (work_s − longest_s) / runners + longest_s), waves =
 //     ceil(cells / runners); both are upper bounds of any list schedule (the second is
 //     Graham's), and the first is exact for equal cells;
-//   otherwise (a pod of several slots per Job index):
-//     ceil(ceil(cells / cells_per_item) / runners) × rounds × longest_s.
+//   otherwise (a pod of several slots per Job index, an index lasting at most
+//   D = rounds × longest_s, rounds = ceil(cells_per_item / slots_per_runner)):
+//     min(ceil(ceil(cells / cells_per_item) / runners) × D, (work_s − D) / runners + D), the
+//     second Graham's bound over the indexes (a free pod takes the next pending index, and the
+//     indexes' durations sum to at most work_s).
 double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, std::uint64_t cells_per_item,
                          std::uint64_t slots_per_runner, std::uint64_t runners);
 
@@ -271,6 +276,14 @@ std::string render_k8s_job(const plan_record& p, const render_options& o = {}); 
 std::string render_plan_table(const plan_record& p);  // for people
 // The rendering --target names: json, spark, ray, k8s, k8s-job or table.
 std::string render_plan(const plan_record& p, const std::string& target, const render_options& o = {});
+
+// spark.task.resource.gpu.amount for `tasks_per_device` tasks on one device: Spark 3.x counts
+// floor(1.0 / amount) tasks per device in double arithmetic, and the double nearest 1/k can
+// give k − 1 (1/93: 1 / 0.010752688172043012 = 92.99999999999999). The largest double not above
+// 1/k for which floor(1.0 / amount) == k; written with format_double it reads back the same
+// double. Never above 1/k, so a rule that scales the amount and truncates (Spark 4's fixed-point
+// amounts) counts at least k too. 1 for one task per device.
+double spark_task_gpu_amount(std::uint64_t tasks_per_device);
 
 // The JVM side of one Spark executor of `tasks` task slots: heap = max(1 GiB, 64 MiB × tasks),
 // so that Spark's unified memory ((heap − 300 MiB) × 0.6, of which each of N running tasks is

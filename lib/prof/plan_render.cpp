@@ -50,11 +50,31 @@ std::string count_or_deadline(const plan_record& p) {
 // The schedule line every rendering carries: waves of whole cells and the makespan bounds.
 std::string schedule_comment(const plan_record& p, const family_plan& f) {
     std::string met;
-    if (f.meets_deadline) met = *f.meets_deadline ? "; meets the deadline" : "; DOES NOT MEET THE DEADLINE";
+    const bool alone = p.families.size() > 1;
+    if (f.meets_deadline)
+        met = *f.meets_deadline ? (alone ? "; meets the deadline by itself (the run: see the totals)" : "; meets the deadline")
+                                : "; DOES NOT MEET THE DEADLINE";
     return fmt::format("# schedule: {} cells of up to {} in {} wave(s) over {} slot(s) on {} node(s) ({}); "
                        "makespan <= {}, >= {}{}\n",
                        f.cells, human_seconds(f.longest_cell_s), f.waves, f.slots, f.nodes, count_or_deadline(p),
                        human_seconds(f.makespan_s), human_seconds(f.makespan_lower_s), met);
+}
+
+// The run's verdict, for a plan of several families: the totals run them one after another on
+// the same nodes, and a family that meets the deadline by itself says nothing of the run.
+std::string totals_comment(const plan_record& p) {
+    if (p.families.size() < 2) return "";
+    const plan_totals& t = p.totals;
+    std::string met;
+    if (t.meets_deadline)
+        met = *t.meets_deadline ? "; meets the deadline"
+                                : fmt::format("; THE RUN DOES NOT MEET THE DEADLINE {}: run the families side by side on "
+                                              "separate nodes (each family's own node count) or raise --deadline",
+                                              human_seconds(*p.run.deadline_s));
+    return fmt::format("# totals: {} families one after another on the same {} node(s) ({}): {} cells; makespan <= {}, "
+                       ">= {}{}\n",
+                       p.families.size(), t.nodes, count_or_deadline(p), t.cells, human_seconds(t.makespan_s),
+                       human_seconds(t.makespan_lower_s), met);
 }
 
 void require_layout(const plan_record& p, std::string_view layout, std::string_view target) {
@@ -75,7 +95,7 @@ void require_layout(const plan_record& p, std::string_view layout, std::string_v
 // allocation is off unless enabled, and needs shuffle tracking or an external shuffle service.
 std::string render_spark(const plan_record& p, const render_options& o) {
     require_layout(p, "spark", "spark");
-    std::string out;
+    std::string out = totals_comment(p);
     bool first = true;
     for (const auto& [name, f] : p.families) {
         const family_layout& L = f.layout;
@@ -129,7 +149,7 @@ std::string render_spark(const plan_record& p, const render_options& o) {
                 out += "# the discovery script above is a placeholder (Spark's example script in its distribution); "
                        "give the path on your executors with --spark-gpu-discovery-script\n";
             line("spark.executor.resource.gpu.vendor", "nvidia.com");
-            line("spark.task.resource.gpu.amount", format_double(*f.gpu_fraction));
+            line("spark.task.resource.gpu.amount", format_double(spark_task_gpu_amount(*L.slots_per_device)));
             out += "# YARN: Spark asks YARN for the yarn.io/gpu resource type, which the NodeManagers must offer "
                    "(GPU scheduling enabled, yarn.io/gpu in resource-types.xml)\n";
         }
@@ -152,7 +172,7 @@ std::string render_spark(const plan_record& p, const render_options& o) {
 // Ray's `memory` is in bytes; num_gpus is a multiple of 0.0001; env_vars values are strings.
 std::string render_ray(const plan_record& p) {
     require_layout(p, "ray", "ray");
-    std::string out;
+    std::string out = totals_comment(p);
     for (const auto& [name, f] : p.families) {
         out += fmt::format("# ray: family '{}': {} task(s) at once on {} node(s) of {} cores, {}{}\n", name, f.slots,
                            f.nodes, p.node.cores, human_bytes(double(p.node.memory_bytes)),
@@ -254,7 +274,7 @@ std::string job_name(const std::string& family, std::set<std::string>& taken) {
 // paste into a pod template (--target k8s-job writes a whole Job).
 std::string render_k8s(const plan_record& p, const render_options& o) {
     require_layout(p, "k8s", "k8s");
-    std::string out;
+    std::string out = totals_comment(p);
     for (const auto& [name, f] : p.families) {
         out += "---\n";
         out += "# prof-plan: Kubernetes container resources for " + family_header(name, f) + "\n";
@@ -272,7 +292,16 @@ std::string render_k8s(const plan_record& p, const render_options& o) {
 // deadline, whole seconds rounded up.
 std::string render_k8s_job(const plan_record& p, const render_options& o) {
     require_layout(p, "k8s", "k8s-job");
-    std::string out;
+    std::string out = totals_comment(p);
+    if (p.families.size() > 1 && p.run.deadline_s)
+        out += fmt::format("# the Jobs are meant to be applied together on the {} node(s) of the totals: their pods share "
+                           "the nodes and the plan prices them as the families one after another; every Job's "
+                           "activeDeadlineSeconds is the run's deadline, counted from when they are applied{}\n",
+                           p.totals.nodes,
+                           p.totals.meets_deadline == false
+                               ? fmt::format(", so together they would be stopped at {} before the last cells finish",
+                                             human_seconds(*p.run.deadline_s))
+                               : std::string());
     std::set<std::string> taken;
     for (const auto& [name, f] : p.families) {
         const family_layout& L = f.layout;

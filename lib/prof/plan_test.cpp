@@ -1,10 +1,13 @@
 // Unit tests of make_plan and the renderings: hand-computed plans (issue 7 "Arithmetic").
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
+#include "prof/json_out.hpp"
 #include "prof/plan.hpp"
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 namespace {
@@ -845,4 +848,110 @@ TEST_CASE("k8s-job: Job names are DNS labels from the family, distinct when two 
     CHECK(j.find("  name: prof-neural-nets\n") != std::string::npos);
     CHECK(j.find("  name: prof-neural-nets-2\n") != std::string::npos);
     CHECK(j.find("          value: \"Neural_Nets\"\n") != std::string::npos);  // PROF_FAMILY keeps the name
+}
+
+// Two families of 3 cells of 40 min each (2400 s with the 1.25 margin: 1920 s measured), one
+// core per slot, on 80-core nodes: each family meets 60 min alone on 1 node, but one after
+// another on the same nodes they take 2400 + 2400 = 4800 s > 3600 s, whatever the node count.
+TEST_CASE("--strict refuses families that meet the deadline each but not one after another") {
+    auto p = profile_of({model("a", "fa", 3, 1.0, 100 * MiB, std::nullopt, 1920),
+                         model("b", "fb", 3, 1.0, 100 * MiB, std::nullopt, 1920)});
+    auto rq = cpu_request();
+    rq.series = 3;
+    rq.node.cores = 80;
+    rq.deadline_s = 3600;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.families.at("fa").meets_deadline == true);
+    CHECK(plan.families.at("fb").meets_deadline == true);
+    CHECK(plan.totals.nodes == 1);
+    CHECK(plan.totals.makespan_s == 4800);
+    CHECK(plan.totals.meets_deadline == false);
+    for (const char* t : {"spark", "ray", "k8s", "k8s-job", "table"}) {
+        rq.layout = prof::layout_for_target(t, "");
+        auto q = prof::make_plan(&p, rq);
+        CAPTURE(t);
+        CHECK(prof::render_plan(q, t).find("DOES NOT MEET THE DEADLINE") != std::string::npos);
+    }
+    rq.layout = "ray";
+    rq.strict = true;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code).find("--strict: the families one after another on 1 "
+                                                                     "node(s) take 80.0 min, past the deadline 60.0 min") == 0);
+    CHECK(code == 65);
+}
+
+// fa: 160 cells of 30 s (24 s × 1.25), fb the same, 1 core each, 16-core nodes. Alone each
+// meets 400 s on 1 node: 10 waves × 30 s = 300 s. One after another on 1 node: 600 s > 400 s;
+// on 2 nodes 5 waves each, 150 + 150 = 300 s: the totals take 2 nodes and every family is
+// deployed on them, so the renderings run what the sum priced.
+TEST_CASE("families one after another get the nodes that make their summed makespans meet the deadline") {
+    auto p = profile_of({model("a", "fa", 3, 1.0, 100 * MiB, std::nullopt, 24),
+                         model("b", "fb", 3, 1.0, 100 * MiB, std::nullopt, 24)});
+    auto rq = cpu_request();
+    rq.series = 160;
+    rq.deadline_s = 400;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.totals.nodes == 2);
+    CHECK(plan.totals.makespan_s == 300);
+    CHECK(plan.totals.meets_deadline == true);
+    for (const auto& [name, f] : plan.families) {
+        CAPTURE(name);
+        CHECK(f.nodes == 2);
+        CHECK(f.slots == 32);
+        CHECK(f.waves == 5);
+        CHECK(f.makespan_s == 150);
+    }
+}
+
+// A CPU model measured at 0 GPU bytes on a GPU node is "measured none": its slot asks no GPU,
+// even with --default-gpu-memory for the unmeasured GPU model beside it; 16 cores, 1 core per
+// slot → 16 slots, not halved by a device share.
+TEST_CASE("a measured 0 GPU bytes asks no GPU, even with a default GPU memory") {
+    auto p = profile_of({model("c", "cpu", 3, 1.0, 100 * MiB, 0, 1.0), model("g", "gf", 3, 1.0, 100 * MiB, 80000000, 10.0)});
+    auto rq = cpu_request();
+    rq.series = 100;
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    rq.node.gpus = 1;
+    rq.node.gpu_memory_bytes = 16 * GiB;
+    rq.defaults.gpu_memory_bytes = 2 * GiB;
+    rq.models = {"c", "g", "newgpu"};
+    rq.model_families = {{"newgpu", "gf"}};
+    rq.on_unmeasured = prof::unmeasured_policy::defaults;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& c = plan.families.at("cpu");
+    CHECK_FALSE(c.slot_gpu_bytes.has_value());
+    CHECK_FALSE(c.gpu_fraction.has_value());
+    CHECK(c.basis.gpu == "measured");
+    CHECK(c.slots_per_node == 16);
+    CHECK(plan.families.at("gf").slot_gpu_bytes == 2 * GiB);  // max(80 MB × 1.25, the 2 GiB default)
+}
+
+// An Indexed Job hands pending indexes to free pods, so Graham's bound holds over indexes:
+// 41 cells (40 of 1.1 s, one of 1375 s; work 1419 s), 2 cells per index (2 slots per pod, one
+// round) on 2 pods: waves ceil(21 / 2) × 1375 = 15125 s, Graham (1419 − 1375) / 2 + 1375 =
+// 1397 s. With 3 rounds per index (D = 3 × 1375 = 4125 s) the same work gives
+// on 1 pod max(0, 1419 − 4125) / 1 + 4125 = 4125 s, below the 7 indexes × 4125 s of waves.
+TEST_CASE("k8s: pods of several slots per index take the smaller of waves and Graham's bound over indexes") {
+    CHECK(prof::schedule_makespan(41, 1419, 1375, 2, 2, 2) == 1397);
+    CHECK(prof::schedule_makespan(41, 1419, 1375, 6, 2, 1) == 4125);
+    CHECK(prof::schedule_makespan(8, 8, 1, 2, 2, 2) == 2);  // equal cells: waves, 2 × 1 s, Graham 4.5 s
+}
+
+// Spark 3.x: tasks per device = floor(1.0 / spark.task.resource.gpu.amount) in doubles. The
+// nearest double to 1/93 gives 92 (1 / 0.010752688172043012 = 92.99999999999999); the amount
+// written must read back to a double that gives exactly k, for every k a device may hold, and
+// never exceed 1/k (so a scale-and-truncate rule also gives at least k).
+TEST_CASE("spark: the task GPU amount, as written, gives exactly k tasks per device for every k to 512") {
+    CHECK(std::floor(1.0 / (1.0 / 93)) == 92);  // the defect: the plain fraction loses one task
+    for (std::uint64_t k = 1; k <= 512; ++k) {
+        CAPTURE(k);
+        const std::string text = prof::format_double(prof::spark_task_gpu_amount(k));
+        const double read = std::strtod(text.c_str(), nullptr);
+        CHECK(std::floor(1.0 / read) == static_cast<double>(k));
+        CHECK(read <= 1.0 / static_cast<double>(k));
+        CHECK(read > 1.0 / static_cast<double>(k + 1));
+    }
+    CHECK(prof::spark_task_gpu_amount(1) == 1.0);
+    CHECK(prof::spark_task_gpu_amount(4) == 0.25);  // exact in binary: unchanged
 }

@@ -276,7 +276,9 @@ void profile_builder::add(const fit_evidence& f) {
     if (usable(f.cpu_s)) m.cpu_n.push_back(n);
     if (usable(f.process_rss_bytes)) keep_max(m.max_process_rss, f.process_rss_bytes);
     if (usable(f.peak_rss_bytes)) keep_max(m.max_peak_rss, f.peak_rss_bytes);
-    if (usable(f.peak_gpu_bytes)) keep_max(m.max_peak_gpu, f.peak_gpu_bytes);
+    // A GPU reading of 0 is a measurement (NVML saw no device memory in use), not an absence:
+    // the one axis where 0 is usable, so a CPU model measured on a GPU host stays "measured none".
+    if (f.peak_gpu_bytes) keep_max(m.max_peak_gpu, f.peak_gpu_bytes);
     if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
     if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
     if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
@@ -325,7 +327,7 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         const std::string& name = names[k];
         const model_acc& acc = models_[k];
         if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
-        bool any_axis = acc.max_process_rss || acc.max_peak_rss || acc.max_peak_gpu || !acc.wall.empty() ||
+        bool any_axis = acc.max_process_rss || acc.max_peak_rss || (acc.max_peak_gpu && *acc.max_peak_gpu > 0) || !acc.wall.empty() ||
                         !acc.cpu.empty() || acc.oom_limit;
         const std::string& family = acc.families.front();
         if (acc.n_oom_no_limit)
@@ -624,7 +626,8 @@ model_cost read_model_cost(std::string name, od::value v) {
     // A non-finite or non-positive value is not usable: absent.
     for (auto* d : {&m.median_wall_s, &m.median_cpu_s, &m.max_effective_cores})
         if (*d && !(std::isfinite(**d) && **d > 0)) d->reset();
-    for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes, &m.max_peak_gpu_bytes})
+    // (max_peak_gpu_bytes 0 is kept: a measured "no device memory".)
+    for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes})
         if (*b && **b == 0) b->reset();
     return m;
 }

@@ -98,11 +98,16 @@ TEST_CASE("null is never turned into zero: an unmeasured axis stays null through
     CHECK(json.find("\"max_peak_gpu_bytes\":null") != std::string::npos);
 }
 
-TEST_CASE("a measured zero GPU reading counts as no GPU evidence") {
+// prof-records(5): peak_gpu_bytes null = not measured, 0 = measured none. 0 stays 0 through
+// the profile and its JSON, sized to slot_gpu_bytes 0 (ceil(0 × 1.25)); a larger reading wins.
+TEST_CASE("a measured zero GPU reading stays measured none, not unmeasured") {
     auto f = fit("a", "m", "f", true, 1.0, 1.0, 1000);
     f.peak_gpu_bytes = 0;
     auto p = build_profile({f}, 1.25, 1.1);
-    CHECK_FALSE(p.models.at("m").max_peak_gpu_bytes.has_value());
+    CHECK(p.models.at("m").max_peak_gpu_bytes == 0u);
+    CHECK(p.families.at("f").slot_gpu_bytes == 0u);
+    auto back = parse_profile_text(write_profile(p), "t");
+    CHECK(back.models.at("m").max_peak_gpu_bytes == 0u);
     auto g = f;
     g.peak_gpu_bytes = 1000;
     p = build_profile({f, g}, 1.25, 1.1);
