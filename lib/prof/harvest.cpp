@@ -481,7 +481,10 @@ void harvester::add(const harvest_row& row) {
         if (!r.unmapped_models.count(row.model_type)) r.unmapped_models.emplace(row.model_type);
     }
     f.n_obs = row.n_obs;
-    f.ok = usable(row.fit_seconds);
+    // A set error column is a failed cell whatever fit_seconds says: many pipelines record the
+    // elapsed time of a fit that failed (a memory kill after 600 s is no 600 s fit).
+    const bool has_error = row.error && !row.error->empty();  // "": a non-Nullable String column's "none"
+    f.ok = !has_error && usable(row.fit_seconds);
     f.wall_s = row.fit_seconds;
     f.cpu_s = row.cpu_seconds;
     f.process_rss_bytes = row.process_rss_bytes;
@@ -491,7 +494,7 @@ void harvester::add(const harvest_row& row) {
     f.memory_limit_bytes = row.memory_limit_bytes;
     std::string error;
     if (!f.ok) {
-        if (row.error && !row.error->empty()) {  // "": a non-Nullable String column's "none"
+        if (has_error) {
             f.error = *row.error;
         } else {
             error = fit_seconds_error(row.fit_seconds);

@@ -19,10 +19,11 @@
 //                 fit; "" is how a non-Nullable ClickHouse String column says "none")
 //   finished_at   RFC 3339 string or null       — the latest one is provenance.measured_at
 //   error         string or null                — the failure text of a failed row ("" = none)
-// Rules (issue 3): a finite fit_seconds > 0 is a fit that happened (ok); any other row is a
-// failed cell: counted in n_measurements and n_failed, excluded from every axis, its error
-// the `error` column, else "fit_seconds=<value>" (value: shortest number, NaN, Infinity or
-// null). Memory: the builder keeps two doubles and two 32-bit lengths per usable row plus the
+// Rules: a row whose error is set (not null, not "") is a failed cell whatever its fit_seconds
+// (pipelines record the elapsed time of failed fits too); otherwise a finite fit_seconds > 0 is
+// a fit that happened (ok). Any other row is a failed cell: counted in n_measurements and
+// n_failed, excluded from every axis, its error the `error` column, else "fit_seconds=<value>"
+// (value: shortest number, NaN, Infinity or null). Memory: the builder keeps two doubles and two 32-bit lengths per usable row plus the
 // distinct ts_ids.
 #pragma once
 

@@ -74,6 +74,41 @@ TEST_CASE("a row without a finite positive fit_seconds is a failed cell with a s
     CHECK(prof::fit_seconds_error(-1.5) == "fit_seconds=-1.5");
 }
 
+TEST_CASE("a row with an error set is a failed cell whatever its fit_seconds, in both readers") {
+    // A memory kill after 600 s: the pipeline recorded the elapsed time and the RSS it reached.
+    const std::string killed =
+        R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","n_obs":5000,"fit_seconds":600.0,)"
+        R"("process_rss_bytes":2000000000,"memory_limit_bytes":2147483648,"error":"OOMKilled"})";
+    const std::string good =
+        R"({"run_id":"r","ts_id":"b","model_type":"m","family":"f","n_obs":100,"fit_seconds":2.0,)"
+        R"("process_rss_bytes":1000000000,"error":null})";
+    // the same rows with a space after each colon read by simdjson only (the fast reader's
+    // compact-key prediction does not apply; the rule lives in harvester::add for both)
+    auto spaced = [](std::string t) {
+        for (std::size_t i = 0; (i = t.find("\":", i)) != std::string::npos; i += 3) t.insert(i + 2, " ");
+        return t;
+    };
+    for (const std::string& text : {killed + "\n" + good + "\n", spaced(killed) + "\n" + spaced(good) + "\n"}) {
+        prof::harvest_row row;
+        CHECK(prof::read_harvest_row_fast(killed, row));  // the fast reader reads the line itself
+        auto ps = harvest_text(text);
+        REQUIRE(ps.size() == 1);
+        const auto& p = ps[0];
+        CHECK(p.n_ok == 1);
+        CHECK(p.n_failed == 1);
+        const auto& m = p.models.at("m");
+        CHECK(m.n_oom_killed == 1);
+        CHECK(m.oom_limit_bytes == 2147483648ULL);
+        CHECK(m.max_n_obs == 100ULL);                        // not the killed row's 5000
+        CHECK(m.median_wall_s == 2.0);                       // not the median of 2 and 600
+        CHECK(m.wall_curve.size() == 1);
+        CHECK(m.max_process_rss_bytes == 1000000000ULL);     // the killed row's RSS sizes nothing
+        CHECK(p.first_error_by_model.at("m") == "OOMKilled");
+        // slot = max(ceil(1e9 × 1.25), oom floor) = max(1.25e9, ceil(2147483648 × 1.2) = 2576980378)
+        CHECK(p.families.at("f").slot_rss_bytes == 2576980378ULL);
+    }
+}
+
 TEST_CASE("family comes from the row, else the family map, else the model name with a warning") {
     prof::harvest_config cfg;
     cfg.family_map = {{"lgbm", "ml"}, {"theta", "mapped"}};

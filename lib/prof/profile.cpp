@@ -16,6 +16,20 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
+// The warning for a model whose device ran out of memory: the limit it died at is seldom
+// recorded, so the GPU slot sized from the fits that worked may be too small.
+std::string gpu_oom_warning(const std::string& model, std::uint64_t n, const std::optional<std::uint64_t>& peak) {
+    std::string bound =
+        peak ? fmt::format("one reached peak_gpu_bytes {} before failing, so it needs more: slot_gpu_bytes is at "
+                           "least {} (the OOM bump)",
+                           *peak, oom_floor_bytes(*peak))
+             : std::string("no peak_gpu_bytes was recorded at the failure, so no lower bound follows");
+    return fmt::format("model '{}': {} fit(s) ran out of GPU memory (a device OOM; host memory is not raised): the "
+                       "device limit they hit is not recorded, so slot_gpu_bytes may be too small; {}; size the GPU "
+                       "from a fit that succeeds on a larger device",
+                       model, n, bound);
+}
+
 // SPEC §2: a record contributes to an axis iff ok and the value is finite and > 0.
 bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
 bool usable(const std::optional<std::uint64_t>& v) { return v && *v > 0; }
@@ -44,6 +58,8 @@ std::map<std::string, family_cost> roll_up_families(const std::map<std::string, 
         keep_max(f.max_peak_gpu_bytes, m.max_peak_gpu_bytes);
         keep_max(f.max_effective_cores, m.max_effective_cores);
         if (m.oom_limit_bytes) keep_max(f.oom_floor_bytes, std::optional(oom_floor_bytes(*m.oom_limit_bytes)));
+        if (m.gpu_oom_peak_bytes)
+            keep_max(f.gpu_oom_floor_bytes, std::optional(oom_floor_bytes(*m.gpu_oom_peak_bytes)));
         if (m.median_wall_s) f.total_wall_s_per_series = f.total_wall_s_per_series.value_or(0.0) + *m.median_wall_s;
         if (first) {
             f.intraop_threads = m.intraop_threads;
@@ -171,6 +187,7 @@ void size_family(family_cost& f, double memory_margin, double time_margin) {
     keep_max(f.slot_rss_bytes, f.oom_floor_bytes);
     f.slot_gpu_bytes = f.max_peak_gpu_bytes ? std::optional(scale_bytes_up(*f.max_peak_gpu_bytes, memory_margin))
                                             : std::nullopt;
+    keep_max(f.slot_gpu_bytes, f.gpu_oom_floor_bytes);
     f.planning_wall_s_per_cell = f.median_wall_s ? std::optional(*f.median_wall_s * time_margin) : std::nullopt;
     f.planning_wall_s_per_series =
         f.total_wall_s_per_series ? std::optional(*f.total_wall_s_per_series * time_margin) : std::nullopt;
@@ -186,12 +203,19 @@ bool fit_was_oom_killed(const fit_evidence& f) {
     if (f.ok) return false;
     if (f.oom_killed) return *f.oom_killed;
     if (f.memory_limit_bytes && f.signal && *f.signal == "SIGKILL") return true;
-    if (!f.error) return false;
+    if (!f.error || fit_was_device_oom(f)) return false;
     for (std::string_view p : memory_error_patterns)
         if (f.error->find(p) != std::string_view::npos) return true;
     if (f.memory_limit_bytes)
         for (std::string_view p : killed_error_patterns)
             if (f.error->find(p) != std::string_view::npos) return true;
+    return false;
+}
+
+bool fit_was_device_oom(const fit_evidence& f) {
+    if (f.ok || !f.error) return false;
+    for (std::string_view p : device_memory_error_patterns)
+        if (f.error->find(p) != std::string_view::npos) return true;
     return false;
 }
 
@@ -265,6 +289,9 @@ void profile_builder::add(const fit_evidence& f) {
             ++m.n_oom;
             if (f.memory_limit_bytes) keep_max(m.oom_limit, f.memory_limit_bytes);
             else ++m.n_oom_no_limit;
+        } else if (fit_was_device_oom(f)) {
+            ++m.n_gpu_oom;
+            if (usable(f.peak_gpu_bytes)) keep_max(m.gpu_oom_peak, f.peak_gpu_bytes);
         }
         return;
     }
@@ -327,14 +354,16 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         const std::string& name = names[k];
         const model_acc& acc = models_[k];
         if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
-        bool any_axis = acc.max_process_rss || acc.max_peak_rss || (acc.max_peak_gpu && *acc.max_peak_gpu > 0) || !acc.wall.empty() ||
-                        !acc.cpu.empty() || acc.oom_limit;
+        bool any_axis = acc.max_process_rss || acc.max_peak_rss || (acc.max_peak_gpu && *acc.max_peak_gpu > 0) ||
+                        !acc.wall.empty() || !acc.cpu.empty() || acc.oom_limit || acc.gpu_oom_peak;
         const std::string& family = acc.families.front();
         if (acc.n_oom_no_limit)
             p.provenance.warnings.push_back(fmt::format(
                 "model '{}': {} fit(s) killed for memory under no known limit: no lower bound on its memory; record "
                 "the limit (prof-measure --memory-limit, or a memory_limit_bytes column)",
                 name, acc.n_oom_no_limit));
+        if (acc.n_gpu_oom)
+            p.provenance.warnings.push_back(gpu_oom_warning(name, acc.n_gpu_oom, acc.gpu_oom_peak));
         if (!any_axis) {
             p.dropped_models.push_back(name);
             p.dropped_model_families[name] = family;
@@ -366,6 +395,8 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
         m.n_oom_killed = acc.n_oom;
         m.oom_limit_bytes = acc.oom_limit;
+        m.n_gpu_oom = acc.n_gpu_oom;
+        m.gpu_oom_peak_bytes = acc.gpu_oom_peak;
         acc.wall.parts(family_walls[family]);
         p.models.emplace(name, std::move(m));
     }
@@ -456,6 +487,8 @@ std::string write_profile(const compute_profile& p) {
         w.field("intraop_threads", m.intraop_threads);
         w.field("n_oom_killed", m.n_oom_killed);
         w.field("oom_limit_bytes", m.oom_limit_bytes);
+        w.field("n_gpu_oom", m.n_gpu_oom);
+        w.field("gpu_oom_peak_bytes", m.gpu_oom_peak_bytes);
         w.key("wall_curve");
         w.begin_array();
         for (const auto& pt : m.wall_curve) {
@@ -489,6 +522,7 @@ std::string write_profile(const compute_profile& p) {
         w.field("total_wall_s_per_series", f.total_wall_s_per_series);
         w.field("intraop_threads", f.intraop_threads);
         w.field("oom_floor_bytes", f.oom_floor_bytes);
+        w.field("gpu_oom_floor_bytes", f.gpu_oom_floor_bytes);
         w.field("memory_margin", f.memory_margin);
         w.field("time_margin", f.time_margin);
         w.field("slot_cores", f.slot_cores);
@@ -620,6 +654,8 @@ model_cost read_model_cost(std::string name, od::value v) {
         else if (k == "intraop_threads") m.intraop_threads = read_count(x, f);
         else if (k == "n_oom_killed") m.n_oom_killed = read_count(x, f).value_or(0);
         else if (k == "oom_limit_bytes") m.oom_limit_bytes = read_count(x, f);
+        else if (k == "n_gpu_oom") m.n_gpu_oom = read_count(x, f).value_or(0);
+        else if (k == "gpu_oom_peak_bytes") m.gpu_oom_peak_bytes = read_count(x, f);
         else if (k == "wall_curve") m.wall_curve = read_curve(x, f);
     }
     if (!have_family) missing_field(where + ".family");
@@ -627,7 +663,7 @@ model_cost read_model_cost(std::string name, od::value v) {
     for (auto* d : {&m.median_wall_s, &m.median_cpu_s, &m.max_effective_cores})
         if (*d && !(std::isfinite(**d) && **d > 0)) d->reset();
     // (max_peak_gpu_bytes 0 is kept: a measured "no device memory".)
-    for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes})
+    for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes, &m.gpu_oom_peak_bytes})
         if (*b && **b == 0) b->reset();
     return m;
 }
@@ -760,6 +796,13 @@ std::string format_profile_table(const compute_profile& p) {
                                "{}\n",
                                m.n_oom_killed, name, human_bytes(double(*m.oom_limit_bytes)),
                                human_bytes(double(oom_floor_bytes(*m.oom_limit_bytes))));
+    for (const auto& [name, m] : p.models)
+        if (m.n_gpu_oom)
+            out += fmt::format("out of GPU memory: {} fit(s) of {}{}\n", m.n_gpu_oom, name,
+                               m.gpu_oom_peak_bytes ? fmt::format(", at peaks up to {}: its family's GPU slot is at least {}",
+                                                                  human_bytes(double(*m.gpu_oom_peak_bytes)),
+                                                                  human_bytes(double(oom_floor_bytes(*m.gpu_oom_peak_bytes))))
+                                                    : std::string(", peak not recorded: no bound on its GPU memory"));
     for (const auto& w : p.provenance.warnings) out += "warning: " + w + "\n";
     return out;
 }

@@ -42,6 +42,10 @@ struct model_cost {
     std::vector<curve_point> wall_curve;  // wall (and CPU) seconds against n_obs; empty = no length known
     std::uint64_t n_oom_killed = 0;       // failed fits killed for memory (see fit_was_oom_killed)
     std::optional<std::uint64_t> oom_limit_bytes;  // the largest limit one of them was killed at
+    // Failed fits whose device ran out of memory (see fit_was_device_oom): evidence about GPU
+    // memory, never host memory. The device limit they hit is seldom recorded.
+    std::uint64_t n_gpu_oom = 0;
+    std::optional<std::uint64_t> gpu_oom_peak_bytes;  // the largest peak_gpu_bytes one of them reached
 };
 
 // The raw roll-up of a family's models, then the sized values (margins applied).
@@ -55,8 +59,10 @@ struct family_cost {
     std::optional<double> total_wall_s_per_series;  // sum of its models' median_wall_s
     std::optional<std::uint64_t> intraop_threads;
     std::optional<std::uint64_t> oom_floor_bytes;   // max over models of oom_floor_bytes(limit)
+    std::optional<std::uint64_t> gpu_oom_floor_bytes;  // max over models of oom_floor_bytes(gpu_oom_peak_bytes)
     double memory_margin = default_memory_margin, time_margin = default_time_margin;
-    // sized (derived) values; slot_rss_bytes is never below oom_floor_bytes
+    // sized (derived) values; slot_rss_bytes is never below oom_floor_bytes, slot_gpu_bytes never
+    // below gpu_oom_floor_bytes
     std::optional<std::uint64_t> slot_cores, slot_rss_bytes, slot_gpu_bytes;
     std::optional<double> planning_wall_s_per_cell, planning_wall_s_per_series;
 };
@@ -168,8 +174,19 @@ struct fit_evidence {
 //   oom_killed true; or oom_killed not false, a memory_limit_bytes, and signal SIGKILL (the
 //   kernel's OOM killer sends SIGKILL); or its error text holds one of memory_error_patterns
 //   (always), or one of killed_error_patterns while a memory_limit_bytes is known (a bare
-//   kill or exit 137 without a limit may as well be a timeout). An ok fit never is.
+//   kill or exit 137 without a limit may as well be a timeout). An ok fit never is, and neither
+//   is a device OOM (fit_was_device_oom) unless oom_killed or a SIGKILL under a limit says so:
+//   "CUDA out of memory" also holds "out of memory", but it is no evidence about host memory.
 bool fit_was_oom_killed(const fit_evidence& f);
+// Whether a failed fit's error text holds one of device_memory_error_patterns: a device
+// (GPU, TPU) allocation failed. Such a fit is counted in n_gpu_oom, never as a host OOM kill.
+bool fit_was_device_oom(const fit_evidence& f);
+// Texts that mean a device allocation failed (CUDA runtime, PyTorch, cuBLAS/cuDNN, JAX/XLA),
+// matched case-sensitively anywhere in the error.
+inline constexpr std::string_view device_memory_error_patterns[] = {
+    "CUDA out of memory", "CUDA error: out of memory", "cudaErrorMemoryAllocation", "torch.cuda.OutOfMemoryError",
+    "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED", "CUFFT_ALLOC_FAILED", "hipErrorOutOfMemory",
+    "RESOURCE_EXHAUSTED: Out of memory"};
 // Texts that always mean a memory kill, matched case-sensitively anywhere in the error.
 inline constexpr std::string_view memory_error_patterns[] = {
     "OOMKilled", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory", "Out of memory",
@@ -196,8 +213,8 @@ private:
         std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
         value_blocks wall, cpu;  // the usable wall and CPU seconds
         blocks<std::uint32_t> wall_n, cpu_n;  // the n_obs of each; 0 = none (or past 2^32 - 1)
-        std::uint64_t n_oom = 0, n_oom_no_limit = 0;
-        std::optional<std::uint64_t> oom_limit;
+        std::uint64_t n_oom = 0, n_oom_no_limit = 0, n_gpu_oom = 0;
+        std::optional<std::uint64_t> oom_limit, gpu_oom_peak;
         std::optional<double> max_eff;
         bool threads_seen = false, threads_mixed = false;
         std::optional<std::uint64_t> threads;

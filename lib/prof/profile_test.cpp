@@ -342,3 +342,63 @@ TEST_CASE("an OOM kill at a limit raises the family's slot to the OOM bump above
     REQUIRE(r.provenance.warnings.size() == 1);
     CHECK(r.provenance.warnings[0].find("model 'big': 1 fit(s) killed for memory under no known limit") == 0);
 }
+
+TEST_CASE("a device OOM is GPU evidence: counted apart, never raising host memory") {
+    // ok fit: RSS 1e9 → slot_rss ceil(1e9 × 1.25) = 1250000000; peak GPU 2e9 → 2500000000.
+    // The failed fit's CUDA error also holds "out of memory" and "OutOfMemoryError", and it ran
+    // under a 4 GiB host limit: before, it was a host kill and slot_rss rose to
+    // ceil(4294967296 × 1.2) = 5153960756.
+    auto ok = fit("a", "nn", "deep", true, 10.0, 10.0, 1000000000);
+    ok.peak_gpu_bytes = 2000000000;
+    auto cuda = fit("b", "nn", "deep", false, std::nullopt, std::nullopt, std::nullopt);
+    cuda.error = "exit 1: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB";
+    cuda.memory_limit_bytes = 4294967296;
+    fit_evidence e;
+    e.ok = false;
+    e.error = *cuda.error;
+    e.memory_limit_bytes = 4294967296;
+    CHECK(fit_was_device_oom(e));
+    CHECK(!fit_was_oom_killed(e));
+    for (std::string_view t : {"cudaErrorMemoryAllocation", "CUBLAS_STATUS_ALLOC_FAILED",
+                               "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+                               "allocate 2147483648 bytes."}) {
+        e.error = t;
+        CHECK(fit_was_device_oom(e));
+        CHECK(!fit_was_oom_killed(e));
+    }
+    e.error = "MemoryError";
+    CHECK(!fit_was_device_oom(e));  // host texts stay host kills
+    CHECK(fit_was_oom_killed(e));
+    e.error = "CUDA out of memory";
+    e.oom_killed = true;  // the kernel said it killed the process for its limit: a host kill
+    CHECK(fit_was_oom_killed(e));
+
+    auto p = build_profile({ok, cuda}, 1.25, 1.1);
+    const auto& m = p.models.at("nn");
+    CHECK(m.n_oom_killed == 0);
+    CHECK(!m.oom_limit_bytes);
+    CHECK(m.n_gpu_oom == 1);
+    CHECK(!m.gpu_oom_peak_bytes);
+    CHECK(p.families.at("deep").slot_rss_bytes == 1250000000u);
+    CHECK(p.families.at("deep").slot_gpu_bytes == 2500000000u);
+    REQUIRE(p.provenance.warnings.size() == 1);
+    CHECK(p.provenance.warnings[0].find("model 'nn': 1 fit(s) ran out of GPU memory") == 0);
+    CHECK(p.provenance.warnings[0].find("slot_gpu_bytes may be too small") != std::string::npos);
+    CHECK(p.provenance.warnings[0].find("no lower bound follows") != std::string::npos);
+
+    // With the peak it reached recorded (6e9), the model needs more than that: the OOM bump
+    // max(ceil(6e9 × 1.2) = 7200000000, 6e9 + 104857600) = 7200000000 over the ok fits' 2.5e9.
+    cuda.peak_gpu_bytes = 6000000000;
+    auto q = build_profile({ok, cuda}, 1.25, 1.1);
+    CHECK(q.models.at("nn").gpu_oom_peak_bytes == 6000000000u);
+    CHECK(q.models.at("nn").max_peak_gpu_bytes == 2000000000u);  // a failed fit's peak sizes nothing else
+    CHECK(q.families.at("deep").gpu_oom_floor_bytes == 7200000000u);
+    CHECK(q.families.at("deep").slot_gpu_bytes == 7200000000u);
+    CHECK(q.families.at("deep").slot_rss_bytes == 1250000000u);
+    CHECK(q.provenance.warnings[0].find("slot_gpu_bytes is at least 7200000000") != std::string::npos);
+    // The record round-trips: read back, the derived values are recomputed the same.
+    auto r = parse_profile_text(write_profile(q), "q");
+    CHECK(r.models.at("nn").n_gpu_oom == 1);
+    CHECK(r.families.at("deep").slot_gpu_bytes == 7200000000u);
+    CHECK(format_profile_table(q).find("out of GPU memory: 1 fit(s) of nn") != std::string::npos);
+}

@@ -210,7 +210,15 @@ compute_profile resolve_chain(const resolve_request& req, const evidence_loaders
                                     c.run_id, io.registry_name,
                                     c.nearest.empty() ? std::string(" (it lists no run)")
                                                       : fmt::format(" (nearest: {})", fmt::join(c.nearest, ", "))));
-        if (c.status == pin_check::state::unloadable) c.warnings.back() += ", so the baseline is used instead";
+        // Any other pin that cannot be loaded (no --registry, a corrupt or missing run file, a
+        // registry that is down) is no more usable under --strict: the operator named that run.
+        if (c.status == pin_check::state::unloadable && req.strict)
+            throw error(exit_code::data_err,
+                        fmt::format("--strict: {}; fix the pin or the registry, or drop --strict to fall back",
+                                    c.warnings.back()));
+        if (c.status == pin_check::state::unloadable)
+            c.warnings.back() += io.load_baseline ? ", so the pin was not used: the baseline is used instead"
+                                                  : ", so the pin was not used";
         warnings.insert(warnings.end(), c.warnings.begin(), c.warnings.end());
         if (c.status == pin_check::state::drifted) {
             if (!req.force) throw drift_error(c.drift_message);

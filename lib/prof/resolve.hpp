@@ -54,8 +54,9 @@ struct resolve_request {
     std::string mode = "auto";            // off | always | auto (always and auto both walk the chain)
     std::optional<json_value> signature;  // this run's data signature; nullopt = not given
     bool force = false;
-    // --strict: exit 65 (prof::error data_err) instead of falling back when a pinned run is
-    // missing from a registry whose index was read, or when the result has no evidence
+    // --strict: exit 65 (prof::error data_err) instead of falling back when a pinned run cannot
+    // be loaded (no registry, missing from the index, a missing or corrupt run file, a registry
+    // that does not answer), naming why, or when the result has no evidence
     // (basis assumed) or an axis a planner would have to assume (a family with no core count,
     // memory or wall time).
     bool strict = false;
