@@ -31,19 +31,6 @@ inline std::optional<std::string_view> plain_string(od::value& v) {
     return tok.substr(1, tok.size() - 2);
 }
 
-// run_id and ts_id: a string, or an integer kept as its decimal text (warehouses use both).
-std::string_view read_id(od::value v, std::string_view field) {
-    if (auto s = plain_string(v)) return *s;
-    od::json_type t = v.type();
-    if (t == od::json_type::string) return v.get_string();
-    if (t == od::json_type::number) {
-        od::number_type nt = v.get_number_type();
-        if (nt == od::number_type::signed_integer || nt == od::number_type::unsigned_integer)
-            return trimmed_token(v);
-    }
-    wrong_type(v, field, "a string or an integer");
-}
-
 std::optional<std::string_view> read_text(od::value v, std::string_view field) {
     if (auto s = plain_string(v)) return s;
     od::json_type t = v.type();

@@ -530,6 +530,21 @@ std::optional<bool> read_bool(od::value v, std::string_view field) {
     return bool(v.get_bool());
 }
 
+std::string_view read_id(od::value v, std::string_view field) {
+    std::string_view tok = trimmed_token(v);
+    // a string without escapes is its raw token minus the quotes: no unescape copy
+    if (tok.size() >= 2 && tok[0] == '"' && tok.back() == '"' && tok.find('\\') == std::string_view::npos)
+        return tok.substr(1, tok.size() - 2);
+    od::json_type t = v.type();
+    if (t == od::json_type::string) return v.get_string();
+    if (t == od::json_type::number) {
+        od::number_type nt = v.get_number_type();
+        if (nt == od::number_type::signed_integer || nt == od::number_type::unsigned_integer)
+            return tok;
+    }
+    wrong_type(v, field, "a string or an integer");
+}
+
 std::string require_string(od::value v, std::string_view field) {
     auto s = read_string(v, field);
     if (!s) throw field_error(fmt::format("field '{}': expected a string, found null", field));

@@ -127,6 +127,10 @@ std::optional<std::string> read_string(simdjson::ondemand::value v, std::string_
 std::optional<bool> read_bool(simdjson::ondemand::value v, std::string_view field);
 // A non-null string field.
 std::string require_string(simdjson::ondemand::value v, std::string_view field);
+// An identifier (run_id, ts_id): a string, or an integer kept as its decimal text as written
+// (warehouses use both: 7 reads as "7"). Anything else (null, a fraction, an object) is a
+// field_error "expected a string or an integer". The view points into the parser's buffers.
+std::string_view read_id(simdjson::ondemand::value v, std::string_view field);
 // Reads a string field "kind" and refuses anything but `expected`.
 void check_kind(simdjson::ondemand::value v, std::string_view expected);
 // The field names: "field 'x': missing" for required fields.

@@ -77,7 +77,7 @@ panel read_panel(line_reader& in, std::size_t max_bad_lines) {
         std::optional<std::uint64_t> n_obs;
         for (auto field : obj) {
             std::string_view k = field.unescaped_key();
-            if (k == "ts_id") ts_id = require_string(field.value(), k);
+            if (k == "ts_id") ts_id = std::string(read_id(field.value(), k));  // 7 → "7", as prof-harvest
             else if (k == "n_obs") n_obs = read_count(field.value(), k);
         }
         if (!ts_id) missing_field("ts_id");

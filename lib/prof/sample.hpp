@@ -46,7 +46,8 @@ std::vector<series_ref> select_sample(std::vector<series_ref> usable, std::size_
 std::vector<cell> sample_cells(const std::vector<series_ref>& sample, const std::vector<model_spec>& models);
 
 // A panel file as prof-sample and prof-plan --panel read it: one {"ts_id", "n_obs", ...} object
-// per line (other fields ignored). A series with n_obs null, missing or 0 is not usable; a
+// per line (other fields ignored); ts_id a string or an integer kept as its decimal text
+// (read_id, as prof-harvest reads it). A series with n_obs null, missing or 0 is not usable; a
 // ts_id given twice is a field_error naming the first line (→ exit 65 with the location).
 struct panel {
     std::vector<series_ref> usable;
