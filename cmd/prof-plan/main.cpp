@@ -54,7 +54,7 @@ int run(int argc, char** argv) {
                          "--deadline 1h --target spark",
                          "reads one profile record (or nothing); writes one plan record, or a rendering");
     app.add_option("file", c.file, "Profile file ('-' = stdin; default stdin)");
-    prof::cli::add_count_option(app, "--series", c.rq.series,
+    auto* series = prof::cli::add_count_option(app, "--series", c.rq.series,
                                 "Series in the run (every model runs on every series; default: --panel's usable series)")
         ->default_str("");
     app.add_option("--panel", c.panel,
@@ -111,6 +111,8 @@ int run(int argc, char** argv) {
         c.rq.models.push_back(spec.model_type);
         if (m.find(':') != std::string::npos) c.rq.model_families[spec.model_type] = spec.family;
     }
+    if (series->count() && c.rq.series == 0)
+        throw prof::usage_error("--series must be a positive integer (leave it out to take --panel's usable series)");
     if (c.rq.series == 0 && c.panel.empty()) throw prof::usage_error("give --series N, or --panel FILE (the run's series)");
 
     c.rq.node.memory_bytes = prof::parse_size(c.node_memory, "--node-memory");
@@ -146,6 +148,7 @@ int run(int argc, char** argv) {
     for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));
     for (const auto& [name, f] : plan.families)
         for (const auto& w : f.warnings) prof::warn(fmt::format("family '{}': {}", name, w));
+    for (const auto& w : prof::render_warnings(plan, c.target, c.ro)) prof::warn(w);
     if (!out.empty() && out.back() == '\n') out.pop_back();
     prof::cli::emit_line(out);
     return 0;

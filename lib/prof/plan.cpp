@@ -442,6 +442,9 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                 rm.family = c->family;
             } else if (auto df = profile->dropped_model_families.find(name);
                        df != profile->dropped_model_families.end()) {
+                if (declared != rq.model_families.end() && declared->second != df->second)
+                    p.warnings.push_back(fmt::format("--models {}:{}: the profile dropped '{}' in family '{}'; planned there",
+                                                     name, declared->second, name, df->second));
                 rm.family = df->second;
             }
         }

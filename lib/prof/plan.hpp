@@ -274,6 +274,10 @@ std::string render_ray(const plan_record& p);         // a comment line, then on
 std::string render_k8s(const plan_record& p, const render_options& o = {});    // YAML: container resources
 std::string render_k8s_job(const plan_record& p, const render_options& o = {});  // YAML: an Indexed Job per family
 std::string render_plan_table(const plan_record& p);  // for people
+// What the operator should hear about a rendering beyond the plan's own warnings: under
+// --cpu-limit on k8s and k8s-job, a family whose thread cap is above its slot's cores (each
+// worker runs more threads than the limit lets it use: CFS throttles it).
+std::vector<std::string> render_warnings(const plan_record& p, const std::string& target, const render_options& o = {});
 // The rendering --target names: json, spark, ray, k8s, k8s-job or table.
 std::string render_plan(const plan_record& p, const std::string& target, const render_options& o = {});
 

@@ -228,6 +228,29 @@ std::string resources_block(const family_plan& f, const render_options& o, const
     return out;
 }
 
+// A thread cap above the slot's cores under a CPU limit: each of the pod's workers runs more
+// threads than its share of the limit, and CFS throttles them.
+std::optional<std::string> cpu_limit_conflict(const family_plan& f, const render_options& o) {
+    if (!(o.cpu_limit && f.intraop_threads && *f.intraop_threads > f.slot_cores)) return std::nullopt;
+    return fmt::format("thread cap {} is above the {} core(s) of a slot under --cpu-limit (limits.cpu \"{}\" for {} "
+                       "slot(s) per pod): CFS throttles the pool; measure the fits under a cap of at most {} "
+                       "(prof-measure --threads) or drop --cpu-limit",
+                       *f.intraop_threads, f.slot_cores, f.layout.unit_cores, f.layout.slots_per_unit, f.slot_cores);
+}
+
+// Why a family sets no thread-pool variables: its models' caps differ (the plan's warning names
+// them), or none was recorded.
+std::string no_thread_cap_reason(const family_plan& f) {
+    constexpr std::string_view mixed = "its models ran under different thread caps (";
+    for (const auto& w : f.warnings)
+        if (w.rfind(mixed, 0) == 0) {
+            const auto end = w.find(')', mixed.size());
+            return "its models ran under different thread caps (" + w.substr(mixed.size(), end - mixed.size()) +
+                   "): no thread-pool variables set";
+        }
+    return "no thread cap recorded in the profile";
+}
+
 // The thread-cap variables as `env` list entries, indented by `pad`.
 std::string thread_env(const family_plan& f, const std::string& pad) {
     std::string out;
@@ -280,8 +303,9 @@ std::string render_k8s(const plan_record& p, const render_options& o) {
         out += "# prof-plan: Kubernetes container resources for " + family_header(name, f) + "\n";
         out += k8s_layout_comment(p, f);
         out += resources_block(f, o, "");
+        if (auto w = cpu_limit_conflict(f, o)) out += "# WARNING: " + *w + "\n";
         if (f.intraop_threads) out += "env:\n" + thread_env(f, "");
-        else out += "env: []  # no thread cap recorded in the profile\n";
+        else out += "env: []  # " + no_thread_cap_reason(f) + "\n";
     }
     return out;
 }
@@ -323,6 +347,7 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
         if (o.cpu_limit && !f.intraop_threads)
             out += "# no CPU limit although --cpu-limit was given: the fits recorded no thread cap, and an uncapped "
                    "pool under a CPU limit is throttled\n";
+        if (auto w = cpu_limit_conflict(f, o)) out += "# WARNING: " + *w + "\n";
         out += "apiVersion: batch/v1\n";
         out += "kind: Job\n";
         out += "metadata:\n";
@@ -400,6 +425,14 @@ std::string render_plan_table(const plan_record& p) {
     }
     if (!p.run.skipped_models.empty())
         out += fmt::format("skipped (no ok fit, --on-unmeasured skip): {}\n", fmt::join(p.run.skipped_models, ", "));
+    return out;
+}
+
+std::vector<std::string> render_warnings(const plan_record& p, const std::string& target, const render_options& o) {
+    std::vector<std::string> out;
+    if (target != "k8s" && target != "k8s-job") return out;
+    for (const auto& [name, f] : p.families)
+        if (auto w = cpu_limit_conflict(f, o)) out.push_back(fmt::format("family '{}': {}", name, *w));
     return out;
 }
 
