@@ -312,8 +312,11 @@ TEST_CASE("a closed stdout pipe ends prof-measure quietly and leaves no child be
     for (int i = 0; i < 20; ++i) lines += "{\"ts_id\":\"s" + std::to_string(i) + "\",\"model_type\":\"sleepy\"}\n";
     std::string path = "/tmp/prof-test-pipe-" + std::to_string(getpid());
     std::ofstream(path) << lines;
-    auto r = sh(bin() + "/prof-measure --run 'sleep 0.05' --child-output /dev/null < " + path + " | head -n1; sleep 0.3; "
-                "pgrep -x -f 'sleep 0[.]05' || echo none-left");
+    // A duration unique to this test process, so another run's sleeps are never counted; up to
+    // 3 s for prof-measure to notice the closed pipe and stop its fit on a loaded host.
+    std::string d = "0.05" + std::to_string(getpid());
+    auto r = sh(bin() + "/prof-measure --run 'sleep " + d + "' --child-output /dev/null < " + path + " | head -n1; "
+                "for i in $(seq 30); do pgrep -x -f 'sleep " + d + "' >/dev/null || { echo none-left; break; }; sleep 0.1; done");
     unlink(path.c_str());
     CHECK(r.out.find("\"kind\":\"fit\"") != std::string::npos);
     CHECK(r.out.find("none-left") != std::string::npos);
