@@ -42,19 +42,26 @@ int run(int argc, char** argv) {
     prof::check_margins(c.memory_margin, c.time_margin);
 
     prof::profile_builder builder(c.memory_margin, c.time_margin);
-    std::size_t bad = 0, records = 0;
+    std::size_t bad = 0, fits = 0;
     std::optional<prof::json_value> sample;
     for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {
         prof::line_reader in(prof::open_input(path));
         auto stats = prof::for_each_object(in, c.max_bad_lines - bad, [&](simdjson::ondemand::object& obj, std::size_t) {
-            if (!prof::is_sample_record(obj)) return builder.add(prof::read_fit(obj));
+            if (!prof::is_sample_record(obj)) {
+                ++fits;
+                return builder.add(prof::read_fit(obj));
+            }
             prof::keep_sample_record(sample, prof::read_object_value(obj));
         });
         bad += stats.bad_lines;
-        records += stats.records;
     }
     if (bad) prof::warn(fmt::format("skipped {} malformed line(s)", bad));
-    if (records == 0) return 0;  // empty input → empty output
+    // No fit, no profile: a sample record alone (its pre-pass measured nothing, e.g. a worker
+    // that could not start) must not become a "measured" profile that sizes from defaults.
+    if (fits == 0) {
+        if (sample) prof::warn("a sample record but no fit record: the pre-pass measured nothing, so no profile");
+        return 0;
+    }
     auto mixed = builder.mixed_params();
     if (!mixed.empty() && !c.mixed_params)
         throw prof::error(prof::exit_code::data_err,

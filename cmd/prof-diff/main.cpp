@@ -55,7 +55,7 @@ int run(int argc, char** argv) {
     app.add_option("--format", c.format, "table (for people) or json (one diff record)")
         ->capture_default_str()
         ->check(CLI::IsMember({"json", "table"}));
-    app.add_option("--max-slower", c.max_slower, "Fail (exit 1) when a model's median wall grew by more than R (0.2 or 20%)")
+    app.add_option("--max-slower", c.max_slower, "Fail (exit 1) when a model's median or curve wall grew by more than R (0.2 or 20%)")
         ->type_name("R");
     app.add_option("--max-bigger", c.max_bigger,
                    "Fail (exit 1) when a model's process RSS, GPU peak or cores grew by more than R")

@@ -193,6 +193,12 @@ double parse_gate_ratio(const std::string& text, const std::string& flag) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || ec != std::errc() || p != s.data() + s.size() || !std::isfinite(v) || v < 0)
         throw usage_error(fmt::format("{}: expected a ratio >= 0 such as 0.2 or 20%, found \"{}\"", flag, text));
+    // "20" is far more often 20 % than a 21-fold slowdown: above 1 the percent sign is required.
+    if (!pct && v > 1)
+        throw usage_error(fmt::format("{}: \"{}\" would allow {} times the old value; write {}% for that (or {} for "
+                                      "{} %)",
+                                      flag, text, format_double(1 + v), format_double(v * 100), format_double(v / 100),
+                                      text));
     return pct ? v / 100.0 : v;
 }
 

@@ -67,8 +67,9 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
 // or a second record, and error(65) when there is no record: a diff needs both sides.
 compute_profile read_single_profile(const std::string& path);
 
-// Reads a gate ratio: a fraction ("0.2") or a percentage ("20%"); throws usage_error naming
-// `flag` otherwise (negative, not finite, not a number).
+// Reads a gate ratio: a fraction ("0.2", at most 1) or a percentage ("20%", any size); throws
+// usage_error naming `flag` otherwise (negative, not finite, not a number, a bare number above 1,
+// which is most often a percentage without its sign).
 double parse_gate_ratio(const std::string& text, const std::string& flag);
 
 // One `diff` record (no '\n'), keys in the order of prof-records(5).

@@ -149,3 +149,11 @@ TEST_CASE("a model slower on its long series only is caught by the curve, not by
     CHECK(c.regression);
     CHECK(d.regressions.size() == 1);
 }
+
+TEST_CASE("a bare gate ratio above 1 is refused: it is most often a percentage without its sign") {
+    CHECK_THROWS_WITH_AS(prof::parse_gate_ratio("20", "--max-slower"),
+                         "--max-slower: \"20\" would allow 21 times the old value; write 2000% for that (or 0.2 for 20 %)",
+                         prof::usage_error);
+    CHECK(prof::parse_gate_ratio("1", "--max-slower") == 1.0);
+    CHECK(prof::parse_gate_ratio("300%", "--max-slower") == doctest::Approx(3.0));
+}

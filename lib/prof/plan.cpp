@@ -507,9 +507,19 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         bool threads_common = true;
         std::optional<std::uint64_t> threads;
         std::vector<std::string> caps;  // "model cap" per model, for the mixed-caps warning
+        std::vector<std::string> failing;  // "model (k of n fits failed)" for the failure warning
         for (std::size_t i = 0; i < models.size(); ++i) {
             const run_model& rm = models[i];
             const model_cost* c = rm.cost;
+            // A model whose sampled fits often failed (other than memory kills, which the slot's OOM
+            // floor answers) will fail that share of the run's cells: the plan prices them as if
+            // they ran. A quarter or more is worth a warning.
+            if (c && c->n_fits > 0) {
+                std::uint64_t failed = c->n_fits - c->n_ok;
+                failed -= std::min(failed, c->n_oom_killed);
+                if (4 * failed >= c->n_fits)
+                    failing.push_back(fmt::format("{} ({} of {} sampled fits failed)", rm.name, failed, c->n_fits));
+            }
             f.models.push_back(rm.name);
             work_models.push_back({rm.name, c});
             if (c) any_cost = true;
@@ -653,6 +663,11 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                 f.warnings.push_back(fmt::format(
                     "low confidence: {} ok fit(s), fewer than --min-fits {}; measure more series before trusting this family",
                     f.n_ok, rq.min_fits));
+            if (!failing.empty())
+                f.warnings.push_back(fmt::format(
+                    "model(s) {}: about that share of their cells in this run will fail too, and is priced as if it "
+                    "ran; see first_error_by_model in the profile and fix or drop them (--models)",
+                    join(failing)));
             if (!threads_common)
                 f.warnings.push_back(fmt::format(
                     "its models ran under different thread caps ({}): the renderings set no thread-pool variables; "

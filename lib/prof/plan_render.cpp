@@ -96,6 +96,11 @@ void require_layout(const plan_record& p, std::string_view layout, std::string_v
 std::string render_spark(const plan_record& p, const render_options& o) {
     require_layout(p, "spark", "spark");
     std::string out = totals_comment(p);
+    if (p.families.size() > 1)
+        out += fmt::format("# {} families below, one block each: run each as its own Spark application with its "
+                           "block as its spark-defaults.conf (one file holding them all keeps only the last "
+                           "block's keys)\n",
+                           p.families.size());
     bool first = true;
     for (const auto& [name, f] : p.families) {
         const family_layout& L = f.layout;
