@@ -16,8 +16,8 @@ PROF_CXXFLAGS := -std=c++20 -O2 -g -ffp-contract=off -Wall -Wextra -Wpedantic -W
                  -DPROF_VERSION=\"$(PROF_VERSION)\"
 PROF_LDFLAGS  := -Wl,--as-needed
 
-LIB_SRC   := $(filter-out %_test.cpp,$(wildcard lib/prof/*.cpp))
-TEST_SRC  := $(wildcard lib/prof/*_test.cpp)
+LIB_SRC   := $(filter-out %_test.cpp,$(wildcard lib/prof/*.cpp lib/prof/*/*.cpp))
+TEST_SRC  := $(wildcard lib/prof/*_test.cpp lib/prof/*/*_test.cpp)
 TOOLS     := $(notdir $(patsubst %/,%,$(dir $(wildcard cmd/*/main.cpp))))
 HELPERS   := $(basename $(notdir $(wildcard tests/helpers/*.c tests/helpers/*.cpp)))
 FUZZ_TARGETS := $(basename $(notdir $(wildcard fuzz/*_fuzz.cpp)))
