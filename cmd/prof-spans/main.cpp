@@ -11,7 +11,6 @@
 #include "prof/spans/build.hpp"
 #include "prof/spans/operations.hpp"
 
-#include <charconv>
 #include <fmt/format.h>
 
 namespace {
@@ -32,15 +31,6 @@ std::vector<prof::located_query_profile> read_profiles(const config& c) {
     return prof::read_query_profile_lines(prof::cli::inputs_or_stdin(c.files), c.max_bad_lines);
 }
 
-std::optional<std::uint64_t> parse_rows(const std::string& text, bool allow_zero) {
-    if (text.empty()) return std::nullopt;
-    std::int64_t v = 0;
-    auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < 0 || (v == 0 && !allow_zero))
-        throw prof::usage_error(fmt::format("--rows must be a {} integer, not '{}'", allow_zero ? "non-negative" : "positive", text));
-    return static_cast<std::uint64_t>(v);
-}
-
 int build(const config& c) {
     if (c.files.size() > 1) throw prof::usage_error("build reads one profiled run: give at most one FILE");
     std::string path = c.files.empty() ? "-" : c.files[0];
@@ -54,7 +44,7 @@ int build(const config& c) {
     if (c.plan_key.empty()) throw prof::usage_error("--plan-key K is required: the cache key of the query plan");
     if (!c.fixed.empty() && c.fixed_seconds) throw prof::usage_error("--fixed and --fixed-seconds exclude each other");
     if (c.fixed_seconds && !(*c.fixed_seconds >= 0)) throw prof::usage_error("--fixed-seconds must be >= 0");
-    prof::run_input in{{c.plan_key, prof::host_identity(c.host), parse_rows(c.rows, false), c.fixed, c.fixed_seconds,
+    prof::run_input in{{c.plan_key, prof::host_identity(c.host), prof::rows_option(c.rows, false), c.fixed, c.fixed_seconds,
                         c.selectivity, c.engine_version_flag.value_or("")},
                        prof::span_format_named(c.input_format, text, name),
                        c.jobs ? static_cast<unsigned>(std::min<std::uint64_t>(*c.jobs, 1024)) : prof::usable_cores(),
@@ -127,13 +117,13 @@ int run(int argc, char** argv) {
         return prof::profile_cache(c.cache);
     };
     if (estimate->parsed()) {
-        auto rows = parse_rows(c.rows, true);
+        auto rows = prof::rows_option(c.rows, true);
         if (!rows) throw prof::usage_error("estimate needs --rows N");
         for (const auto& r : read_profiles(c)) prof::cli::emit_line(prof::format_double(prof::located_estimate(r, *rows)));
         return 0;
     }
     if (stale->parsed()) {
-        auto rows = parse_rows(c.rows, false);
+        auto rows = prof::rows_option(c.rows, false);
         if (!rows) throw prof::usage_error("stale needs --rows N");
         if (!c.engine_version_flag) throw prof::usage_error("stale needs --engine-version V (the engine that will run the query)");
         return prof::stale_verdict(read_profiles(c), *rows, *c.engine_version_flag, c.factor);

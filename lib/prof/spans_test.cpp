@@ -968,6 +968,15 @@ TEST_CASE("chrome: a trace cut into chunks read on several threads gives what on
     CHECK(st.jobs == 4);
     CHECK(st.scanned_events == 40);
     CHECK(dump(read_chrome(chrome(plain), std::size_t{1} << 20, true, 4)) == dump(read_chrome(chrome(plain))));
+    // Events whose args hold arrays of objects (a stack trace): cuts go between events, never
+    // among those objects, so the trace is still read in as many chunks as asked for.
+    std::string stacks;
+    for (int k = 0; k < 40; ++k)
+        stacks += fmt::format("{}{{\"ph\":\"X\",\"name\":\"f\",\"ts\":{},\"dur\":1,\"args\":{{\"stack\":[{{\"fn\":\"a\"}}, {{\"fn\":\"b\"}},{{\"fn\":\"c\"}}]}}}}",
+                              k ? ",\n" : "", k);
+    st = how_read(chrome(stacks), 4);
+    CHECK(st.jobs == 4);
+    CHECK(dump(read_chrome(chrome(stacks), std::size_t{1} << 20, true, 4)) == dump(read_chrome(chrome(stacks))));
 }
 
 TEST_CASE("chrome: an error in a later chunk names the line and event one thread names") {

@@ -248,18 +248,32 @@ std::optional<trace_events> read_chunk(std::string_view in, std::size_t batch, b
     return r;
 }
 
+// A cut at `cut` (a boundary) is taken only when the object after it reads as an event with a
+// phase: the objects of an array inside an event's args ("stackTrace": [{...},{...}]) have none,
+// and a cut among them would fail the chunk before it. Only speed depends on this guess.
+bool starts_event(std::string_view in, std::size_t at) {
+    json_scanner s{in.data() + at, in.data() + in.size()};
+    event_fields e;
+    return scan_event(s, e) && e.ph != 0;
+}
+
 // The event array's interior cut at event boundaries into up to `jobs` chunks of at least
-// `min_bytes` (see chrome_paths.hpp): each chunk's text from the '{' of its first event to the
-// '}' of its last.
+// `min_bytes` (see chrome_paths.hpp): each chunk's text from its first event to the '}' of its
+// last.
 std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, std::size_t min_bytes) {
     std::vector<std::string_view> out;
     const std::size_t want = std::max<std::size_t>(1, std::min<std::size_t>(jobs, in.size() / std::max<std::size_t>(min_bytes, 1)));
     std::size_t from = 0;
     for (std::size_t k = 1; k < want; ++k) {
         std::size_t cut = next_boundary(in, std::max(from, in.size() / want * k));
+        std::size_t next = 0;
+        for (int tries = 0; cut != std::string_view::npos; ++tries, cut = next_boundary(in, cut)) {
+            next = in.find('{', cut);  // next_boundary guarantees it: '}' ws ',' ws '{'
+            if (tries == 64 || starts_event(in, next)) break;
+        }
         if (cut == std::string_view::npos) break;
         out.push_back(in.substr(from, cut - from));
-        from = in.find('{', cut);  // next_boundary guarantees it: '}' ws ',' ws '{'
+        from = next;
     }
     out.push_back(in.substr(from));
     return out;

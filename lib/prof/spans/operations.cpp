@@ -4,9 +4,19 @@
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
 
+#include <charconv>
 #include <fmt/format.h>
 
 namespace prof {
+
+std::optional<std::uint64_t> rows_option(const std::string& text, bool allow_zero) {
+    if (text.empty()) return std::nullopt;
+    std::int64_t v = 0;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < 0 || (v == 0 && !allow_zero))
+        throw usage_error(fmt::format("--rows must be a {} integer, not '{}'", allow_zero ? "non-negative" : "positive", text));
+    return static_cast<std::uint64_t>(v);
+}
 
 int stale_verdict(const std::vector<located_query_profile>& profiles, std::uint64_t rows,
                   const std::string& engine_version, double factor) {

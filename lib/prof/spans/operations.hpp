@@ -1,5 +1,5 @@
 // prof-spans' operations over query_profile lines read from files: the staleness verdict and
-// the fit, with what they say on stderr.
+// the fit, with what they say on stderr; and the --rows value they and the build take.
 #pragma once
 
 #include "prof/spans.hpp"
@@ -10,6 +10,10 @@
 #include <vector>
 
 namespace prof {
+
+// The --rows value: nullopt when not given (""), else a non-negative integer (positive unless
+// allow_zero); usage_error naming the text otherwise.
+std::optional<std::uint64_t> rows_option(const std::string& text, bool allow_zero);
 
 // 0 when every profile can price `rows` on `engine_version`, else 1 (exit_code::negative) with
 // a note per stale profile saying why; 1 with a note when there is no profile at all.
