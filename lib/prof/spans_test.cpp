@@ -944,6 +944,11 @@ TEST_CASE("chrome: a trace cut into chunks read on several threads gives what on
             CAPTURE(batch);
             CHECK(outcome(text, batch, true, jobs) == one);
         }
+    // An object with a phase inside an args array may be taken for an event and cut before: the
+    // chunk before the cut then fails, and the trace is read in one piece, to the same result.
+    std::string decoy = chrome(R"({"ph":"X","name":"a","ts":0,"dur":1,"args":{"l":[{"k":1},{"ph":"X"},{"ph":"i"}]}},
+{"ph":"X","name":"b","ts":1,"dur":1,"args":{"l":[{"ph":"X"},{"ph":"X"}]}},{"ph":"X","name":"c","ts":2,"dur":1})");
+    for (unsigned jobs = 2; jobs <= 12; ++jobs) CHECK(outcome(decoy, std::size_t{1} << 20, true, jobs) == outcome(decoy, 0, true, 1));
     span_set s = read_chrome(text, std::size_t{1} << 20, true, 4);
     // By hand: outer [0, 10 µs] (B/E), s [2, 5], args [4, 5], late [5, 6]: 4 spans, in order of
     // first appearance outer, s..., args, late; no async left open; x-without-dur first at event
@@ -987,4 +992,24 @@ TEST_CASE("chrome: an error in a later chunk names the line and event one thread
     for (unsigned jobs : {1u, 2u, 3u, 4u})
         CHECK_THROWS_WITH_AS(read_chrome(text, std::size_t{1} << 20, true, jobs),
                              "trace.json:4: event 3: 'X' event 'c' has a negative dur (-1)", input_error);
+}
+
+TEST_CASE("chrome: every trace in testdata reads the same in chunks on several threads, errors included") {
+    const char* root = std::getenv("PROF_ROOT");
+    std::string dir = std::string(root ? root : ".") + "/testdata/";
+    std::size_t read = 0;
+    for (const char* name : {"inputs/node_trace.json", "prof-spans/inputs/clangd_trace.json", "prof-spans/inputs/cut-in-event.json",
+                             "prof-spans/inputs/mismatched-end.json", "prof-spans/inputs/no-spans.json", "prof-spans/inputs/ns.json",
+                             "prof-spans/inputs/quoted-bad.json", "prof-spans/inputs/quoted.json", "prof-spans/inputs/raw-newline.json",
+                             "prof-spans/inputs/tolerated.json", "prof-spans/inputs/trailing-comma.json",
+                             "prof-spans/inputs/unclosed-comma.json", "prof-spans/inputs/unclosed.json", "prof-spans/inputs/unit-ns.json",
+                             "prof-spans/inputs/unit-us.json"}) {
+        CAPTURE(name);
+        std::string text = read_file(dir + name);
+        std::string one = outcome(text, std::size_t{1} << 20, true, 1);
+        for (unsigned jobs : {2u, 3u, 4u, 9u}) CHECK(outcome(text, std::size_t{1} << 20, true, jobs) == one);
+        CHECK(outcome(text, 64, false, 3) == one);
+        ++read;
+    }
+    CHECK(read == 15);
 }
