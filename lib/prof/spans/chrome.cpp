@@ -210,10 +210,13 @@ private:
 };
 
 // One chunk of the event array (whole events, no comma before the first or after the last),
-// read by the scanner, each event it declines starting a DOM batch. nullopt on any error: the
-// whole-document parse then reads the trace and names the error's line.
-std::optional<trace_events> read_chunk(std::string_view in, std::size_t batch, bool scan) {
-    trace_events r(in.size() / 80);
+// checked to be UTF-8, then read by the scanner, each event it declines starting a DOM batch.
+// nullopt on any error: the whole-document parse then reads the trace and names the error's
+// line. Room for `expected_spans` is reserved (the first chunk reserves for the whole trace, so
+// that the others are appended without moving it).
+std::optional<trace_events> read_chunk(std::string_view in, std::size_t batch, bool scan, std::size_t expected_spans) {
+    if (!simdjson::validate_utf8(in.data(), in.size())) return std::nullopt;
+    trace_events r(expected_spans);
     dom_batches dom(batch);
     try {
         json_scanner s{in.data(), in.data() + in.size()};
@@ -280,12 +283,13 @@ std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, s
 }
 
 // The chunks read on their own threads (the first on this one), joined in file order.
-std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, std::size_t batch, bool scan) {
+std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, std::size_t batch, bool scan,
+                                        std::size_t expected_spans) {
     std::vector<std::optional<trace_events>> parts(chunks.size());
     std::vector<std::exception_ptr> failed(chunks.size());
     auto work = [&](std::size_t k) {
         try {
-            parts[k] = read_chunk(chunks[k], batch, scan);
+            parts[k] = read_chunk(chunks[k], batch, scan, k == 0 ? expected_spans : chunks[k].size() / 80);
         } catch (...) {
             failed[k] = std::current_exception();  // out of memory, say: not a verdict on the trace
         }
@@ -303,19 +307,26 @@ std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chu
     return std::move(all);
 }
 
-// The fast path, for the common shapes (see event_array_of): the whole text checked to be UTF-8
-// once, then the event array read in chunks (read_chunks). Any error at all returns nullopt, and
-// the whole-document path reads (and, for bad input, reports with its line) instead.
+// The fast path, for the common shapes (see event_array_of): the event array read in chunks
+// (read_chunks), each checked to be UTF-8 on its thread, the text around the array here
+// (between chunks lie only ',' and whitespace). Any error at all returns nullopt, and the
+// whole-document path reads (and, for bad input, reports with its line) instead.
 std::optional<span_set> read_chrome_batched(std::string_view text, const chrome_paths& paths, chrome_read_stats& st) {
     auto shape = event_array_of(text);
-    if (!shape || !simdjson::validate_utf8(shape->whole.data(), shape->whole.size())) return std::nullopt;
+    if (!shape) return std::nullopt;
+    const std::string_view whole = shape->whole, in = shape->interior;
+    const auto before = static_cast<std::size_t>(in.data() - whole.data());
+    if (!simdjson::validate_utf8(whole.data(), before) ||
+        !simdjson::validate_utf8(in.data() + in.size(), whole.size() - before - in.size()))
+        return std::nullopt;
+    const std::size_t expected_spans = text.size() / 80;
     auto chunks = event_chunks(shape->interior, paths.jobs, paths.min_chunk_bytes);
-    std::optional<trace_events> r = read_chunks(chunks, paths.batch_bytes, paths.scan);
+    std::optional<trace_events> r = read_chunks(chunks, paths.batch_bytes, paths.scan, expected_spans);
     if (!r && chunks.size() > 1) {
         // A cut inside an event (a "},{" in an array of objects in its args) fails the chunk
         // before it; read in one piece then, before trying the (slower) whole-document parse.
         chunks = {shape->interior};
-        r = read_chunks(chunks, paths.batch_bytes, paths.scan);
+        r = read_chunks(chunks, paths.batch_bytes, paths.scan, expected_spans);
     }
     if (!r) return std::nullopt;
     st.jobs = static_cast<unsigned>(chunks.size());
