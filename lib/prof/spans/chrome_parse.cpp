@@ -293,9 +293,13 @@ constexpr std::uint64_t word_of(std::string_view t) {
     return trace_key_of(key);
 }
 
+// A string value without escapes (the scanner declines any other).
+[[gnu::always_inline]] inline bool scan_string(json_scanner& s, std::string_view& out) { return s.p < s.e && *s.p == '"' && s.string(out); }
+
 }  // namespace
 
 bool scan_event(json_scanner& s, event_fields& e) {
+    std::string_view text;
     if (!s.eat('{')) return false;
     s.ws();
     if (s.eat('}')) return true;
@@ -316,21 +320,16 @@ bool scan_event(json_scanner& s, event_fields& e) {
                 e.phase_string(std::string_view(s.p + 1, 1));
                 s.p += 3;
                 ok = true;
-            } else {
-                std::string_view p;
-                ok = s.p < s.e && *s.p == '"' && s.string(p);
-                if (ok) e.phase_string(p);
+            } else if ((ok = scan_string(s, text))) {
+                e.phase_string(text);
             }
             break;
         }
         case trace_key::ts: ok = scan_time(s, e.ts); break;
         case trace_key::dur: ok = scan_time(s, e.dur); break;
-        case trace_key::name: {
-            std::string_view n;
-            ok = s.p < s.e && *s.p == '"' && s.string(n);
-            if (ok) e.name_string(n);
+        case trace_key::name:
+            if ((ok = scan_string(s, text))) e.name_string(text);
             break;
-        }
         case trace_key::pid: ok = scan_identity(s, e.pid); break;
         case trace_key::tid: ok = scan_identity(s, e.tid); break;
         case trace_key::cat: ok = scan_identity(s, e.cat); break;
