@@ -357,6 +357,16 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
     return reader.read(line, r);
 }
 
+void throw_with_export_hint(const input_error& e) {
+    // A line that is not JSON at all is most often another export format.
+    if (e.detail.rfind("expected a JSON object", 0) == 0 ||
+        (e.detail.rfind("malformed JSON", 0) == 0 && e.detail.find("improper structure") != std::string::npos))
+        throw input_error(e.source_name, e.line_number,
+                          e.detail + "; if this is COPY's text format or psql's aligned table, export JSON Lines "
+                                     "instead: psql -AtX -c \"SELECT row_to_json(t) FROM forecast_metadata t\"");
+    throw e;
+}
+
 std::string fit_seconds_error(std::optional<double> fit_seconds) {
     if (!fit_seconds) return "fit_seconds=null";
     double d = *fit_seconds;
@@ -491,12 +501,12 @@ void harvester::add(const harvest_row& row) {
     r.builder.add(f);
 }
 
-void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+jsonl_stats harvester::read_lines(line_reader& in, std::size_t max_bad_lines, const std::function<void()>& tick) {
     // Flat rows go through the strict fast reader; anything it declines (escapes, nesting, NaN
     // words, errors) is parsed by simdjson on-demand. The line loop, UTF-8 check, trailing-content
     // check and the --max-bad-lines budget are the shared for_each_object's.
     auto fast = [&](std::string_view text) {
-        if (progress && (++lines_seen_ & 0xFFFF) == 0) progress(lines_seen_, bytes_base_ + in.bytes_read());
+        if (tick) tick();
         if (!row_reader_.read(text, fast_row_, true)) return false;  // lines come padded
         add(fast_row_);
         return true;
@@ -505,16 +515,19 @@ void harvester::read(line_reader& in, const std::function<void(std::uint64_t, st
         harvest_row row = read_harvest_row(obj);
         add(row);
     };
+    return for_each_object(in, max_bad_lines, slow, fast);
+}
+
+void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+    std::function<void()> tick;
+    if (progress)
+        tick = [&] {
+            if ((++lines_seen_ & 0xFFFF) == 0) progress(lines_seen_, bytes_base_ + in.bytes_read());
+        };
     try {
-        bad_lines_ += for_each_object(in, config_.max_bad_lines - bad_lines_, slow, fast).bad_lines;
+        bad_lines_ += read_lines(in, config_.max_bad_lines - bad_lines_, tick).bad_lines;
     } catch (const input_error& e) {
-        // A line that is not JSON at all is most often another export format.
-        if (e.detail.rfind("expected a JSON object", 0) == 0 ||
-            (e.detail.rfind("malformed JSON", 0) == 0 && e.detail.find("improper structure") != std::string::npos))
-            throw input_error(e.source_name, e.line_number,
-                              e.detail + "; if this is COPY's text format or psql's aligned table, export JSON Lines "
-                                         "instead: psql -AtX -c \"SELECT row_to_json(t) FROM forecast_metadata t\"");
-        throw;
+        throw_with_export_hint(e);
     }
     bytes_base_ += in.bytes_read();
 }

@@ -27,6 +27,8 @@
 // distinct ts_ids.
 #pragma once
 
+#include "prof/harvest/line_chunks.hpp"
+#include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/profile.hpp"
 
@@ -34,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -107,6 +110,11 @@ private:
     std::size_t members_ = 0;  // shape_[0, members_) were learned
 };
 
+// Throws the error of the malformed line `e` that ends a harvest: `e` itself, or, for a line
+// that is not JSON at all (most often another export format), `e` with a hint naming the
+// export to use instead.
+[[noreturn]] void throw_with_export_hint(const input_error& e);
+
 // "fit_seconds=<value>": the error text of a failed row that has no `error` column.
 std::string fit_seconds_error(std::optional<double> fit_seconds);
 
@@ -126,6 +134,7 @@ struct harvest_config {
     std::optional<json_value> signature;           // provenance.signature of the one run (--signature)
     std::map<std::string, json_value> signature_map;  // run_id → its signature (--signature-map)
     std::size_t max_bad_lines = 0;                 // across all inputs (SPEC §1)
+    std::size_t chunk_bytes = 4u << 20;            // parallel ingest: the size lines are cut at
 };
 
 // Parses a --family-map file's text: one JSON object whose values are strings. Throws
@@ -150,6 +159,18 @@ public:
     // source propagates. `progress`, when set, is called every 65536 lines with the total
     // lines and bytes read so far.
     void read(line_reader& in, const std::function<void(std::uint64_t lines, std::uint64_t bytes)>& progress = {});
+    // The same for one whole source, its lines parsed on `jobs` threads (1: on this one, as
+    // read(line_reader&) does). The source is read on this thread and cut into chunks of whole
+    // lines; each worker folds its chunks into a harvester of its own, and those are merged
+    // (merge()) when the source ends. Malformed lines are collected with their place and then
+    // judged in input order, so the warnings, the --max-bad-lines count, the line that exceeds
+    // it and every profile are what jobs = 1 gives, byte for byte. An I/O error of the source
+    // is raised after the malformed lines read before it (the first error a sequential read
+    // meets). `progress` is called every chunk with the lines parsed and bytes read so far.
+    void read(std::unique_ptr<byte_source> src, unsigned jobs,
+              const std::function<void(std::uint64_t lines, std::uint64_t bytes)>& progress = {});
+    // Folds in the rows `other` was given (a worker's share of one input; same config).
+    void merge(harvester&& other);
     // Adds one parsed row (read() calls this; tests may too).
     void add(const harvest_row& row);
     // One profile per run_id, sorted by run_id: basis "measured", source "harvest", the
@@ -170,6 +191,17 @@ private:
         std::set<std::string, std::less<>> unmapped_models;
     };
     run_acc& run_for(std::string_view run_id);
+    // A malformed line of a chunk: its number there, and what is wrong.
+    struct chunk_bad_line {
+        std::uint64_t chunk;
+        std::size_t line;
+        std::string what;
+    };
+    // The rows of `in` into this harvester under for_each_object's bad-line rules; `tick`, when
+    // set, is called once per line.
+    jsonl_stats read_lines(line_reader& in, std::size_t max_bad_lines, const std::function<void()>& tick);
+    // Every row of a chunk into this harvester; its malformed lines are appended to `bad`.
+    void read_chunk(const line_chunk& chunk, const std::string& source, std::vector<chunk_bad_line>& bad);
 
     harvest_config config_;
     std::map<std::string, std::string, std::less<>> family_map_;  // looked up by string_view
