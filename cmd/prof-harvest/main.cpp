@@ -90,7 +90,7 @@ int run(int argc, char** argv) {
     app.add_option("--retry-backoff", c.retry_backoff, "First retry delay; doubled each retry, at most 30 s")
         ->capture_default_str();
     app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
-        ->check(CLI::Range(1u, 1024u));
+        ->check(CLI::Range(1u, 256u));
     app.add_flag("--quiet,-q", c.quiet, "No progress display and no summary line on stderr");
     prof::cli::parse(app, argc, argv);
 

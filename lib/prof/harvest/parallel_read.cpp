@@ -61,7 +61,9 @@ void harvester::read(std::unique_ptr<byte_source> src, unsigned jobs,
     std::uint64_t bytes = 0;
     chunk_options options;
     options.workers = jobs;
-    options.chunk_bytes = config_.chunk_bytes;
+    // 2 x jobs chunks are in flight: past 8 threads they shrink (to 1 MiB at least) so the ring
+    // stays near 64 MiB.
+    options.chunk_bytes = std::min(config_.chunk_bytes, std::max<std::size_t>(1u << 20, (64u << 20) / (2 * jobs)));
     std::exception_ptr read_error = for_each_chunk(
         *src, options,
         [&](unsigned w, const line_chunk& c) {
