@@ -8,6 +8,7 @@
 #include "prof/http.hpp"
 #include "prof/json_in.hpp"
 #include "prof/registry.hpp"
+#include "prof/spawn.hpp"
 #include "prof/units.hpp"
 
 #include <chrono>
@@ -28,6 +29,7 @@ struct config {
     std::vector<std::string> headers, headers_from_env;
     std::string connect_timeout = "10s", timeout = "0", stall_timeout = "60s", retry_backoff = "1s";
     unsigned retries = 3;
+    unsigned jobs = prof::allowed_cpu_count();
 };
 
 prof::http_options http_options_from(const config& c) {
@@ -87,6 +89,8 @@ int run(int argc, char** argv) {
         ->check(CLI::Range(0u, 100u));
     app.add_option("--retry-backoff", c.retry_backoff, "First retry delay; doubled each retry, at most 30 s")
         ->capture_default_str();
+    app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
+        ->check(CLI::Range(1u, 256u));
     app.add_flag("--quiet,-q", c.quiet, "No progress display and no summary line on stderr");
     prof::cli::parse(app, argc, argv);
 
@@ -133,8 +137,8 @@ int run(int argc, char** argv) {
         for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
             // gzip is recognised by its magic on every input (a .gz URL, `cat x.gz |`).
             auto src = prof::is_http_url(in) ? prof::http_source(in, http) : prof::open_input(in);
-            prof::line_reader reader(prof::gunzip_if_gzip(std::move(src)));
-            h.read(reader, show ? std::function<void(std::uint64_t, std::uint64_t)>(on_progress) : nullptr);
+            h.read(prof::gunzip_if_gzip(std::move(src)), c.jobs,
+                   show ? std::function<void(std::uint64_t, std::uint64_t)>(on_progress) : nullptr);
         }
     }
     if (h.bad_lines()) prof::warn(fmt::format("skipped {} malformed line(s)", h.bad_lines()));
