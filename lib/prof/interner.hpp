@@ -21,8 +21,8 @@ inline W load_word(const char* p) {
 }  // namespace detail
 
 // a == b for the short texts these loops compare (run ids, series ids, model names): whole
-// words, the last one overlapping, instead of a call to memcmp (~4 % of prof-harvest's time)
-// or a byte loop (an 18-byte run id took ~100 instructions).
+// words, the last one overlapping, instead of a call to memcmp or a byte loop, either of which
+// costs more than the comparison itself at these lengths.
 inline bool same_text(std::string_view a, std::string_view b) {
     std::size_t n = a.size();
     if (n != b.size()) return false;
@@ -42,7 +42,7 @@ inline bool same_text(std::string_view a, std::string_view b) {
 }
 
 // A hash of a short text from its words (the same overlapping loads as same_text), mixed by
-// multiplication: a byte-at-a-time hash cost ~4 instructions a byte per lookup.
+// multiplication, rather than a byte-at-a-time hash that pays for every byte of every lookup.
 inline std::uint32_t short_text_hash(std::string_view t) {
     const char* p = t.data();
     std::size_t n = t.size();

@@ -1,4 +1,4 @@
-// The JSON Lines reader of SPEC §1: BOM, CRLF, blank lines, line-numbered errors, bad-line budget.
+// The JSON Lines reader: BOM, CRLF, blank lines, line-numbered errors, bad-line budget.
 #include "prof/json_in.hpp"
 
 #include "prof/errors.hpp"

@@ -1,4 +1,4 @@
-// Unit tests of make_plan and the renderings: hand-computed plans (issue 7 "Arithmetic").
+// Unit tests of make_plan and the renderings: hand-computed plans.
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/json_out.hpp"

@@ -1,4 +1,4 @@
-// build_profile against SPEC §2's arithmetic, each rule with hand-computed values.
+// build_profile against the profile's arithmetic (prof-aggregate(1)), each rule with hand-computed values.
 #include "prof/profile.hpp"
 
 #include "prof/errors.hpp"

@@ -136,9 +136,9 @@ TEST_CASE("a nested difference is reported under its top-level key") {
     CHECK(d[0].current->dump() == R"({"x":5,"y":2})");
 }
 
-// The precedence, one row per branch of issue 4. `setup` shapes the registry; the expected
+// The precedence, one row per branch of prof-resolve(1)'s chain. `setup` shapes the registry; the expected
 // source is what provenance.source must say; `warning` a text one warning must contain.
-TEST_CASE("the precedence picks the evidence each branch of issue 4 names") {
+TEST_CASE("the precedence picks the evidence each branch of the chain names") {
     struct row {
         const char* name;
         prof::resolve_request req;
