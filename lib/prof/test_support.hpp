@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -58,19 +59,12 @@ struct fit_values {
 inline measured_fit fit_of(std::string ts_id, std::string model_type, std::string family, const fit_values& v,
                            std::optional<std::string> error = std::nullopt) {
     measured_fit f;
-    f.ts_id = std::move(ts_id);
-    f.model_type = std::move(model_type);
-    f.family = std::move(family);
+    std::tie(f.ts_id, f.model_type, f.family) = std::tie(ts_id, model_type, family);
     f.ok = !error;
     f.error = std::move(error);
-    f.n_obs = v.n_obs;
-    f.wall_s = v.wall_s;
-    f.cpu_s = v.cpu_s;
-    f.process_rss_bytes = v.process_rss_bytes;
-    f.peak_rss_bytes = v.peak_rss_bytes;
-    f.peak_gpu_bytes = v.peak_gpu_bytes;
-    f.intraop_threads = v.intraop_threads;
-    f.measured_at = v.measured_at;
+    std::tie(f.n_obs, f.wall_s, f.cpu_s, f.process_rss_bytes, f.peak_rss_bytes, f.peak_gpu_bytes, f.intraop_threads,
+             f.measured_at) = std::tie(v.n_obs, v.wall_s, v.cpu_s, v.process_rss_bytes, v.peak_rss_bytes,
+                                       v.peak_gpu_bytes, v.intraop_threads, v.measured_at);
     return f;
 }
 
@@ -85,15 +79,11 @@ struct cost_values {
 
 inline model_cost model_of(std::string model_type, std::string family, const cost_values& v) {
     model_cost m;
-    m.model_type = std::move(model_type);
-    m.family = std::move(family);
+    std::tie(m.model_type, m.family) = std::tie(model_type, family);
     m.n_fits = m.n_ok = v.n_ok;
-    m.max_effective_cores = v.max_effective_cores;
-    m.max_process_rss_bytes = v.max_process_rss_bytes;
-    m.max_peak_gpu_bytes = v.max_peak_gpu_bytes;
-    m.median_wall_s = v.median_wall_s;
-    m.median_cpu_s = v.median_cpu_s;
-    m.intraop_threads = v.intraop_threads;
+    std::tie(m.max_effective_cores, m.max_process_rss_bytes, m.max_peak_gpu_bytes, m.median_wall_s, m.median_cpu_s,
+             m.intraop_threads) = std::tie(v.max_effective_cores, v.max_process_rss_bytes, v.max_peak_gpu_bytes,
+                                           v.median_wall_s, v.median_cpu_s, v.intraop_threads);
     return m;
 }
 
