@@ -1,4 +1,4 @@
-// build_profile and the profile record (see profile.hpp; the rules are SPEC §2 "The arithmetic").
+// build_profile and the profile record (see profile.hpp for the rules and their sources).
 #include "prof/profile.hpp"
 
 #include "prof/errors.hpp"
@@ -31,7 +31,7 @@ std::string gpu_oom_warning(const std::string& model, std::uint64_t n, const std
                        model, n, bound);
 }
 
-// SPEC §2: a record contributes to an axis iff ok and the value is finite and > 0.
+// A record contributes to an axis iff ok and the value is finite and > 0.
 bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
 bool usable(const std::optional<std::uint64_t>& v) { return v && *v > 0; }
 

@@ -1,4 +1,4 @@
-// The cost model of one run (SPEC §2 "profile", the seed's ComputeProfile): ModelCost,
+// The cost model of one run (prof-records(5) PROFILE, the seed's ComputeProfile): ModelCost,
 // FamilyCost, ProfileProvenance, build_profile (the arithmetic), and reading/writing.
 #pragma once
 
@@ -151,7 +151,7 @@ private:
 };
 using value_blocks = blocks<double>;
 
-// ceil(bytes × margin) with a relative tolerance of 1e-12 (SPEC §2: 100 × 1.1 = 110, not 111).
+// ceil(bytes × margin) with a relative tolerance of 1e-12 (100 × 1.1 = 110, not 111).
 std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin);
 // max(1, ceil(max_effective_cores − 0.05)): a single-threaded fit reading 1.0000005 is 1 core.
 std::uint64_t snap_cores(double max_effective_cores);
@@ -244,7 +244,7 @@ private:
     std::optional<std::int64_t> latest_ns_;
 };
 
-// SPEC §2 build_profile: pure and order-independent. Throws usage_error on a margin < 1.
+// build_profile (the seed's): pure and order-independent. Throws usage_error on a margin < 1.
 compute_profile build_profile(const std::vector<measured_fit>& fits, double memory_margin,
                               double time_margin, profile_provenance provenance = {});
 
@@ -253,14 +253,14 @@ compute_profile build_profile(const std::vector<measured_fit>& fits, double memo
 // needs the records) is kept. Throws field_error when a model's family has no entry.
 void recompute_derived(compute_profile& p);
 
-// The sized values of one family from its raw roll-up (SPEC §2 "Sized values").
+// The sized values of one family from its raw roll-up (prof-aggregate(1) "Sized values").
 void size_family(family_cost& f, double memory_margin, double time_margin);
 
-// One line (no '\n'), keys in SPEC order.
+// One line (no '\n'), keys in the order prof-records(5) lists.
 std::string write_profile(const compute_profile& p);
 // The provenance object alone, as write_profile writes it (a plan carries its profile's).
 void write_provenance(json_writer& w, const profile_provenance& pv);
-// Reads raw fields only and recomputes every derived one (SPEC: from_dict).
+// Reads raw fields only and recomputes every derived one (the seed's from_dict).
 compute_profile read_profile(simdjson::ondemand::object& obj);
 // A whole-file profile (one JSON object) from text; errors name `source`.
 compute_profile parse_profile_text(std::string_view text, const std::string& source);

@@ -1,7 +1,8 @@
-// build_profile against SPEC §2's arithmetic, each rule with hand-computed values.
+// build_profile against the profile's arithmetic (prof-aggregate(1)), each rule with hand-computed values.
 #include "prof/profile.hpp"
 
 #include "prof/errors.hpp"
+#include "prof/test_support.hpp"
 
 #include <algorithm>
 #include <doctest/doctest.h>
@@ -10,19 +11,12 @@
 using namespace prof;
 
 namespace {
+// A fit under a thread cap of 1; a failed one says "exit 1: boom".
 measured_fit fit(std::string ts, std::string model, std::string family, bool ok, std::optional<double> wall,
                  std::optional<double> cpu, std::optional<std::uint64_t> rss) {
-    measured_fit f;
-    f.ts_id = std::move(ts);
-    f.model_type = std::move(model);
-    f.family = std::move(family);
-    f.ok = ok;
-    f.wall_s = wall;
-    f.cpu_s = cpu;
-    f.process_rss_bytes = rss;
-    f.intraop_threads = 1;
-    if (!ok) f.error = "exit 1: boom";
-    return f;
+    return test::fit_of(std::move(ts), std::move(model), std::move(family),
+                        {.wall_s = wall, .cpu_s = cpu, .process_rss_bytes = rss, .intraop_threads = 1},
+                        ok ? std::nullopt : std::optional<std::string>("exit 1: boom"));
 }
 
 compute_profile profile_from_lines(const std::string& jsonl) {

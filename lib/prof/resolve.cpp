@@ -1,4 +1,4 @@
-// prof-resolve's decision and loaders (see resolve.hpp; the rules are issue 4's precedence).
+// prof-resolve's decision and loaders (see resolve.hpp for the precedence).
 #include "prof/resolve.hpp"
 
 #include "prof/fsutil.hpp"

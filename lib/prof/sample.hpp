@@ -1,4 +1,4 @@
-// The gate (should_profile) and the sample of SPEC §2 "The sample (prof-sample)".
+// The gate (should_profile) and the sample (prof-sample(1), prof-records(5) SAMPLE).
 #pragma once
 
 #include "prof/curve.hpp"

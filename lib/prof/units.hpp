@@ -1,4 +1,4 @@
-// Size and duration flags (SPEC §1 units), RFC 3339 time stamps, and human renderings.
+// Size and duration flags (prof(7) CONVENTIONS), RFC 3339 time stamps, and human renderings.
 #pragma once
 
 #include <chrono>
