@@ -28,7 +28,7 @@ void parse(CLI::App& app, int argc, char** argv);
 // For a program that fills and frees large arrays one after another (prof-spans):
 // glibc serves large blocks from the heap and keeps freed memory there instead of mapping each
 // block afresh and unmapping it when freed, so a later block reuses pages already faulted in
-// (a page fault costs microseconds on a VM: prof-spans 34 k -> 24 k faults). Call first in main.
+// instead of faulting fresh ones. Call first in main.
 void prefer_heap_reuse();
 
 // Runs a program's body: sets the program name for diagnostics, maps typed errors to exit
