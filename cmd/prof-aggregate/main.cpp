@@ -39,9 +39,7 @@ int run(int argc, char** argv) {
     app.add_flag("--mixed-params", c.mixed_params,
                  "Fold fits of one model measured under different params (params_digest) instead of refusing them");
     prof::cli::parse(app, argc, argv);
-    prof::check_margins(c.memory_margin, c.time_margin);
-
-    prof::profile_builder builder(c.memory_margin, c.time_margin);
+    prof::profile_builder builder(prof::margins(c.memory_margin, c.time_margin));
     std::size_t bad = 0, fits = 0;
     std::optional<prof::json_value> sample;
     for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {

@@ -91,9 +91,7 @@ int run(int argc, char** argv) {
     prof::cli::parse(app, argc, argv);
 
     prof::harvest_config hc;
-    hc.memory_margin = c.memory_margin;
-    hc.time_margin = c.time_margin;
-    prof::check_margins(c.memory_margin, c.time_margin);
+    hc.margin = prof::margins(c.memory_margin, c.time_margin);
     hc.max_bad_lines = c.max_bad_lines;
     if (!c.run_id.empty()) hc.run_id = c.run_id;
     if (!c.family_map.empty()) hc.family_map = prof::parse_family_map(prof::read_file(c.family_map), c.family_map);
