@@ -126,8 +126,7 @@ int run(int argc, char** argv) {
     c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");
     if (!c.default_gpu_memory.empty())
         c.rq.defaults.gpu_memory_bytes = prof::parse_size(c.default_gpu_memory, "--default-gpu-memory");
-    if (!c.rq.deadline_s && !c.rq.nodes)
-        throw prof::usage_error("give --deadline (to get a node count) or --nodes (to get a makespan)");
+    prof::check_plan_goal(c.rq.deadline_s, c.rq.nodes);
 
     if (!c.panel.empty()) {
         prof::line_reader in(prof::open_input(c.panel));

@@ -213,9 +213,14 @@ struct plan_record {
     std::vector<std::string> warnings;  // plan-wide: the static-config case, unknown models
 };
 
+// The plan's goal: exactly one of a deadline (positive, finite: the plan finds the node count)
+// and a node count (positive: the plan finds the makespan). Throws usage_error otherwise.
+void check_plan_goal(const std::optional<double>& deadline_s, const std::optional<std::uint64_t>& nodes);
+
 // Sizes the run. `profile` null = no profile on stdin: the static-config case, every axis
 // assumed (request.models must then name the run's models).
-// Per model of the run (a model the profile lacks forms a family of its own name, assumed):
+// Per model of the run (a model the profile lacks forms a family of its own name, assumed), by
+// size_slot with the --default-* values as its fallback:
 //   cores = snap_cores(max_effective_cores) | default; rss = ceil(max_process_rss × memory
 //   margin) | default; gpu = ceil(max_peak_gpu × memory margin) | default GPU | none;
 //   rss is at least oom_floor_bytes(oom_limit_bytes) when a fit was killed for memory;
