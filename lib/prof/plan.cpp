@@ -264,6 +264,14 @@ std::string layout_for_target(const std::string& target, const std::string& layo
     return own;
 }
 
+void add_model_specs(plan_request& rq, const std::vector<std::string>& specs) {
+    for (const auto& m : specs) {
+        auto spec = parse_model_spec(m, "--models");
+        rq.models.push_back(spec.model_type);
+        if (m.find(':') != std::string::npos) rq.model_families[spec.model_type] = spec.family;
+    }
+}
+
 unmeasured_policy parse_unmeasured_policy(const std::string& text) {
     if (text == "fail") return unmeasured_policy::fail;
     if (text == "defaults") return unmeasured_policy::defaults;
@@ -351,6 +359,12 @@ family_work predict_family_work(const std::vector<model_in_family>& models, cons
     fw.work_s = std::isfinite(work) ? work : biggest;
     fw.estimator = rules.size() == 1 ? *rules.begin() : rules.empty() ? "default" : "mixed";
     return fw;
+}
+
+void check_run_size(bool series_given, std::uint64_t series, bool panel_given) {
+    if (series_given && series == 0)
+        throw usage_error("--series must be a positive integer (leave it out to take --panel's usable series)");
+    if (series == 0 && !panel_given) throw usage_error("give --series N, or --panel FILE (the run's series)");
 }
 
 void check_plan_goal(const std::optional<double>& deadline_s, const std::optional<std::uint64_t>& nodes) {
