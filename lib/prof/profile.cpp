@@ -1,4 +1,4 @@
-// build_profile and the profile record (see profile.hpp; the rules are SPEC §2 "The arithmetic").
+// build_profile and the profile record (see profile.hpp for the rules of the arithmetic).
 #include "prof/profile.hpp"
 
 #include "prof/errors.hpp"
@@ -89,6 +89,33 @@ std::vector<curve_point> curve_of(const value_blocks& wall, const blocks<std::ui
     auto walls = pairs_of(wall, wall_n);
     auto cpus = pairs_of(cpu, cpu_n);
     return build_curve(walls, cpus);
+}
+
+// A model's raw cost from its accumulator (profile_builder's private model_acc, deduced).
+template <class Acc>
+model_cost cost_of(const std::string& name, const std::string& family, const Acc& acc) {
+    model_cost m;
+    m.model_type = name;
+    m.family = family;
+    m.n_fits = acc.n_fits;
+    m.n_ok = acc.n_ok;
+    m.max_n_obs = acc.max_n_obs;
+    m.max_process_rss_bytes = acc.max_process_rss;
+    m.max_peak_rss_bytes = acc.max_peak_rss;
+    m.max_peak_gpu_bytes = acc.max_peak_gpu;
+    std::vector<const std::vector<double>*> wall_parts, cpu_parts;
+    acc.wall.parts(wall_parts);
+    acc.cpu.parts(cpu_parts);
+    m.median_wall_s = median_of_parts(wall_parts);
+    m.median_cpu_s = median_of_parts(cpu_parts);
+    m.max_effective_cores = acc.max_eff;
+    m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
+    m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
+    m.n_oom_killed = acc.n_oom;
+    m.oom_limit_bytes = acc.oom_limit;
+    m.n_gpu_oom = acc.n_gpu_oom;
+    m.gpu_oom_peak_bytes = acc.gpu_oom_peak;
+    return m;
 }
 
 }  // namespace
@@ -338,29 +365,8 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
                 "model '{}' appears under families {}; counted under '{}': give each model one family", name,
                 all, family));
         }
-        model_cost m;
-        m.model_type = name;
-        m.family = family;
-        m.n_fits = acc.n_fits;
-        m.n_ok = acc.n_ok;
-        m.max_n_obs = acc.max_n_obs;
-        m.max_process_rss_bytes = acc.max_process_rss;
-        m.max_peak_rss_bytes = acc.max_peak_rss;
-        m.max_peak_gpu_bytes = acc.max_peak_gpu;
-        std::vector<const std::vector<double>*> wall_parts, cpu_parts;
-        acc.wall.parts(wall_parts);
-        acc.cpu.parts(cpu_parts);
-        m.median_wall_s = median_of_parts(wall_parts);
-        m.median_cpu_s = median_of_parts(cpu_parts);
-        m.max_effective_cores = acc.max_eff;
-        m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
-        m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
-        m.n_oom_killed = acc.n_oom;
-        m.oom_limit_bytes = acc.oom_limit;
-        m.n_gpu_oom = acc.n_gpu_oom;
-        m.gpu_oom_peak_bytes = acc.gpu_oom_peak;
         acc.wall.parts(family_walls[family]);
-        p.models.emplace(name, std::move(m));
+        p.models.emplace(name, cost_of(name, family, acc));
     }
     std::map<std::string, std::optional<double>> family_median;
     for (const auto& [fam, walls] : family_walls) family_median[fam] = median_of_parts(walls);
