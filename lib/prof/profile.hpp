@@ -1,4 +1,4 @@
-// The cost model of one run (SPEC §2 "profile", the seed's ComputeProfile): ModelCost,
+// The cost model of one run (the seed's ComputeProfile): ModelCost,
 // FamilyCost, ProfileProvenance, build_profile (the arithmetic), and reading/writing.
 #pragma once
 
@@ -228,11 +228,11 @@ void recompute_derived(compute_profile& p);
 // its planning walls (the raw walls × the time margin).
 void size_family(family_cost& f, const margins& m);
 
-// One line (no '\n'), keys in SPEC order.
+// One line (no '\n'), keys in the order of prof-records(5).
 std::string write_profile(const compute_profile& p);
 // The provenance object alone, as write_profile writes it (a plan carries its profile's).
 void write_provenance(json_writer& w, const profile_provenance& pv);
-// Reads raw fields only and recomputes every derived one (SPEC: from_dict).
+// Reads raw fields only and recomputes every derived one (the seed's from_dict).
 compute_profile read_profile(simdjson::ondemand::object& obj);
 // A whole-file profile (one JSON object) from text; errors name `source`.
 compute_profile parse_profile_text(std::string_view text, const std::string& source);
