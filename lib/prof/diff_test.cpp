@@ -119,7 +119,7 @@ prof::compute_profile from_fits(double long_series_wall) {
     add("b", 10, 0.01);
     add("c", 10, 0.01);
     add("d", 1000, long_series_wall);
-    return prof::build_profile(fits, 1.25, 1.1);
+    return prof::build_profile(fits, {1.25, 1.1});
 }
 
 }  // namespace

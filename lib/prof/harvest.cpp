@@ -55,8 +55,6 @@ inline std::string_view key_of(simdjson::simdjson_result<od::field>& f) {
     return f.unescaped_key();
 }
 
-bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
-
 // The columns the row rules read; anything else is `other` (a scalar, checked and ignored).
 enum class column : std::uint8_t {
     run_id, ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
@@ -304,7 +302,6 @@ std::string harvest_summary(const std::vector<compute_profile>& profiles, std::u
 }
 
 harvester::harvester(harvest_config config) : config_(std::move(config)) {
-    check_margins(config_.memory_margin, config_.time_margin);
     family_map_.insert(config_.family_map.begin(), config_.family_map.end());
 }
 
@@ -312,7 +309,7 @@ harvester::run_acc& harvester::run_for(std::string_view run_id) {
     if (last_run_ && same_text(run_id, last_run_id_)) return *last_run_;
     auto it = runs_.find(run_id);
     if (it == runs_.end())
-        it = runs_.emplace(std::string(run_id), run_acc(config_.memory_margin, config_.time_margin)).first;
+        it = runs_.emplace(std::string(run_id), run_acc(config_.margin)).first;
     last_run_ = &it->second;
     last_run_id_.assign(run_id);
     return *last_run_;
@@ -330,7 +327,7 @@ void harvester::add(const harvest_row& row) {
         ++r.counts.ensemble_rows_skipped;
         return;
     }
-    if (row.finished_at_ns && (!r.latest_ns || *row.finished_at_ns > *r.latest_ns)) r.latest_ns = row.finished_at_ns;
+    r.latest.add(row.finished_at_ns);
     fit_evidence f;
     f.ts_id = row.ts_id;
     f.model_type = row.model_type;
@@ -416,7 +413,7 @@ std::vector<compute_profile> harvester::finish() const {
         pv.run_id = run_id;
         if (auto it = config_.signature_map.find(run_id); it != config_.signature_map.end()) pv.signature = it->second;
         else pv.signature = config_.signature;
-        if (r.latest_ns) pv.measured_at = format_rfc3339(*r.latest_ns);
+        pv.measured_at = r.latest.rfc3339();
         if (!r.unmapped_models.empty()) {
             std::string names;
             for (const auto& m : r.unmapped_models) names += (names.empty() ? "" : ", ") + m;

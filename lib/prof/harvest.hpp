@@ -117,7 +117,7 @@ struct harvest_counts {
 json_value harvest_counts_json(const harvest_counts& c);
 
 struct harvest_config {
-    double memory_margin = default_memory_margin, time_margin = default_time_margin;
+    margins margin;                                // --memory-margin, --time-margin
     std::optional<std::string> run_id;            // keep only this run
     std::map<std::string, std::string> family_map; // model → family (--family-map)
     std::optional<json_value> signature;           // provenance.signature of the one run (--signature)
@@ -173,10 +173,10 @@ public:
 
 private:
     struct run_acc {
-        explicit run_acc(double mm, double tm) : builder(mm, tm) {}
+        explicit run_acc(const margins& m) : builder(m) {}
         profile_builder builder;
         harvest_counts counts;
-        std::optional<std::int64_t> latest_ns;
+        latest_instant latest;  // of finished_at
         std::set<std::string, std::less<>> unmapped_models;
     };
     run_acc& run_for(std::string_view run_id);

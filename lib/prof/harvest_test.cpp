@@ -177,7 +177,7 @@ TEST_CASE("the harvest of rows equals build_profile over the equivalent fit reco
                                             fit("c", 20, false, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                                                 std::nullopt, "killed by SIGKILL")};
     auto h = harvest_text(rows).at(0);
-    auto b = prof::build_profile(fits, prof::default_memory_margin, prof::default_time_margin, h.provenance);
+    auto b = prof::build_profile(fits, {prof::default_memory_margin, prof::default_time_margin}, h.provenance);
     b.harvest = h.harvest;
     CHECK(prof::write_profile(h) == prof::write_profile(b));
     CHECK(h.families.at("f").slot_rss_bytes == 375);  // ceil(300 × 1.25)

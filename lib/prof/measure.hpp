@@ -1,6 +1,6 @@
-// Measuring real fits (the fit record, the warm-worker protocol of prof-measure(1)): one process per cell
-// (rusage of the waited child, as time(1) reports) or a warm worker that serves many cells
-// (/proc VmHWM after a clear_refs reset, CPU of all threads in nanoseconds).
+// Measuring real fits (the fit record; the warm-worker protocol of prof-measure(1)): one
+// process per cell (rusage of the waited child, as time(1) reports) or a warm worker that
+// serves many cells (/proc VmHWM after a clear_refs reset, CPU of all threads in nanoseconds).
 #pragma once
 
 #include "prof/cgroup.hpp"

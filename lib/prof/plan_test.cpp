@@ -947,3 +947,17 @@ TEST_CASE("spark: the task GPU amount, as written, gives exactly k tasks per dev
     CHECK(prof::spark_task_gpu_amount(1) == 1.0);
     CHECK(prof::spark_task_gpu_amount(4) == 0.25);  // exact in binary: unchanged
 }
+
+TEST_CASE("a plan's goal is exactly one of a positive deadline and a positive node count") {
+    prof::check_plan_goal(60.0, std::nullopt);
+    prof::check_plan_goal(std::nullopt, std::uint64_t{3});
+    CHECK_THROWS_WITH_AS(prof::check_plan_goal(std::nullopt, std::nullopt),
+                         "give --deadline (to get a node count) or --nodes (to get a makespan)", prof::usage_error);
+    CHECK_THROWS_WITH_AS(prof::check_plan_goal(60.0, std::uint64_t{3}),
+                         "give exactly one of --deadline (to get a node count) and --nodes (to get a makespan)",
+                         prof::usage_error);
+    CHECK_THROWS_WITH_AS(prof::check_plan_goal(0.0, std::nullopt), "--deadline must be a positive duration",
+                         prof::usage_error);
+    CHECK_THROWS_WITH_AS(prof::check_plan_goal(std::nullopt, std::uint64_t{0}), "--nodes must be a positive integer",
+                         prof::usage_error);
+}

@@ -1,4 +1,4 @@
-// Which evidence a run sizes from (prof-resolve(1)): the precedence as a pure function over
+// Which evidence a run sizes from (prof-resolve): the precedence as a pure function over
 // injected loaders, the pinned-source drift check, and the real loaders (a registry directory or
 // URL in prof-harvest's layout, the baseline file shipped with prof).
 #pragma once
@@ -23,8 +23,8 @@ namespace prof {
 // One line of a registry's index.jsonl as prof-harvest writes it (registry.hpp):
 // {"run_id":"...","signature":{...},"measured_at":"RFC 3339"}. measured_at is compared as an
 // instant; nullopt (null in the index) sorts before every instant. Many runs share
-// one signature, so lines whose signature text is identical share one parsed value (a long
-// index over a few signatures then holds a few parsed trees, not one per line).
+// one signature, so lines whose signature text is identical share one parsed value (a large index
+// over a few signatures then holds a pointer a line, not a parsed tree each).
 struct registry_entry {
     std::string run_id;
     std::shared_ptr<const json_value> signature;  // any JSON value (never null); only an equal object matches
@@ -73,7 +73,7 @@ struct signature_difference {
 // matters: json_value objects are canonical). Empty iff the signatures are equal.
 std::vector<signature_difference> signature_differences(const json_value& pinned, const json_value& current);
 
-// The outcome of checking a pinned source (the precedence's second step).
+// The outcome of checking a pinned source (step 2 of the precedence).
 struct pin_check {
     enum class state {
         not_pinned,  // mode off, or source auto/none/baseline: nothing to check
@@ -112,7 +112,7 @@ struct drift_error : error {
     explicit drift_error(const std::string& m) : error(exit_code::config, m) {}
 };
 
-// The precedence of prof-resolve(1), pure over `io`:
+// The precedence, pure over `io`:
 //   1. mode off, or source none            → no evidence (basis assumed, source "none")
 //   2. source RUN_ID                       → that run's harvest, source "run:<id>"; drifted →
 //      throws drift_error unless req.force (then the drift becomes warnings); unloadable → a
@@ -151,11 +151,11 @@ registry_fetch directory_fetch(const std::string& dir);
 // up the run: the baseline is the fallback).
 http_options registry_http_options();
 
-// A registry served over HTTP(S): BASE/<components, each URL-escaped once more ('%' → "%25")>,
-// streamed with http_source. Any HTTP error or timeout throws (a warning).
+// A registry served over HTTP(S): BASE/<components, each URL-escaped once more ('%' → "%25",
+// as ProfileCache keys)>, streamed with http_source. Any HTTP error or timeout throws (a warning).
 registry_fetch http_fetch(const std::string& base_url, http_options options = registry_http_options());
 
-// The file name prof-harvest gives a run: key_file_name({run_id}) + ".json" (keys.hpp).
+// The file name prof-harvest gives a run: key_file_name({run_id}) + ".json" (ProfileCache keys).
 std::string run_file_name(const std::string& run_id);
 
 // index.jsonl → entries, streamed line by line; a malformed line (bad JSON or UTF-8, no run_id,

@@ -35,7 +35,7 @@ compute_profile harvest(const std::string& run_id, const std::optional<std::stri
     pv.source = "harvest";
     pv.run_id = run_id;
     if (signature) pv.signature = sig(*signature);
-    return prof::build_profile({f}, 1.25, 1.1, pv);
+    return prof::build_profile({f}, {1.25, 1.1}, pv);
 }
 
 compute_profile baseline_profile() {
@@ -242,7 +242,7 @@ TEST_CASE("evidence in which every fit failed is used, with a warning that it si
     prof::profile_provenance pv;
     pv.run_id = "bad";
     pv.signature = sig(A);
-    reg.runs["bad"] = prof::build_profile({f, f}, 1.25, 1.1, pv);
+    reg.runs["bad"] = prof::build_profile({f, f}, {1.25, 1.1}, pv);
     auto p = prof::resolve_profile_source(request("bad", A), reg.loaders());
     CHECK(p.provenance.source == "run:bad");
     REQUIRE(p.provenance.warnings.size() == 1);

@@ -1,4 +1,4 @@
-// The gate (should_profile) and the sample (prof-sample(1), prof-records(5) SAMPLE).
+// The gate (should_profile) and the sample prof-sample draws.
 #pragma once
 
 #include "prof/curve.hpp"
