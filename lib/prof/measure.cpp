@@ -445,7 +445,7 @@ void warm_worker::start() {
     reply_fd_ = rep[0];
     fcntl(in_fd_, F_SETFL, O_NONBLOCK);
     fcntl(reply_fd_, F_SETFL, O_NONBLOCK);
-    reply_buf_.clear();
+    replies_.clear();
     alive_ = true;
     if (!wait_ready_) return;
     // Optional handshake: a worker built on prof_worker.py writes {"ready":true} on fd 3 once its
@@ -470,7 +470,7 @@ void warm_worker::start() {
         if (pfds[0].revents) {
             char buf[4096];
             ssize_t r = ::read(reply_fd_, buf, sizeof buf);
-            if (r > 0) reply_buf_.append(buf, static_cast<std::size_t>(r));
+            if (r > 0) replies_.append(buf, static_cast<std::size_t>(r));
             else if (r == 0) pfds[1].revents = POLLIN;  // reply pipe closed: treat as death
         }
         if ((pfds[1].revents & POLLIN) && !read_reply_line(line)) {
@@ -499,13 +499,7 @@ std::string warm_worker::command_text() const {
     return out;
 }
 
-bool warm_worker::read_reply_line(std::string& line) {
-    auto nl = reply_buf_.find('\n');
-    if (nl == std::string::npos) return false;
-    line = reply_buf_.substr(0, nl);
-    reply_buf_.erase(0, nl + 1);
-    return true;
-}
+bool warm_worker::read_reply_line(std::string& line) { return replies_.take(line); }
 
 void warm_worker::reap_dead(int* exit_status, int* sig, cgroup_reading* last) {
     int status = wait_child(child_.pid).status;
@@ -557,7 +551,7 @@ measured_fit warm_worker::measure(const cell& c) {
     {
         char buf[4096];
         ssize_t r;
-        while ((r = ::read(reply_fd_, buf, sizeof buf)) > 0) reply_buf_.append(buf, static_cast<std::size_t>(r));
+        while ((r = ::read(reply_fd_, buf, sizeof buf)) > 0) replies_.append(buf, static_cast<std::size_t>(r));
         std::string stale;
         while (read_reply_line(stale))
             if (stale.find("\"ready\"") == std::string::npos)
@@ -640,7 +634,7 @@ measured_fit warm_worker::measure(const cell& c) {
         if (pfds[0].revents) {
             char buf[4096];
             ssize_t n = ::read(reply_fd_, buf, sizeof buf);
-            if (n > 0) reply_buf_.append(buf, static_cast<std::size_t>(n));
+            if (n > 0) replies_.append(buf, static_cast<std::size_t>(n));
             while (read_reply_line(reply)) {
                 if (reply.find("\"ready\"") != std::string::npos && reply.find("\"ok\"") == std::string::npos) continue;
                 got = true;

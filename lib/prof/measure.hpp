@@ -3,6 +3,7 @@
 // (/proc VmHWM after a clear_refs reset, CPU of all threads in nanoseconds).
 #pragma once
 
+#include "prof/measure/reply_lines.hpp"
 #include "prof/cgroup.hpp"
 #include "prof/errors.hpp"
 #include "prof/nvml.hpp"
@@ -113,7 +114,7 @@ private:
     std::unique_ptr<cgroup_cell> cg_;  // the worker's group (tree-wide counters), when cgroups are used
     std::uint64_t applied_limit_ = 0;  // the memory limit the kernel applied to cg_
     int in_fd_ = -1, reply_fd_ = -1;
-    std::string reply_buf_;
+    reply_lines replies_;
     bool alive_ = false;
 };
 
