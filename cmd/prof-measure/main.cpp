@@ -198,7 +198,6 @@ int run(int argc, char** argv) {
         }
 
         auto in = prof::read_measure_input(prof::cli::inputs_or_stdin(c.files), c.max_bad_lines);
-        if (in.bad_lines) prof::warn(fmt::format("skipped {} malformed cell line(s)", in.bad_lines));
         bool progress = !c.quiet && isatty(2);
         std::vector<std::string> run_words = c.run_template.empty() ? std::vector<std::string>{} : prof::split_words(c.run_template);
         if (!c.run_template.empty() && run_words.empty()) throw prof::usage_error("--run: empty command template");

@@ -3,6 +3,7 @@
 
 #include "prof/cgroup.hpp"
 #include "prof/diag.hpp"
+#include "prof/io/input.hpp"
 #include "prof/json_out.hpp"
 #include "prof/units.hpp"
 
@@ -750,26 +751,24 @@ measured_fit warm_worker::measure(const cell& c) {
 
 measure_input read_measure_input(const std::vector<std::string>& files, std::size_t max_bad_lines) {
     measure_input in;
-    for (const auto& path : files) {
-        line_reader lines(open_input(path));
-        // A line naming another kind is not a cell: kept whole, to be written through.
-        auto other_kind = [&](std::string_view text) {
-            if (text.find("\"kind\"") == std::string_view::npos) return false;
-            std::optional<std::string> kind;
-            parse_object_text(text, [&](simdjson::ondemand::object& obj) {
-                for (auto field : obj)
-                    if (field.unescaped_key().value() == "kind") kind = read_string(field.value(), "kind");
-            });
-            if (!kind || *kind == "cell") return false;
-            in.passthrough.emplace_back(text);
-            in.passthrough_at.push_back(in.cells.size());
-            return true;
-        };
-        in.bad_lines += for_each_object(lines, max_bad_lines - in.bad_lines,
-                                        [&](simdjson::ondemand::object& obj, std::size_t) { in.cells.push_back(read_cell(obj)); },
-                                        other_kind)
-                            .bad_lines;
-    }
+    // A line naming another kind is not a cell: kept whole, to be written through.
+    auto other_kind = [&](std::string_view text) {
+        if (text.find("\"kind\"") == std::string_view::npos) return false;
+        std::optional<std::string> kind;
+        parse_object_text(text, [&](simdjson::ondemand::object& obj) {
+            for (auto field : obj)
+                if (field.unescaped_key().value() == "kind") kind = read_string(field.value(), "kind");
+        });
+        if (!kind || *kind == "cell") return false;
+        in.passthrough.emplace_back(text);
+        in.passthrough_at.push_back(in.cells.size());
+        return true;
+    };
+    bad_line_policy policy(max_bad_lines, "cell line");
+    in.bad_lines = for_each_record(files, policy,
+                                   [&](simdjson::ondemand::object& obj, const record_place&) { in.cells.push_back(read_cell(obj)); },
+                                   other_kind)
+                       .bad_lines;
     return in;
 }
 

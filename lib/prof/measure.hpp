@@ -130,7 +130,8 @@ struct measure_input {
     std::vector<std::size_t> passthrough_at;
     std::size_t bad_lines = 0;
 };
-// Reads FILES ('-' = stdin) as for_each_object does, --max-bad-lines applying to all of them.
+// Reads FILES ('-' = stdin) through for_each_record (io/input.hpp), --max-bad-lines applying to
+// all of them; skipped lines end with "skipped N malformed cell line(s)" on stderr.
 measure_input read_measure_input(const std::vector<std::string>& files, std::size_t max_bad_lines);
 
 // --worker-scope: one warm worker for the whole run, one per family, or one per model.
