@@ -9,6 +9,7 @@
 #include "prof/io/input.hpp"
 #include "prof/json_in.hpp"
 #include "prof/registry.hpp"
+#include "prof/spawn.hpp"
 #include "prof/units.hpp"
 
 #include <chrono>
@@ -29,6 +30,7 @@ struct config {
     std::vector<std::string> headers, headers_from_env;
     std::string connect_timeout = "10s", timeout = "0", stall_timeout = "60s", retry_backoff = "1s";
     unsigned retries = 3;
+    unsigned jobs = prof::allowed_cpu_count();
 };
 
 prof::http_options http_options_from(const config& c) {
@@ -88,6 +90,8 @@ int run(int argc, char** argv) {
         ->check(CLI::Range(0u, 100u));
     app.add_option("--retry-backoff", c.retry_backoff, "First retry delay; doubled each retry, at most 30 s")
         ->capture_default_str();
+    app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
+        ->check(CLI::Range(1u, 256u));
     app.add_flag("--quiet,-q", c.quiet, "No progress display and no summary line on stderr");
     prof::cli::parse(app, argc, argv);
 
@@ -132,8 +136,8 @@ int run(int argc, char** argv) {
             progress_shown = last != t0;
         };
         for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
-            prof::line_reader reader(prof::open_input(in, &http));
-            h.read(reader, show ? std::function<void(std::uint64_t, std::uint64_t)>(on_progress) : nullptr);
+            h.read(prof::open_input(in, &http), c.jobs,
+                   show ? std::function<void(std::uint64_t, std::uint64_t)>(on_progress) : nullptr);
         }
     }
     prof::warn_skipped(prof::bad_line_policy(), h.bad_lines());

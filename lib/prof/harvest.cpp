@@ -9,10 +9,6 @@
 #include "prof/json_scan.hpp"
 #include "prof/units.hpp"
 
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
-
 #include <charconv>
 #include <cstring>
 #include <cmath>
@@ -88,11 +84,7 @@ constexpr std::pair<std::string_view, column> column_names[] = {
     {"error", column::error},
 };
 
-column column_of(std::string_view key) {
-    for (const auto& [name, c] : column_names)
-        if (key == name) return c;
-    return column::other;
-}
+column column_of(std::string_view key) { return key_id(key, column_names, column::other); }
 
 }  // namespace
 
@@ -160,95 +152,6 @@ harvest_row read_harvest_row(od::object& obj) {
 // rule and every error message, so the two paths cannot disagree on what a line means.
 namespace {
 
-// Counts: a plain or quoted run of digits that fits 64 bits; null → nullopt.
-bool fast_count(scan_kind k, std::string_view t, std::optional<std::uint64_t>& out) {
-    if (k == scan_kind::null) {
-        out.reset();
-        return true;
-    }
-    if ((k != scan_kind::integer && k != scan_kind::string) || t.empty() || t[0] < '0' || t[0] > '9') return false;
-    std::uint64_t u = 0;
-    auto r = std::from_chars(t.data(), t.data() + t.size(), u);
-    if (r.ec != std::errc() || r.ptr != t.data() + t.size()) return false;
-    out = u;
-    return true;
-}
-
-// Seconds: a number (or a string holding an RFC 8259 number) within double range; null → nullopt.
-bool fast_seconds(scan_kind k, std::string_view t, std::optional<double>& out) {
-    if (k == scan_kind::null) {
-        out.reset();
-        return true;
-    }
-    if (k == scan_kind::string) {
-        json_scanner inner{t.data(), t.data() + t.size()};
-        std::string_view tok;
-        bool integer = false;
-        if (!inner.number(tok, integer) || inner.p != inner.e) return false;
-    } else if (k != scan_kind::number && k != scan_kind::integer) {
-        return false;
-    }
-    double d = 0;
-    auto r = std::from_chars(t.data(), t.data() + t.size(), d);
-    if (r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(d)) return false;
-    out = d;
-    return true;
-}
-
-// Counts and seconds straight from the text in their common forms (json_scanner::uint19 and
-// exact_decimal); anything else through scalar() and fast_count / fast_seconds.
-[[gnu::always_inline]] inline bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
-    std::uint64_t u;
-    if (s.uint19(u)) {
-        out = u;
-        return true;
-    }
-    scan_kind k;
-    std::string_view t;
-    return s.scalar(k, t) && fast_count(k, t, out);
-}
-
-[[gnu::always_inline]] inline bool scan_seconds(json_scanner& s, std::optional<double>& out) {
-    double d;
-    if (s.exact_decimal(d)) {
-        out = d;
-        return true;
-    }
-    scan_kind k;
-    std::string_view t;
-    return s.scalar(k, t) && fast_seconds(k, t, out);
-}
-
-// A string, or null (nullopt); false for anything else.
-[[gnu::always_inline]] inline bool scan_text(json_scanner& s, std::optional<std::string_view>& out) {
-    std::string_view t;
-    if (s.p < s.e && *s.p == '"') {
-        if (!s.string(t)) return false;
-        out = t;
-        return true;
-    }
-    out.reset();
-    return s.literal("null");
-}
-
-// run_id, ts_id: a string, or an integer kept as its text.
-[[gnu::always_inline]] inline bool scan_id(json_scanner& s, std::string_view& out) {
-    if (s.p < s.e && *s.p == '"') return s.string(out);
-    scan_kind k;
-    return s.scalar(k, out) && k == scan_kind::integer;
-}
-
-// fold_id, ensemble_id: set unless null or "".
-[[gnu::always_inline]] inline bool scan_set(json_scanner& s, bool& out) {
-    out = false;
-    if (s.literal("null")) return true;
-    scan_kind k;
-    std::string_view t;
-    if (!s.scalar(k, t)) return false;
-    out = !(k == scan_kind::string && t.empty());
-    return true;
-}
-
 // One value of a known column, at s.p, into the row (one dispatch per member; each column
 // looks first for the form its values take).
 [[gnu::always_inline]] inline bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool& have_ts,
@@ -294,40 +197,13 @@ bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded
     bool have_run = false, have_ts = false, have_model = false;
     s.ws();
     if (!s.eat('{')) return false;
-#ifdef __AVX2__
     // A 32-byte load at p stays inside the line or its padding while readable_end - p >= 32.
     const char* readable_end = s.e + (padded ? simdjson::SIMDJSON_PADDING : 0);
-#endif
-    // A member starts right after '{' or ',' (its whitespace is part of it, so rows spaced as
-    // `, "key": value` are predicted as well as compact ones).
+    auto id_of = [](std::string_view key) { return static_cast<std::uint8_t>(column_of(key)); };
     for (std::size_t i = 0;; ++i) {
-        column c;
-#ifdef __AVX2__
-        // The i-th member's `"key":` as the last row wrote it: one 32-byte compare instead of
-        // scanning and matching the key (the bytes equal, the key is that key).
-        const member& m = shape_[i < max_members ? i : 0];
-        if (i < members_ && m.key_length && readable_end - s.p >= 32 && m.key_length <= s.e - s.p &&
-            (static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
-                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.p)),
-                 _mm256_load_si256(reinterpret_cast<const __m256i*>(m.bytes))))) &
-             m.key_mask) == m.key_mask) {
-            s.p += m.key_length;
-            c = static_cast<column>(m.col);
-        } else
-#endif
-        {
-            const char* start = s.p;
-            s.ws();
-            if (i == 0 && s.eat('}')) return false;  // {}: no run_id
-            std::string_view key;
-            if (!s.string(key)) return false;
-            s.ws();
-            if (!s.eat(':')) return false;
-            c = column_of(key);
-            learn(i, start, s.p, static_cast<column_id>(c));
-        }
-        s.ws();
-        if (!read_value(s, c, r, have_run, have_ts, have_model)) return false;
+        std::uint8_t c;
+        if (!keys_.member(i, s, readable_end, id_of, c)) return false;  // `{}` too: it has no run_id
+        if (!read_value(s, static_cast<column>(c), r, have_run, have_ts, have_model)) return false;
         if (s.p < s.e && *s.p == ',') {  // compact rows: the delimiter right after the value
             ++s.p;
             continue;
@@ -341,20 +217,19 @@ bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded
     return s.p == s.e && have_run && have_ts && have_model;
 }
 
-void harvest_row_reader::learn(std::size_t i, const char* begin, const char* end, column_id c) {
-    if (i >= max_members) return;
-    member& m = shape_[i];
-    auto n = static_cast<std::size_t>(end - begin);
-    m.key_length = n <= sizeof m.bytes ? static_cast<std::uint8_t>(n) : 0;  // 0: not predicted
-    m.key_mask = m.key_length == 32 ? ~0u : (1u << m.key_length) - 1;
-    if (m.key_length) std::memcpy(m.bytes, begin, n);
-    m.col = c;
-    if (members_ <= i) members_ = i + 1;
-}
-
 bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
     harvest_row_reader reader;
     return reader.read(line, r);
+}
+
+void throw_with_export_hint(const input_error& e) {
+    // A line that is not JSON at all is most often another export format.
+    if (e.detail.rfind("expected a JSON object", 0) == 0 ||
+        (e.detail.rfind("malformed JSON", 0) == 0 && e.detail.find("improper structure") != std::string::npos))
+        throw input_error(e.source_name, e.line_number,
+                          e.detail + "; if this is COPY's text format or psql's aligned table, export JSON Lines "
+                                     "instead: psql -AtX -c \"SELECT row_to_json(t) FROM forecast_metadata t\"");
+    throw e;
 }
 
 std::string fit_seconds_error(std::optional<double> fit_seconds) {
@@ -491,12 +366,12 @@ void harvester::add(const harvest_row& row) {
     r.builder.add(f);
 }
 
-void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+jsonl_stats harvester::read_lines(line_reader& in, std::size_t max_bad_lines, const std::function<void()>& tick) {
     // Flat rows go through the strict fast reader; anything it declines (escapes, nesting, NaN
     // words, errors) is parsed by simdjson on-demand. The line loop, UTF-8 check, trailing-content
     // check and the --max-bad-lines budget are the shared for_each_object's.
     auto fast = [&](std::string_view text) {
-        if (progress && (++lines_seen_ & 0xFFFF) == 0) progress(lines_seen_, bytes_base_ + in.bytes_read());
+        if (tick) tick();
         if (!row_reader_.read(text, fast_row_, true)) return false;  // lines come padded
         add(fast_row_);
         return true;
@@ -505,16 +380,19 @@ void harvester::read(line_reader& in, const std::function<void(std::uint64_t, st
         harvest_row row = read_harvest_row(obj);
         add(row);
     };
+    return for_each_object(in, max_bad_lines, slow, fast);
+}
+
+void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+    std::function<void()> tick;
+    if (progress)
+        tick = [&] {
+            if ((++lines_seen_ & 0xFFFF) == 0) progress(lines_seen_, bytes_base_ + in.bytes_read());
+        };
     try {
-        bad_lines_ += for_each_object(in, config_.max_bad_lines - bad_lines_, slow, fast).bad_lines;
+        bad_lines_ += read_lines(in, config_.max_bad_lines - bad_lines_, tick).bad_lines;
     } catch (const input_error& e) {
-        // A line that is not JSON at all is most often another export format.
-        if (e.detail.rfind("expected a JSON object", 0) == 0 ||
-            (e.detail.rfind("malformed JSON", 0) == 0 && e.detail.find("improper structure") != std::string::npos))
-            throw input_error(e.source_name, e.line_number,
-                              e.detail + "; if this is COPY's text format or psql's aligned table, export JSON Lines "
-                                         "instead: psql -AtX -c \"SELECT row_to_json(t) FROM forecast_metadata t\"");
-        throw;
+        throw_with_export_hint(e);
     }
     bytes_base_ += in.bytes_read();
 }

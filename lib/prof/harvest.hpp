@@ -1,8 +1,9 @@
 // prof-harvest's core: the rows of a completed run's `forecast_metadata` table → one profile
-// per run_id, through the same profile_builder (build_profile) as prof-aggregate (issue 3).
+// per run_id, through the same profile_builder (build_profile) as prof-aggregate.
 //
 // A row is one JSON object with the table's columns (unknown columns are ignored; a missing
-// key reads as NULL; numeric columns may be JSON strings holding numbers, SPEC §1):
+// key reads as NULL; numeric columns may be JSON strings holding numbers, as warehouses
+// export 64-bit integers):
 //   run_id        string or integer, required   — the run the row belongs to
 //   ts_id         string or integer, required   — the series
 //   model_type    string, required
@@ -27,13 +28,17 @@
 // distinct ts_ids.
 #pragma once
 
+#include "prof/harvest/line_chunks.hpp"
+#include "prof/errors.hpp"
 #include "prof/json_in.hpp"
+#include "prof/json_scan.hpp"
 #include "prof/profile.hpp"
 
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -53,8 +58,8 @@ struct harvest_row {
     std::optional<double> fit_seconds, cpu_seconds;
     bool fold = false, ensemble = false;
 
-    // Back to a default row, field by field (`*this = harvest_row{}` compiles to a `rep stos`
-    // whose start-up cost was 8 % of the fast reader, which resets one row per line).
+    // Back to a default row, field by field: an assignment from harvest_row{} compiles to a
+    // block store whose start-up cost is large beside a row's few dozen bytes of work.
     void clear() {
         run_id = ts_id = model_type = {};
         family.reset();
@@ -82,30 +87,22 @@ harvest_row read_harvest_row(simdjson::ondemand::object& obj);
 // views point into `line`.
 bool read_harvest_row_fast(std::string_view line, harvest_row& row);
 
-// The same, as a reader kept across the rows of one input: rows written by one exporter
-// repeat their keys in one order, so it remembers each member's `"key":` bytes from the last
-// row (with the whitespace before them, so `, "key": value` rows are predicted as well as
-// compact ones) and matches them with one 32-byte compare, falling back to scanning the key
-// when they differ. Same results as read_harvest_row_fast, row by row.
+// The same, as a reader kept across the rows of one input: it predicts each member's key from
+// the last row (json_scan.hpp's key_predictor), so a row of an exporter's usual shape is read
+// without looking up its keys. Same results as read_harvest_row_fast, row by row.
 class harvest_row_reader {
 public:
     // padded: SIMDJSON_PADDING readable bytes follow the line (line_reader's lines do).
     bool read(std::string_view line, harvest_row& row, bool padded = false);
 
 private:
-    using column_id = std::uint8_t;
-    static constexpr std::size_t max_members = 32;
-    // The i-th member of the last row: its `"key":` bytes, with the whitespace before them.
-    struct alignas(32) member {
-        char bytes[32] = {};
-        std::uint32_t key_mask = 0;  // the low `key_length` bits
-        std::uint8_t key_length = 0; // 0: longer than 32 bytes, not predicted
-        column_id col = 0;
-    };
-    void learn(std::size_t i, const char* begin, const char* end, column_id c);
-    std::array<member, max_members> shape_{};
-    std::size_t members_ = 0;  // shape_[0, members_) were learned
+    key_predictor keys_;
 };
+
+// Throws the error of the malformed line `e` that ends a harvest: `e` itself, or, for a line
+// that is not JSON at all (most often another export format), `e` with a hint naming the
+// export to use instead.
+[[noreturn]] void throw_with_export_hint(const input_error& e);
 
 // "fit_seconds=<value>": the error text of a failed row that has no `error` column.
 std::string fit_seconds_error(std::optional<double> fit_seconds);
@@ -125,7 +122,8 @@ struct harvest_config {
     std::map<std::string, std::string> family_map; // model → family (--family-map)
     std::optional<json_value> signature;           // provenance.signature of the one run (--signature)
     std::map<std::string, json_value> signature_map;  // run_id → its signature (--signature-map)
-    std::size_t max_bad_lines = 0;                 // across all inputs (SPEC §1)
+    std::size_t max_bad_lines = 0;                 // across all inputs (--max-bad-lines)
+    std::size_t chunk_bytes = 4u << 20;            // parallel ingest: the size lines are cut at
 };
 
 // Parses a --family-map file's text: one JSON object whose values are strings. Throws
@@ -145,11 +143,23 @@ std::string harvest_summary(const std::vector<compute_profile>& profiles, std::u
 class harvester {
 public:
     explicit harvester(harvest_config config);
-    // Reads every row of one input. Malformed lines follow SPEC §1 (input_error naming the
+    // Reads every row of one input. Malformed lines follow for_each_object (input_error naming the
     // source and line, or a warning and a skip while under max_bad_lines); an I/O error of the
     // source propagates. `progress`, when set, is called every 65536 lines with the total
     // lines and bytes read so far.
     void read(line_reader& in, const std::function<void(std::uint64_t lines, std::uint64_t bytes)>& progress = {});
+    // The same for one whole source, its lines parsed on `jobs` threads (1: on this one, as
+    // read(line_reader&) does). The source is read on this thread and cut into chunks of whole
+    // lines; each worker folds its chunks into a harvester of its own, and those are merged
+    // (merge()) when the source ends. Malformed lines are collected with their place and then
+    // judged in input order, so the warnings, the --max-bad-lines count, the line that exceeds
+    // it and every profile are what jobs = 1 gives, byte for byte. An I/O error of the source
+    // is raised after the malformed lines read before it (the first error a sequential read
+    // meets). `progress` is called every chunk with the lines parsed and bytes read so far.
+    void read(std::unique_ptr<byte_source> src, unsigned jobs,
+              const std::function<void(std::uint64_t lines, std::uint64_t bytes)>& progress = {});
+    // Folds in the rows `other` was given (a worker's share of one input; same config).
+    void merge(harvester&& other);
     // Adds one parsed row (read() calls this; tests may too).
     void add(const harvest_row& row);
     // One profile per run_id, sorted by run_id: basis "measured", source "harvest", the
@@ -170,6 +180,17 @@ private:
         std::set<std::string, std::less<>> unmapped_models;
     };
     run_acc& run_for(std::string_view run_id);
+    // A malformed line of a chunk: its number there, and what is wrong.
+    struct chunk_bad_line {
+        std::uint64_t chunk;
+        std::size_t line;
+        std::string what;
+    };
+    // The rows of `in` into this harvester under for_each_object's bad-line rules; `tick`, when
+    // set, is called once per line.
+    jsonl_stats read_lines(line_reader& in, std::size_t max_bad_lines, const std::function<void()>& tick);
+    // Every row of a chunk into this harvester; its malformed lines are appended to `bad`.
+    void read_chunk(const line_chunk& chunk, const std::string& source, std::vector<chunk_bad_line>& bad);
 
     harvest_config config_;
     std::map<std::string, std::string, std::less<>> family_map_;  // looked up by string_view

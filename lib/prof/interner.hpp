@@ -2,6 +2,8 @@
 // loops that meet one per record, millions of times: no allocation per lookup, no memcmp call.
 #pragma once
 
+#include "prof/json_scan.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -11,38 +13,8 @@
 
 namespace prof {
 
-namespace detail {
-template <class W>
-inline W load_word(const char* p) {
-    W w;
-    std::memcpy(&w, p, sizeof w);
-    return w;
-}
-}  // namespace detail
-
-// a == b for the short texts these loops compare (run ids, series ids, model names): whole
-// words, the last one overlapping, instead of a call to memcmp (~4 % of prof-harvest's time)
-// or a byte loop (an 18-byte run id took ~100 instructions).
-inline bool same_text(std::string_view a, std::string_view b) {
-    std::size_t n = a.size();
-    if (n != b.size()) return false;
-    const char* x = a.data();
-    const char* y = b.data();
-    if (n >= 8) {
-        for (std::size_t i = 0; i + 8 <= n; i += 8)
-            if (detail::load_word<std::uint64_t>(x + i) != detail::load_word<std::uint64_t>(y + i)) return false;
-        return detail::load_word<std::uint64_t>(x + n - 8) == detail::load_word<std::uint64_t>(y + n - 8);
-    }
-    if (n >= 4)
-        return detail::load_word<std::uint32_t>(x) == detail::load_word<std::uint32_t>(y) &&
-               detail::load_word<std::uint32_t>(x + n - 4) == detail::load_word<std::uint32_t>(y + n - 4);
-    for (std::size_t k = 0; k < n; ++k)
-        if (x[k] != y[k]) return false;
-    return true;
-}
-
 // A hash of a short text from its words (the same overlapping loads as same_text), mixed by
-// multiplication: a byte-at-a-time hash cost ~4 instructions a byte per lookup.
+// multiplication, not byte by byte.
 inline std::uint32_t short_text_hash(std::string_view t) {
     const char* p = t.data();
     std::size_t n = t.size();

@@ -471,7 +471,9 @@ void dump_into(const json_value& v, std::string& out) {
     case T::boolean: out += v.b ? "true" : "false"; break;
     case T::integer: out += fmt::format("{}", v.i); break;
     case T::uinteger: out += fmt::format("{}", v.u); break;
-    case T::number: out += std::isfinite(v.d) ? fmt::format("{}", v.d) : "null"; break;
+    // Negative zero dumps as 0: "-0" reads back as the integer 0, and canonical text must be a
+    // fixed point of read-then-dump (a signature's digest is taken over it).
+    case T::number: out += !std::isfinite(v.d) ? "null" : v.d == 0 ? "0" : fmt::format("{}", v.d); break;
     case T::string: append_json_string(out, v.s); break;
     case T::array:
         out.push_back('[');

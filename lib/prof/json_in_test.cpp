@@ -120,6 +120,14 @@ TEST_CASE("json values compare as values: key order never matters") {
     CHECK_FALSE(a == parse_json_text(R"({"a":{"x":"s","y":2},"b":[1,2]})"));
 }
 
+TEST_CASE("canonical dump is a fixed point: negative zero dumps as 0") {
+    // -0e08004 is the double -0.0; dumped as "-0" it would read back as the integer 0 and dump
+    // as "0", so two canonical forms of one document would digest differently.
+    auto v = parse_json_text(R"({"t": -0e08004, "u": -0.0, "w": -1.5})");
+    CHECK(v.dump() == R"({"t":0,"u":0,"w":-1.5})");
+    CHECK(parse_json_text(v.dump()).dump() == v.dump());
+}
+
 TEST_CASE("a line skipped for content after its object leaves no trace: the callback never saw it") {
     std::size_t bad = 0;
     auto got = ids("{\"ts_id\":\"a\",\"model_type\":\"m\"} {\"x\":1}\n{\"ts_id\":\"b\",\"model_type\":\"m\"}\n", 1, &bad);

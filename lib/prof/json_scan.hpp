@@ -1,56 +1,94 @@
-// A strict reader of a subset of JSON for the two hot loops that read millions of small objects
-// (prof-harvest's warehouse rows, prof-spans' trace events). It accepts only text that is valid
-// JSON (RFC 8259 numbers, no control characters in strings, balanced containers) and, where a
-// field's value is wanted, only its plainest form (a string without escapes). On anything else —
-// an escape in a wanted string, a surrogate escape anywhere, nesting deeper than 64, any
-// syntax error — it declines: the method returns false, and the caller reads the same text with
-// simdjson, which owns every rule and every error message. So the two paths cannot disagree on
-// what a text means; this one only skips simdjson's per-field bookkeeping (harvest: ~35 % of
-// the time; spans: simdjson's tape). UTF-8 is not checked here: callers validate it first
+// The fast-path toolkit of the loops that read millions of small flat objects (prof-harvest's
+// warehouse rows, prof-spans' trace events): a strict scanner of a subset of JSON, typed field
+// scanners over it, short-text equality, a key table and a key predictor.
+//
+// The scanner accepts only text that is valid JSON (RFC 8259 numbers, no control characters in
+// strings, balanced containers) and, where a field's value is wanted, only its plainest form (a
+// string without escapes). On anything else — an escape in a wanted string, a surrogate escape
+// anywhere, nesting deeper than 64, any syntax error — it declines: the method returns false,
+// and the caller reads the same text with simdjson, which owns every rule and every error
+// message. So the two paths cannot disagree on what a text means; this one only skips
+// simdjson's per-field bookkeeping. UTF-8 is not checked here: callers validate it first
 // (simdjson::validate_utf8). Numbers are checked for syntax, not range: a skipped 1e999 is
 // accepted, as simdjson's on-demand parser accepts it when skipping.
 //
-// The scanner reads [p, e) and never reads outside it.
+// The scanner reads [p, e) and never reads outside it; the key predictor reads 32 bytes where
+// the caller says they are readable (a padded line).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <charconv>
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #ifdef __AVX2__
 #include <immintrin.h>
 #endif
 
-// The scanner's small steps are forced inline: GCC at -O2 left ws() and number() as calls,
-// which cost a quarter of a trace read.
+// The scanner's small steps are forced inline: GCC at -O2 leaves ws() and number() as calls
+// otherwise, in loops that run them a few times per member.
 #define PROF_SCAN_INLINE [[gnu::always_inline]] inline
 
 namespace prof {
 
-// key == lit, as a length test and a few word compares of a length known at compile time
-// (GCC at -O2 still called memcmp for these: 15 calls per warehouse row, 13 % of prof-harvest).
+namespace detail {
+template <class W>
+PROF_SCAN_INLINE W load_word(const char* p) {
+    W w;
+    std::memcpy(&w, p, sizeof w);
+    return w;
+}
+}  // namespace detail
+
+// a == b for short texts (keys, run ids, series ids, model names): whole words, the last one
+// overlapping, instead of a call to memcmp or a byte loop, which the compiler otherwise emits
+// even for a length known at compile time.
+PROF_SCAN_INLINE bool same_text(std::string_view a, std::string_view b) {
+    std::size_t n = a.size();
+    if (n != b.size()) return false;
+    const char* x = a.data();
+    const char* y = b.data();
+    if (n >= 8) {
+        for (std::size_t i = 0; i + 8 <= n; i += 8)
+            if (detail::load_word<std::uint64_t>(x + i) != detail::load_word<std::uint64_t>(y + i)) return false;
+        return detail::load_word<std::uint64_t>(x + n - 8) == detail::load_word<std::uint64_t>(y + n - 8);
+    }
+    if (n >= 4)
+        return detail::load_word<std::uint32_t>(x) == detail::load_word<std::uint32_t>(y) &&
+               detail::load_word<std::uint32_t>(x + n - 4) == detail::load_word<std::uint32_t>(y + n - 4);
+    for (std::size_t k = 0; k < n; ++k)
+        if (x[k] != y[k]) return false;
+    return true;
+}
+
+// key == lit for a literal: same_text with the length known at compile time.
 template <std::size_t N>
 PROF_SCAN_INLINE bool scan_key_is(std::string_view key, const char (&lit)[N]) {
-    constexpr std::size_t n = N - 1;
-    if (key.size() != n) return false;
-    const char* k = key.data();
-    auto same = [&](std::size_t at, auto word) {
-        decltype(word) a, b;
-        std::memcpy(&a, k + at, sizeof a);
-        std::memcpy(&b, lit + at, sizeof b);
-        return a == b;
-    };
-    if constexpr (n >= 8) {
-        for (std::size_t at = 0; at + 8 <= n; at += 8)
-            if (!same(at, std::uint64_t{})) return false;
-        return n % 8 == 0 || same(n - 8, std::uint64_t{});
-    } else if constexpr (n >= 4) {
-        return same(0, std::uint32_t{}) && same(n - 4, std::uint32_t{});
-    } else {
-        for (std::size_t at = 0; at < n; ++at)
-            if (k[at] != lit[at]) return false;
-        return true;
-    }
+    return key.size() == N - 1 && same_text(key, std::string_view(lit, N - 1));
+}
+
+// A key's id from a table of (name, id) pairs; `other` when no name equals it.
+template <class Id, std::size_t N>
+PROF_SCAN_INLINE Id key_id(std::string_view key, const std::pair<std::string_view, Id> (&table)[N], Id other) {
+    for (const auto& [name, id] : table)
+        if (same_text(key, name)) return id;
+    return other;
+}
+
+// The one vector compare of the toolkit: whether the 32 bytes at p equal those of `pattern` at
+// every position set in `mask` (bit i: byte i). p and pattern must have 32 readable bytes;
+// pattern 32-byte aligned. Portable code where AVX2 is not compiled in.
+PROF_SCAN_INLINE bool bytes_equal_32(const char* p, const char* pattern, std::uint32_t mask) {
+#ifdef __AVX2__
+    auto eq = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), _mm256_load_si256(reinterpret_cast<const __m256i*>(pattern)))));
+    return (eq & mask) == mask;
+#else
+    auto n = static_cast<std::size_t>(__builtin_popcount(mask));  // masks here are the low n bits
+    return std::memcmp(p, pattern, n) == 0;
+#endif
 }
 
 enum class scan_kind { string, number, integer, null, boolean };
@@ -349,6 +387,158 @@ private:
         }
         return q;
     }
+};
+
+// ---- typed field scanners ---------------------------------------------------------------
+// Each reads one value at s.p in the forms its field takes, the common form first; false
+// declines (the caller re-reads the text with simdjson, which gives the value or the error).
+
+// A count: a plain or quoted run of digits that fits 64 bits; null → nullopt.
+inline bool count_of_scalar(scan_kind k, std::string_view t, std::optional<std::uint64_t>& out) {
+    if (k == scan_kind::null) {
+        out.reset();
+        return true;
+    }
+    if ((k != scan_kind::integer && k != scan_kind::string) || t.empty() || t[0] < '0' || t[0] > '9') return false;
+    std::uint64_t u = 0;
+    auto r = std::from_chars(t.data(), t.data() + t.size(), u);
+    if (r.ec != std::errc() || r.ptr != t.data() + t.size()) return false;
+    out = u;
+    return true;
+}
+
+// Seconds: a number (or a string holding an RFC 8259 number) within double range; null → nullopt.
+inline bool seconds_of_scalar(scan_kind k, std::string_view t, std::optional<double>& out) {
+    if (k == scan_kind::null) {
+        out.reset();
+        return true;
+    }
+    if (k == scan_kind::string) {
+        json_scanner inner{t.data(), t.data() + t.size()};
+        std::string_view tok;
+        bool integer = false;
+        if (!inner.number(tok, integer) || inner.p != inner.e) return false;
+    } else if (k != scan_kind::number && k != scan_kind::integer) {
+        return false;
+    }
+    double d = 0;
+    auto r = std::from_chars(t.data(), t.data() + t.size(), d);
+    if (r.ec != std::errc() || r.ptr != t.data() + t.size() || !std::isfinite(d)) return false;
+    out = d;
+    return true;
+}
+
+// A count (json_scanner::uint19, else count_of_scalar).
+PROF_SCAN_INLINE bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
+    std::uint64_t u;
+    if (s.uint19(u)) {
+        out = u;
+        return true;
+    }
+    scan_kind k;
+    std::string_view t;
+    return s.scalar(k, t) && count_of_scalar(k, t, out);
+}
+
+// Seconds (json_scanner::exact_decimal, else seconds_of_scalar).
+PROF_SCAN_INLINE bool scan_seconds(json_scanner& s, std::optional<double>& out) {
+    double d;
+    if (s.exact_decimal(d)) {
+        out = d;
+        return true;
+    }
+    scan_kind k;
+    std::string_view t;
+    return s.scalar(k, t) && seconds_of_scalar(k, t, out);
+}
+
+// A string, or null (nullopt).
+PROF_SCAN_INLINE bool scan_text(json_scanner& s, std::optional<std::string_view>& out) {
+    std::string_view t;
+    if (s.p < s.e && *s.p == '"') {
+        if (!s.string(t)) return false;
+        out = t;
+        return true;
+    }
+    out.reset();
+    return s.literal("null");
+}
+
+// An identifier: a string, or an integer kept as its text.
+PROF_SCAN_INLINE bool scan_id(json_scanner& s, std::string_view& out) {
+    if (s.p < s.e && *s.p == '"') return s.string(out);
+    scan_kind k;
+    return s.scalar(k, out) && k == scan_kind::integer;
+}
+
+// Whether an optional id is set: any value but null and "" (a non-Nullable String column's
+// "none").
+PROF_SCAN_INLINE bool scan_set(json_scanner& s, bool& out) {
+    out = false;
+    if (s.literal("null")) return true;
+    scan_kind k;
+    std::string_view t;
+    if (!s.scalar(k, t)) return false;
+    out = !(k == scan_kind::string && t.empty());
+    return true;
+}
+
+// ---- the key predictor ---------------------------------------------------------------------
+// Objects written by one exporter repeat their keys in one order, so the predictor remembers
+// each member's `"key":` bytes from the last object (with the whitespace before them, so
+// `, "key": value` objects are predicted as well as compact ones) and the id the caller gave
+// the key, and recognises the next object's member with one bytes_equal_32, scanning and
+// looking up the key only where the bytes differ.
+class key_predictor {
+public:
+    static constexpr std::size_t max_members = 32;
+
+    // The i-th member's key at s.p (s.p at the whitespace after '{' or ','), then its ':' and
+    // the whitespace after: s.p moves to the value and `id` is the key's id — predicted, or
+    // id_of(key) for a key scanned here (and remembered for the next object). false: no
+    // member key here (s.p unspecified). `readable_end`: bytes before it may be loaded (the
+    // end of a padded line's padding).
+    template <class IdOf>
+    PROF_SCAN_INLINE bool member(std::size_t i, json_scanner& s, const char* readable_end, IdOf id_of, std::uint8_t& id) {
+        const member_bytes& m = shape_[i < max_members ? i : 0];
+        if (i < members_ && m.key_length && readable_end - s.p >= 32 && m.key_length <= s.e - s.p &&
+            bytes_equal_32(s.p, m.bytes, m.key_mask)) {
+            s.p += m.key_length;
+            id = m.id;
+            s.ws();
+            return true;
+        }
+        const char* start = s.p;
+        s.ws();
+        std::string_view key;
+        if (!s.string(key)) return false;
+        s.ws();
+        if (!s.eat(':')) return false;
+        id = id_of(key);
+        learn(i, start, s.p, id);
+        s.ws();
+        return true;
+    }
+
+private:
+    struct alignas(32) member_bytes {
+        char bytes[32] = {};
+        std::uint32_t key_mask = 0;   // the low `key_length` bits
+        std::uint8_t key_length = 0;  // 0: longer than 32 bytes, not predicted
+        std::uint8_t id = 0;
+    };
+    void learn(std::size_t i, const char* begin, const char* end, std::uint8_t id) {
+        if (i >= max_members) return;
+        member_bytes& m = shape_[i];
+        auto n = static_cast<std::size_t>(end - begin);
+        m.key_length = n <= sizeof m.bytes ? static_cast<std::uint8_t>(n) : 0;
+        m.key_mask = m.key_length == 32 ? ~0u : (1u << m.key_length) - 1;
+        if (m.key_length) std::memcpy(m.bytes, begin, n);
+        m.id = id;
+        if (members_ <= i) members_ = i + 1;
+    }
+    member_bytes shape_[max_members]{};
+    std::size_t members_ = 0;  // shape_[0, members_) were learned
 };
 
 }  // namespace prof

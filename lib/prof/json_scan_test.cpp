@@ -165,3 +165,56 @@ TEST_CASE("json_number_value: correctly rounded, out of range to ±inf or ±0, n
     CHECK(!json_number_value("nan"));
     CHECK(!json_number_value(""));
 }
+
+TEST_CASE("key_predictor: each member's key is predicted from the last object, and relearned where it differs") {
+    key_predictor keys;
+    static constexpr std::pair<std::string_view, std::uint8_t> table[] = {{"a", 1}, {"bb", 2}};
+    int lookups = 0;
+    auto id_of = [&](std::string_view k) {
+        ++lookups;
+        return key_id(k, table, std::uint8_t{9});
+    };
+    // Reads the keys of one flat object whose values are 0, padded so 32-byte loads are readable.
+    auto ids = [&](std::string text) {
+        std::string out;
+        text.append(64, ' ');
+        json_scanner s{text.data(), text.data() + text.size() - 64};
+        REQUIRE(s.eat('{'));
+        for (std::size_t i = 0;; ++i) {
+            std::uint8_t id = 0;
+            if (!keys.member(i, s, text.data() + text.size(), id_of, id)) return out + "!";
+            out += std::to_string(id);
+            std::uint64_t v;
+            REQUIRE(s.uint19(v));
+            s.ws();
+            if (s.eat('}')) return out;
+            REQUIRE(s.eat(','));
+        }
+    };
+    CHECK(ids(R"({"a":0,"bb":0,"c":0})") == "129");
+    CHECK(lookups == 3);
+    CHECK(ids(R"({"a":0,"bb":0,"c":0})") == "129");
+    CHECK(lookups == 3);  // all three predicted
+    CHECK(ids(R"({"a":0, "bb" : 0,"c":0})") == "129");
+    CHECK(lookups == 4);  // the spaced member scanned and relearned
+    CHECK(ids(R"({"bb":0,"a":0})") == "21");
+    CHECK(lookups == 6);  // another order: both scanned
+    // A key longer than 32 bytes with its quotes and colon is never predicted, always read.
+    std::string long_key = "{\"" + std::string(40, 'k') + "\":0}";
+    CHECK(ids(long_key) == "9");
+    CHECK(ids(long_key) == "9");
+    CHECK(lookups == 8);
+    CHECK(ids(R"({"a" 0})") == "!");  // no ':' after the key
+}
+
+TEST_CASE("same_text and key_id compare whole texts whatever their length") {
+    static constexpr std::pair<std::string_view, int> table[] = {{"fit_seconds", 1}, {"fit_second", 2}, {"n", 3}};
+    CHECK(key_id("fit_seconds", table, 0) == 1);
+    CHECK(key_id("fit_second", table, 0) == 2);
+    CHECK(key_id("fit_secondz", table, 0) == 0);
+    CHECK(key_id("n", table, 0) == 3);
+    CHECK(key_id("", table, 0) == 0);
+    CHECK(scan_key_is("dur", "dur"));
+    CHECK_FALSE(scan_key_is("dux", "dur"));
+    CHECK_FALSE(scan_key_is("du", "dur"));
+}

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <fmt/format.h>
 #include <limits>
 
@@ -309,6 +310,58 @@ void profile_builder::add(const fit_evidence& f) {
     if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
     if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
     if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
+}
+
+void profile_builder::merge(profile_builder&& other) {
+    n_measurements_ += other.n_measurements_;
+    n_ok_ += other.n_ok_;
+    n_contended_ += other.n_contended_;
+    for (const auto& id : other.ts_ids_.names()) ts_ids_.intern(id);
+    if (other.latest_ns_ && (!latest_ns_ || *other.latest_ns_ > *latest_ns_)) latest_ns_ = other.latest_ns_;
+    const auto& names = other.model_ids_.names();
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        std::uint32_t id = model_ids_.intern(names[k]);
+        if (id == models_.size()) models_.emplace_back();
+        model_acc& m = models_[id];
+        model_acc& o = other.models_[k];
+        m.n_fits += o.n_fits;
+        m.wall.splice(std::move(o.wall));
+        m.n_ok += o.n_ok;
+        m.cpu.splice(std::move(o.cpu));
+        m.wall_n.splice(std::move(o.wall_n));
+        m.cpu_n.splice(std::move(o.cpu_n));
+        keep_max(m.max_n_obs, o.max_n_obs);
+        keep_max(m.max_process_rss, o.max_process_rss);
+        keep_max(m.max_peak_rss, o.max_peak_rss);
+        keep_max(m.max_peak_gpu, o.max_peak_gpu);
+        m.n_oom += o.n_oom;
+        m.n_oom_no_limit += o.n_oom_no_limit;
+        m.n_gpu_oom += o.n_gpu_oom;
+        keep_max(m.oom_limit, o.oom_limit);
+        keep_max(m.gpu_oom_peak, o.gpu_oom_peak);
+        keep_max(m.max_eff, o.max_eff);
+        if (o.threads_seen) {
+            if (!m.threads_seen) m.threads = o.threads;
+            m.threads_mixed |= o.threads_mixed || (m.threads_seen && m.threads != o.threads);
+            m.threads_seen = true;
+        }
+        std::vector<std::string> families;
+        std::set_union(m.families.begin(), m.families.end(), o.families.begin(), o.families.end(),
+                       std::back_inserter(families));
+        m.families = std::move(families);
+        if (o.first_error && (!m.first_error || *o.first_error < *m.first_error)) m.first_error = std::move(o.first_error);
+        if (o.params_seen) {
+            if (!m.params_seen) {
+                m.params = std::move(o.params);
+                m.other_params = std::move(o.other_params);
+            } else if (!m.other_params) {
+                if (o.params != m.params) m.other_params = o.params.value_or("");
+                else m.other_params = std::move(o.other_params);
+            }
+            m.params_seen = true;
+        }
+    }
+    other = profile_builder(memory_margin_, time_margin_);
 }
 
 std::vector<std::string> profile_builder::mixed_params() const {

@@ -137,6 +137,13 @@ public:
             }
     }
     const std::vector<T>& block(std::size_t i) const { return blocks_[i]; }
+    // Moves other's blocks after these (no value is copied); `other` is left empty.
+    void splice(blocks&& other) {
+        for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
+        size_ += other.size_;
+        other.blocks_.clear();
+        other.size_ = 0;
+    }
 
 private:
     std::vector<std::vector<T>> blocks_;
@@ -200,6 +207,11 @@ public:
     profile_builder(double memory_margin, double time_margin);
     void add(const measured_fit& f);
     void add(const fit_evidence& f);
+    // Folds in what `other` was given (same margins): afterwards finish() is what one builder
+    // given both builders' fits would return, in any order (every rule is order-independent:
+    // medians and curves of all values, maxima, the first error by ts_id, sorted families).
+    // The one exception is which two params digests mixed_params() names. `other` is emptied.
+    void merge(profile_builder&& other);
     // Builds the profile; `provenance` is copied in, with measured_at set to the latest input
     // measured_at and warnings appended (e.g. a model seen under two families).
     compute_profile finish(profile_provenance provenance) const;

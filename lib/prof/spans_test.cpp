@@ -4,6 +4,7 @@
 #include "prof/fsutil.hpp"
 #include "prof/json_in.hpp"
 #include "prof/spans.hpp"
+#include "prof/spans/chrome_paths.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -46,9 +47,22 @@ std::string chrome(const std::string& events) {
     return std::string("{\"traceEvents\":[\n") + events + "\n]}";
 }
 
-span_set read_chrome(const std::string& text, std::size_t batch = std::size_t{1} << 20, bool scan = true) {
+// The trace read by the given paths; jobs > 1 cuts even a short trace into that many chunks.
+span_set read_chrome(const std::string& text, std::size_t batch = std::size_t{1} << 20, bool scan = true, unsigned jobs = 1,
+                     chrome_read_stats* stats = nullptr) {
     simdjson::padded_string p(text);
-    return read_chrome_trace(std::string_view(p.data(), p.size()), "trace.json", batch, scan);
+    chrome_paths paths;
+    paths.batch_bytes = batch;
+    paths.scan = scan;
+    paths.jobs = jobs;
+    paths.min_chunk_bytes = 1;
+    return read_chrome_trace(std::string_view(p.data(), p.size()), "trace.json", paths, stats);
+}
+
+chrome_read_stats how_read(const std::string& text, unsigned jobs = 1) {
+    chrome_read_stats st;
+    read_chrome(text, std::size_t{1} << 20, true, jobs, &st);
+    return st;
 }
 
 // Everything a reader produced, as one comparable text.
@@ -489,9 +503,9 @@ std::string random_event(std::mt19937_64& rng, bool bad, bool plain, bool fracti
 }
 
 // The result of one reading, or its error, as one comparable text.
-std::string outcome(const std::string& text, std::size_t batch, bool scan) {
+std::string outcome(const std::string& text, std::size_t batch, bool scan, unsigned jobs = 1) {
     try {
-        return dump(read_chrome(text, batch, scan));
+        return dump(read_chrome(text, batch, scan, jobs));
     } catch (const input_error& e) {
         return std::string("error: ") + e.what();
     }
@@ -520,29 +534,33 @@ TEST_CASE("chrome: the scanner, the DOM batches and the whole-document parse agr
         CHECK(outcome(text, 64, true) == all);
         CHECK(outcome(text, 64, false) == all);
         CHECK(outcome(text, 1, false) == all);
+        CHECK(outcome(text, std::size_t{1} << 20, true, 2) == all);
+        CHECK(outcome(text, 64, true, 3) == all);
+        CHECK(outcome(text, 64, false, 7) == all);
         if (all.rfind("error: ", 0) == 0) {
             ++errors;
             continue;
         }
         span_set s = read_chrome(text);
+        chrome_read_stats st = how_read(text);
         with_defects += defect_counts(s).empty() ? 0 : 1;
         unclosed += s.unclosed;
         fractions += fractional;
         if (text.find("displayTimeUnit") != std::string::npos) {
             CHECK(s.display_time_unit == "ns");
-            if (text.find("\"meta\"") != std::string::npos) CHECK(s.whole_document);
+            if (text.find("\"meta\"") != std::string::npos) CHECK(st.whole_document);
             continue;
         }
         // A lone surrogate escape in a skipped value: simdjson's DOM refuses it, its on-demand
         // parser (which skips the value) does not, so that trace is read whole; so is one where
         // the DOM met a span's time with a fraction.
-        if (text.find("lone \\ud800") != std::string::npos) CHECK(s.whole_document);
-        if (!fractional && !bad && text.find("lone \\ud800") == std::string::npos) CHECK_FALSE(s.whole_document);
-        if (s.whole_document) {
+        if (text.find("lone \\ud800") != std::string::npos) CHECK(st.whole_document);
+        if (!fractional && !bad && text.find("lone \\ud800") == std::string::npos) CHECK_FALSE(st.whole_document);
+        if (st.whole_document) {
             ++whole;
         } else {
-            CHECK(s.scanned_events + s.dom_events == s.events);
-            (s.dom_events == 0 ? scanned_all : mixed) += 1;
+            CHECK(st.scanned_events + st.dom_events == s.events);
+            (st.dom_events == 0 ? scanned_all : mixed) += 1;
         }
     }
     // The generator reaches every case: bad traces, traces read by the scanner alone, traces where
@@ -615,11 +633,12 @@ TEST_CASE("chrome: time stamps at or beyond 9e15 µs are refused on every path, 
 TEST_CASE("chrome: a plain trace is read by the scanner alone; the real Node trace too") {
     std::string plain = chrome(R"({"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1,"args":{"k":[{"x":"y\"z"}]}},
 {"ph":"B","name":"d","ts":5,"pid":"p","tid":"t"},{"ph":"E","ts":9,"pid":"p","tid":"t"})");
-    span_set s = read_chrome(plain);
-    CHECK(s.scanned_events == 3);
-    CHECK(s.dom_events == 0);
-    span_set node = read_chrome(read_file(input_path("node_trace.json")));
-    CHECK(node.scanned_events == node.events);
+    chrome_read_stats st = how_read(plain);
+    CHECK(st.scanned_events == 3);
+    CHECK(st.dom_events == 0);
+    std::string node_text = read_file(input_path("node_trace.json"));
+    span_set node = read_chrome(node_text);
+    CHECK(how_read(node_text).scanned_events == node.events);
     CHECK(node.events == 429);
     // A thread is one thread however its pid is spelled: 1, 1.0, "p1" and "p\u0031" pair up.
     std::string spelled = chrome(R"({"ph":"B","name":"x","ts":0,"pid":1,"tid":"p1"},
@@ -675,6 +694,7 @@ span_set read_every_way(const std::string& text) {
     for (auto [batch, scan] : {std::pair<std::size_t, bool>{1, false}, {64, false}, {64, true}, {std::size_t{1} << 20, true}}) {
         INFO("batch ", batch, " scan ", scan);
         CHECK(outcome(text, batch, scan) == all);
+        for (unsigned jobs : {2u, 5u}) CHECK(outcome(text, batch, scan, jobs) == all);
     }
     return read_chrome(text, 0);
 }
@@ -818,9 +838,10 @@ TEST_CASE("chrome: displayTimeUnit is kept and changes no time; an undefined one
     CHECK(after.display_time_unit == "ns");
     CHECK(after.spans.size() == 1);
     // Other members before and after the events: still read in place by the scanner.
-    span_set fast = read_chrome(R"({"schemaVersion":1,"devices":[{"id":0}],"traceEvents":[{"ph":"X","name":"x","ts":1,"dur":1}],"displayTimeUnit":"ms"})");
-    CHECK_FALSE(fast.whole_document);
-    CHECK(fast.scanned_events == 1);
+    std::string members = R"({"schemaVersion":1,"devices":[{"id":0}],"traceEvents":[{"ph":"X","name":"x","ts":1,"dur":1}],"displayTimeUnit":"ms"})";
+    span_set fast = read_chrome(members);
+    CHECK_FALSE(how_read(members).whole_document);
+    CHECK(how_read(members).scanned_events == 1);
     CHECK(fast.display_time_unit == "ms");
 }
 
@@ -898,4 +919,97 @@ TEST_CASE("query profile: the writer refuses a non-finite number instead of writ
     p.per_row_seconds = 1;
     p.residuals.push_back({10, 1, std::numeric_limits<double>::quiet_NaN(), 0});
     CHECK_THROWS_AS(write_query_profile(p), error);
+}
+
+TEST_CASE("chrome: a trace cut into chunks read on several threads gives what one thread gives") {
+    // A 'B' in one chunk closed by an 'E' in another, an async begin and its end apart, names
+    // first met in a later chunk, defects first met in a later chunk (index and line), an 'E'
+    // named differently across a cut, and "},{" inside a string and inside an args array, where
+    // a cut must not be taken.
+    std::string events = R"({"ph":"B","name":"outer","ts":0,"pid":1,"tid":1},
+{"ph":"b","cat":"c","id":7,"name":"a","ts":1},
+{"ph":"X","name":"s},{\"ph\":\"X\"},{x","ts":2,"dur":3},
+{"ph":"X","name":"args","ts":4,"dur":1,"args":{"l":[{"k":1},{"k":2},{"k":3}]}},
+{"ph":"X","name":"late","ts":5,"dur":1},
+{"ph":"X","name":"nodur","ts":6},
+{},
+{"ph":"e","cat":"c","id":7,"name":"a","ts":9},
+{"ph":"E","name":"other","ts":10,"pid":1,"tid":1},
+{"ph":"X","name":"nodur","ts":11})";
+    std::string text = chrome(events);
+    std::string one = outcome(text, std::size_t{1} << 20, true, 1);
+    for (unsigned jobs = 2; jobs <= 12; ++jobs)
+        for (std::size_t batch : {std::size_t{1}, std::size_t{64}, std::size_t{1} << 20}) {
+            CAPTURE(jobs);
+            CAPTURE(batch);
+            CHECK(outcome(text, batch, true, jobs) == one);
+        }
+    // An object with a phase inside an args array may be taken for an event and cut before: the
+    // chunk before the cut then fails, and the trace is read in one piece, to the same result.
+    std::string decoy = chrome(R"({"ph":"X","name":"a","ts":0,"dur":1,"args":{"l":[{"k":1},{"ph":"X"},{"ph":"i"}]}},
+{"ph":"X","name":"b","ts":1,"dur":1,"args":{"l":[{"ph":"X"},{"ph":"X"}]}},{"ph":"X","name":"c","ts":2,"dur":1})");
+    for (unsigned jobs = 2; jobs <= 12; ++jobs) CHECK(outcome(decoy, std::size_t{1} << 20, true, jobs) == outcome(decoy, 0, true, 1));
+    span_set s = read_chrome(text, std::size_t{1} << 20, true, 4);
+    // By hand: outer [0, 10 µs] (B/E), s [2, 5], args [4, 5], late [5, 6]: 4 spans, in order of
+    // first appearance outer, s..., args, late; no async left open; x-without-dur first at event
+    // 6 on line 7 (the trace's first line holds "traceEvents"), empty event at 7 (line 8),
+    // mismatched end at 9 (line 10).
+    CHECK(s.spans.size() == 4);
+    REQUIRE(s.names.size() == 4);
+    CHECK(s.names[0] == "outer");
+    CHECK(s.names[3] == "late");
+    CHECK(s.async_unmatched == 0);
+    CHECK(s.defect(event_defect::x_without_dur).count == 2);
+    CHECK(s.defect(event_defect::x_without_dur).first_event == 6);
+    CHECK(s.defect(event_defect::x_without_dur).first_line == 7);
+    CHECK(s.defect(event_defect::empty_event).first_line == 8);
+    CHECK(s.defect(event_defect::mismatched_end).first_event == 9);
+    CHECK(s.defect(event_defect::mismatched_end).first_line == 10);
+    // A plain trace is really read apart, in as many chunks as asked for; where a cut falls
+    // inside an event (above), the chunk before it fails and the trace is read in one piece.
+    std::string plain;
+    for (int k = 0; k < 40; ++k) plain += fmt::format("{}{{\"ph\":\"X\",\"name\":\"n{}\",\"ts\":{},\"dur\":1}}", k ? ",\n" : "", k % 3, k);
+    chrome_read_stats st = how_read(chrome(plain), 4);
+    CHECK(st.jobs == 4);
+    CHECK(st.scanned_events == 40);
+    CHECK(dump(read_chrome(chrome(plain), std::size_t{1} << 20, true, 4)) == dump(read_chrome(chrome(plain))));
+    // Events whose args hold arrays of objects (a stack trace): cuts go between events, never
+    // among those objects, so the trace is still read in as many chunks as asked for.
+    std::string stacks;
+    for (int k = 0; k < 40; ++k)
+        stacks += fmt::format("{}{{\"ph\":\"X\",\"name\":\"f\",\"ts\":{},\"dur\":1,\"args\":{{\"stack\":[{{\"fn\":\"a\"}}, {{\"fn\":\"b\"}},{{\"fn\":\"c\"}}]}}}}",
+                              k ? ",\n" : "", k);
+    st = how_read(chrome(stacks), 4);
+    CHECK(st.jobs == 4);
+    CHECK(dump(read_chrome(chrome(stacks), std::size_t{1} << 20, true, 4)) == dump(read_chrome(chrome(stacks))));
+}
+
+TEST_CASE("chrome: an error in a later chunk names the line and event one thread names") {
+    std::string text = chrome(R"({"ph":"X","name":"a","ts":0,"dur":1},
+{"ph":"X","name":"b","ts":1,"dur":1},
+{"ph":"X","name":"c","ts":2,"dur":-1},
+{"ph":"X","name":"d","ts":3,"dur":1})");
+    for (unsigned jobs : {1u, 2u, 3u, 4u})
+        CHECK_THROWS_WITH_AS(read_chrome(text, std::size_t{1} << 20, true, jobs),
+                             "trace.json:4: event 3: 'X' event 'c' has a negative dur (-1)", input_error);
+}
+
+TEST_CASE("chrome: every trace in testdata reads the same in chunks on several threads, errors included") {
+    const char* root = std::getenv("PROF_ROOT");
+    std::string dir = std::string(root ? root : ".") + "/testdata/";
+    std::size_t read = 0;
+    for (const char* name : {"inputs/node_trace.json", "prof-spans/inputs/clangd_trace.json", "prof-spans/inputs/cut-in-event.json",
+                             "prof-spans/inputs/mismatched-end.json", "prof-spans/inputs/no-spans.json", "prof-spans/inputs/ns.json",
+                             "prof-spans/inputs/quoted-bad.json", "prof-spans/inputs/quoted.json", "prof-spans/inputs/raw-newline.json",
+                             "prof-spans/inputs/tolerated.json", "prof-spans/inputs/trailing-comma.json",
+                             "prof-spans/inputs/unclosed-comma.json", "prof-spans/inputs/unclosed.json", "prof-spans/inputs/unit-ns.json",
+                             "prof-spans/inputs/unit-us.json"}) {
+        CAPTURE(name);
+        std::string text = read_file(dir + name);
+        std::string one = outcome(text, std::size_t{1} << 20, true, 1);
+        for (unsigned jobs : {2u, 3u, 4u, 9u}) CHECK(outcome(text, std::size_t{1} << 20, true, jobs) == one);
+        CHECK(outcome(text, 64, false, 3) == one);
+        ++read;
+    }
+    CHECK(read == 15);
 }

@@ -1,0 +1,323 @@
+// The rule set for trace event fields and the event sink (see chrome_events.hpp).
+#include "prof/spans/chrome_events.hpp"
+
+#include "prof/errors.hpp"
+#include "prof/json_in.hpp"
+#include "prof/json_scan.hpp"
+#include "prof/spans/chrome.hpp"
+#include "prof/spans/intervals.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace prof {
+
+namespace {
+
+// Each defect's --stats name and warning text, in the order of event_defect.
+struct defect_words {
+    std::string_view name, description;
+};
+constexpr defect_words defect_table[event_defect_kinds] = {
+    {"empty-event", "empty event(s) {} (skipped)"},
+    {"unknown-phase", "event(s) with no phase or one the Trace Event Format does not define (skipped)"},
+    {"x-without-dur", "'X' event(s) without dur (skipped: no end)"},
+    {"missing-ts", "'X', 'B' or 'E' event(s) without ts (skipped)"},
+    {"bad-metadata", "metadata or other event(s) outside the spans with a null or unreadable ts or dur (not needed)"},
+    {"mismatched-end", "'E' event(s) named differently from the 'B' they close (closed anyway, innermost first)"},
+};
+
+}  // namespace
+
+std::string_view defect_name(event_defect d) { return defect_table[static_cast<std::size_t>(d)].name; }
+std::string_view defect_description(event_defect d) { return defect_table[static_cast<std::size_t>(d)].description; }
+
+bool micros_token_to_ns(std::string_view t, std::int64_t& ns) {
+    const char* p = t.data();
+    const char* e = p + t.size();
+    auto digit = [&](const char* q) { return q < e && *q >= '0' && *q <= '9'; };
+    bool neg = p < e && *p == '-';
+    if (neg) ++p;
+    const char* int_b = p;
+    while (digit(p)) ++p;
+    const long long int_n = p - int_b;
+    const char* frac_b = p;
+    long long frac_n = 0;
+    if (p < e && *p == '.') {
+        frac_b = ++p;
+        while (digit(p)) ++p;
+        frac_n = p - frac_b;
+    }
+    long long exp = 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        ++p;
+        bool exp_neg = p < e && *p == '-';
+        if (p < e && (*p == '-' || *p == '+')) ++p;
+        for (; digit(p); ++p) exp = std::min(exp * 10 + (*p - '0'), 1000000000LL);
+        if (exp_neg) exp = -exp;
+    }
+    // The value is the digit string D (integer digits, then fraction digits) with the decimal
+    // point after its first int_n + exp digits, in microseconds: in nanoseconds the point comes
+    // `whole` = int_n + exp + 3 digits in. Those digits (padded with zeros) are the integer
+    // nanoseconds; the next one decides the rounding, half away from zero.
+    const long long total = int_n + frac_n;
+    const long long whole = int_n + exp + 3;
+    auto digit_at = [&](long long i) {
+        return static_cast<std::uint64_t>(i < int_n ? int_b[i] - '0' : frac_b[i - int_n] - '0');
+    };
+    constexpr auto limit = static_cast<std::uint64_t>(max_ns);
+    std::uint64_t v = 0;
+    long long k = 0;
+    for (; k < whole && k < total; ++k) {
+        std::uint64_t d = digit_at(k);
+        if (v > (limit - 1 - d) / 10) return false;
+        v = v * 10 + d;
+    }
+    if (v != 0)
+        for (; k < whole; ++k) {
+            if (v > (limit - 1) / 10) return false;
+            v *= 10;
+        }
+    if (whole >= 0 && whole < total && digit_at(whole) >= 5 && ++v >= limit) return false;
+    ns = neg ? -static_cast<std::int64_t>(v) : static_cast<std::int64_t>(v);
+    return true;
+}
+
+void time_field::number_text(std::string_view token) {
+    state = micros_token_to_ns(token, ns) ? time_state::ok : time_state::out_of_range;
+}
+
+void time_field::string(std::string_view contents) {
+    if (!json_number_value(contents)) {
+        state = time_state::not_number;
+        return;
+    }
+    number_text(contents);
+}
+
+void time_field::double_only(double value) {
+    // In range or out of it for certain, unless the double lies near the bound.
+    double m = std::fabs(value);
+    if (!(m < 8.9e15) && !(m > 9.1e15)) throw needs_number_text{};
+    state = m < 8.9e15 ? time_state::inexact : time_state::out_of_range;
+}
+
+std::string_view identity_of_string(std::string_view contents, std::string& scratch) {
+    scratch.assign(1, '"');
+    scratch.append(contents);
+    scratch.push_back('"');
+    return scratch;
+}
+
+std::string_view identity_of_integer(std::int64_t i, std::string& scratch) {
+    char b[24];
+    auto r = std::to_chars(b, b + sizeof b, i);
+    scratch.assign(b, r.ptr);
+    return scratch;
+}
+
+std::string_view identity_of_double(double d, std::string& scratch) {
+    scratch = fmt::format("{}", d);
+    return scratch;
+}
+
+trace_key trace_key_of(std::string_view key) {
+    if (scan_key_is(key, "ph")) return trace_key::ph;
+    if (scan_key_is(key, "ts")) return trace_key::ts;
+    if (scan_key_is(key, "dur")) return trace_key::dur;
+    if (scan_key_is(key, "name")) return trace_key::name;
+    if (scan_key_is(key, "pid")) return trace_key::pid;
+    if (scan_key_is(key, "tid")) return trace_key::tid;
+    if (scan_key_is(key, "cat")) return trace_key::cat;
+    if (scan_key_is(key, "id") || scan_key_is(key, "id2")) return trace_key::id;
+    return trace_key::other;
+}
+
+// A duration in nanoseconds as microseconds, for messages: -3000 is "-3", -250 is "-0.25".
+std::string micros_text(std::int64_t ns) {
+    std::string out = ns < 0 ? "-" : "";
+    std::uint64_t m = ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+    out += std::to_string(m / 1000);
+    if (unsigned frac = static_cast<unsigned>(m % 1000)) {
+        std::string f = fmt::format("{:03}", frac);
+        while (f.back() == '0') f.pop_back();
+        out += "." + f;
+    }
+    return out;
+}
+
+namespace {
+
+// The phases the Trace Event Format defines: duration B E, complete X, instant i I, counter C,
+// async b n e and the older S T p F, flow s t f, sample P, object N O D, metadata M, memory dump
+// V v, mark R, clock sync c, context ( ), linked id =.
+constexpr bool known_phase(char c) {
+    for (char k : std::string_view("BEXiICbneSTpFstfPNODMVvRc()=")) if (k == c) return true;
+    return false;
+}
+[[noreturn]] void bad_micros(const char* field) {
+    throw field_error(fmt::format("field '{}': expected a number of microseconds below 9e15 in magnitude", field));
+}
+
+// Whether a span event's ts or dur can be used: absent or null cannot (a counted defect); a
+// value that is not a number or out of range is an error.
+bool usable(const time_field& f, const char* field) {
+    switch (f.state) {
+    case time_state::ok: return true;
+    case time_state::absent:
+    case time_state::null_value: return false;
+    case time_state::inexact: throw needs_number_text{};
+    default: bad_micros(field);
+    }
+}
+bool unreadable(const time_field& f) {
+    return f.state == time_state::null_value || f.state == time_state::not_number || f.state == time_state::out_of_range;
+}
+
+}  // namespace
+
+void trace_events::defect(event_defect d, std::size_t at, const char* where) {
+    auto k = static_cast<std::size_t>(d);
+    defect_count& c = out.defects[k];
+    if (c.count++ == 0 || at < c.first_event) {
+        c.first_event = at;
+        first_at[k] = where;
+    }
+}
+
+// The event rules: an 'X' is a span from ts for dur; a 'B' or 'E' waits to be matched; async
+// begins and ends are counted per (cat, id, name); other phases count only as events. What
+// cannot be used is a counted defect; a span event with a bad time, name or dur is an error.
+void trace_events::take(const event_fields& e) {
+    ++out.events;
+    if (e.empty) return defect(event_defect::empty_event, index);
+    switch (e.ph) {
+    case 'X': {
+        if (!usable(e.ts, "ts")) return defect(event_defect::missing_ts, index);
+        if (!usable(e.dur, "dur")) return defect(event_defect::x_without_dur, index);
+        if (e.bad_name) throw field_error("field 'name': expected a string");
+        if (e.dur.ns < 0)
+            throw field_error(fmt::format("'X' event '{}' has a negative dur ({})", e.name, micros_text(e.dur.ns)));
+        std::int64_t end;
+        if (__builtin_add_overflow(e.ts.ns, e.dur.ns, &end) || end >= max_ns)
+            throw field_error(fmt::format("'X' event '{}' ends at or beyond 9e15 µs (ts {} + dur {})", e.name,
+                                          micros_text(e.ts.ns), micros_text(e.dur.ns)));
+        out.spans.push_back({e.ts.ns, end, names_.intern(e.name)});
+        return;
+    }
+    case 'B':
+    case 'E': {
+        if (!usable(e.ts, "ts")) return defect(event_defect::missing_ts, index);
+        if (e.bad_name) throw field_error("field 'name': expected a string");
+        std::uint32_t node = be_event::end_mark;
+        if (e.ph == 'B') {
+            node = names_.intern(e.name);
+        } else if (e.name.data() != nullptr) {
+            node = be_event::named_end | static_cast<std::uint32_t>(named_ends_.size());
+            named_ends_.push_back({end_names_.intern(e.name), index, event_at});
+        }
+        be_.push_back({e.ts.ns, thread_of(e.pid, e.tid), node});
+        return;
+    }
+    case 'b':
+    case 'S':
+    case 'e':
+    case 'F': {
+        std::string key = fmt::format("{}\x1f{}\x1f{}", e.cat, e.id, e.name);
+        async_open_[key] += (e.ph == 'b' || e.ph == 'S') ? 1 : -1;
+        break;
+    }
+    default:  // instants, metadata, counters, flow, samples, objects; or no phase at all
+        if (!known_phase(e.ph)) return defect(event_defect::unknown_phase, index);
+        break;
+    }
+    if (unreadable(e.ts) || unreadable(e.dur)) defect(event_defect::bad_metadata, index);
+}
+
+void trace_events::append(trace_events&& next) {
+    const std::size_t offset = index;
+    auto remap = [](string_interner& into, const string_interner& from) {
+        std::vector<std::uint32_t> ids;
+        ids.reserve(from.names().size());
+        for (const auto& n : from.names()) ids.push_back(into.intern(n));
+        return ids;
+    };
+    // Interned in the chunk's order after this pass's: the order of first appearance overall.
+    const std::vector<std::uint32_t> node = remap(names_, next.names_);
+    const std::vector<std::uint32_t> end_name = remap(end_names_, next.end_names_);
+    const std::vector<std::uint32_t> thread = remap(threads_, next.threads_);
+    out.spans.reserve(out.spans.size() + next.out.spans.size());
+    for (span s : next.out.spans) {
+        s.node = node[s.node];
+        out.spans.push_back(s);
+    }
+    const auto ends_before = static_cast<std::uint32_t>(named_ends_.size());
+    for (const named_end& n : next.named_ends_) named_ends_.push_back({end_name[n.name], offset + n.index, n.at});
+    be_.reserve(be_.size() + next.be_.size());
+    for (be_event b : next.be_) {
+        b.thread = thread[b.thread];
+        if (b.begin()) b.node = node[b.node];
+        else if (b.node != be_event::end_mark) b.node = be_event::named_end | ((b.node & ~be_event::named_end) + ends_before);
+        be_.push_back(b);
+    }
+    for (const auto& [k, n] : next.async_open_) async_open_[k] += n;
+    out.events += next.out.events;
+    for (std::size_t k = 0; k < event_defect_kinds; ++k) {
+        const defect_count& d = next.out.defects[k];
+        if (d.count == 0) continue;
+        if (out.defects[k].count == 0) {  // every event of `next` comes after this pass's
+            out.defects[k].first_event = offset + d.first_event;
+            first_at[k] = next.first_at[k];
+        }
+        out.defects[k].count += d.count;
+    }
+    index += next.index;
+    scanned += next.scanned;
+    from_dom += next.from_dom;
+}
+
+span_set trace_events::finish() {
+    out.names = names_.names();
+    for (const auto& [k, n] : async_open_)
+        if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
+    // B/E pairs: per thread, in time order (ties keep file order), an E closes the
+    // innermost open B. Two stable passes: by time, then by thread.
+    std::vector<be_event> tmp(be_.size() < radix_sort_min ? 0 : be_.size());
+    radix_sort_range(be_.data(), be_.size(), tmp.data(), [](const be_event& e) { return e.ts; });
+    radix_sort_range(be_.data(), be_.size(), tmp.data(), [](const be_event& e) { return std::int64_t{e.thread}; });
+    tmp = {};
+    std::vector<const be_event*> stack;
+    for (std::size_t k = 0; k < be_.size(); ++k) {
+        const be_event& e = be_[k];
+        if (k > 0 && be_[k - 1].thread != e.thread) {
+            out.unmatched_begins += stack.size();
+            stack.clear();
+        }
+        if (e.begin()) {
+            stack.push_back(&e);
+        } else if (stack.empty()) {
+            ++out.unmatched_ends;
+        } else {
+            const be_event& b = *stack.back();
+            if (e.node != be_event::end_mark) {
+                const named_end& n = named_ends_[e.node & ~be_event::named_end];
+                if (!same_text(out.names[b.node], end_names_.names()[n.name]))
+                    defect(event_defect::mismatched_end, n.index, n.at);
+            }
+            out.spans.push_back({b.ts, e.ts, b.node});
+            stack.pop_back();
+        }
+    }
+    out.unmatched_begins += stack.size();
+    return std::move(out);
+}
+
+std::uint32_t trace_events::thread_of(std::string_view pid, std::string_view tid) {
+    key_.assign(pid);
+    key_.push_back('\x1f');
+    key_.append(tid);
+    return threads_.intern(key_);
+}
+
+}  // namespace prof

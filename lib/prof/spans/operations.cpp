@@ -1,0 +1,54 @@
+// prof-spans' stale and fit operations (see operations.hpp).
+#include "prof/spans/operations.hpp"
+
+#include "prof/diag.hpp"
+#include "prof/errors.hpp"
+
+#include <charconv>
+#include <fmt/format.h>
+
+namespace prof {
+
+std::optional<std::uint64_t> rows_option(const std::string& text, bool allow_zero) {
+    if (text.empty()) return std::nullopt;
+    std::int64_t v = 0;
+    auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < 0 || (v == 0 && !allow_zero))
+        throw usage_error(fmt::format("--rows must be a {} integer, not '{}'", allow_zero ? "non-negative" : "positive", text));
+    return static_cast<std::uint64_t>(v);
+}
+
+int stale_verdict(const std::vector<located_query_profile>& profiles, std::uint64_t rows,
+                  const std::string& engine_version, double factor) {
+    if (profiles.empty()) {
+        note("stale: no query_profile read, so nothing can price the query");
+        return static_cast<int>(exit_code::negative);
+    }
+    bool any = false;
+    for (const auto& [p, source, line] : profiles) {
+        if (auto why = stale_reason(p, rows, engine_version, factor)) {
+            note(fmt::format("stale: plan '{}' on '{}': {}", p.plan_key, p.host, *why));
+            any = true;
+        }
+    }
+    return any ? static_cast<int>(exit_code::negative) : 0;
+}
+
+std::optional<query_profile> fit_located_profiles(std::vector<located_query_profile> located) {
+    std::vector<query_profile> profiles;
+    for (auto& r : located) {
+        located_estimate(r, r.profile.rows);  // each run's own point, named by its line
+        profiles.push_back(std::move(r.profile));
+    }
+    if (profiles.empty()) return std::nullopt;
+    query_profile p;
+    try {
+        p = fit_query_profiles(profiles);
+    } catch (const field_error& e) {
+        throw error(exit_code::data_err, e.what());
+    }
+    for (const auto& w : p.warnings) warn(w);
+    return p;
+}
+
+}  // namespace prof

@@ -1,0 +1,66 @@
+// The spans area (lib/prof/spans/) turns one profiled query execution into a query_profile:
+// readers, one per input format (Chrome trace, DuckDB profile, Polars rows), the interval
+// arithmetic over their spans, and the query_profile model (build, fit, staleness). This header
+// holds what every span reader produces.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace prof {
+
+// One span of one node, in integer nanoseconds; `node` indexes span_set::names.
+struct span {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::uint32_t node = 0;
+};
+
+// Why an event of a Chrome trace was not used as written. Each is tolerated (the event is
+// skipped, or for a mismatched end, used as the format's nesting says) and counted; --strict
+// refuses them.
+enum class event_defect : std::uint8_t {
+    empty_event,     // {} : no member at all
+    unknown_phase,   // no "ph", or one the Trace Event Format does not define ("XXX", "Q", 5)
+    x_without_dur,   // an 'X' event with no dur, or dur null: it has no end
+    missing_ts,      // an 'X', 'B' or 'E' event with no ts, or ts null
+    bad_metadata,    // an event outside the spans (metadata, instant, counter, ...) whose ts or
+                     // dur is null, not a number, or out of range: not needed, so not refused
+    mismatched_end,  // an 'E' whose name differs from the 'B' it closes (it closes it anyway)
+};
+inline constexpr std::size_t event_defect_kinds = 6;
+// A defect's short name ("x-without-dur", as --stats lists them) and what a warning says of it
+// ("'X' event(s) without dur (skipped: no end)").
+std::string_view defect_name(event_defect d);
+std::string_view defect_description(event_defect d);
+
+// How often one defect was met, and where first: the 1-based index of the event in the trace's
+// event array and the line it starts on (both 0 when count is 0).
+struct defect_count {
+    std::size_t count = 0;
+    std::size_t first_event = 0;
+    std::size_t first_line = 0;
+};
+
+// What a span reader produced: the spans, their node names (interned, in order of first
+// appearance), and counts of what was seen but does not count toward elapsed time. How a reader
+// went about it is not here: the Chrome reader reports that separately (chrome_read_stats).
+struct span_set {
+    std::vector<std::string> names;
+    std::vector<span> spans;
+    std::size_t events = 0;               // trace events read (all phases)
+    std::size_t async_unmatched = 0;      // Chrome async begins ('b', 'S') with no end: ignored
+    std::size_t unmatched_begins = 0;     // Chrome 'B' with no 'E' on its thread: ignored
+    std::size_t unmatched_ends = 0;       // Chrome 'E' with no open 'B' on its thread: ignored
+    std::array<defect_count, event_defect_kinds> defects{};  // indexed by event_defect
+    bool unclosed = false;                // a JSON Array Format trace without its closing ']'
+    std::string display_time_unit;        // the trace object's displayTimeUnit, as given ("" = none)
+
+    const defect_count& defect(event_defect d) const { return defects[static_cast<std::size_t>(d)]; }
+};
+
+}  // namespace prof
