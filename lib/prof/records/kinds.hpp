@@ -2,12 +2,19 @@
 // lib/prof/records/): what the readers, the writers and scripts/records-check share.
 #pragma once
 
+#include "prof/linkrate.hpp"
 #include "prof/records.hpp"
+#include "prof/spans.hpp"
 #include "prof/records/schema.hpp"
 
 namespace prof {
 
 const record_schema<cell>& cell_schema();
 const record_schema<measured_fit>& fit_schema();
+const record_schema<link_device>& link_device_schema();
+const record_schema<link_rate>& link_rate_schema();
+const record_schema<query_node>& query_node_schema();
+const record_schema<query_fit_point>& query_fit_point_schema();
+const record_schema<query_profile>& query_profile_schema();
 
 }  // namespace prof
