@@ -195,7 +195,7 @@ std::vector<std::string> read_string_array(simdjson::ondemand::value v, std::str
 // The member's value read by the reader its C++ type calls for: std::string require_string,
 // optional<string> read_string, optional<uint64_t> read_count, uint64_t read_count or 0,
 // optional<int64_t> read_int, optional<double> read_number, optional<bool> read_bool,
-// vector<string> read_string_array.
+// vector<string> read_string_array, optional<json_value> read_json_value (null = absent).
 template <auto M>
 bool read_member(owner_t<M>& t, simdjson::ondemand::value v, std::string_view path) {
     using V = member_t<M>;
@@ -207,7 +207,10 @@ bool read_member(owner_t<M>& t, simdjson::ondemand::value v, std::string_view pa
     else if constexpr (std::is_same_v<V, std::optional<double>>) t.*M = read_number(v, path);
     else if constexpr (std::is_same_v<V, std::optional<bool>>) t.*M = read_bool(v, path);
     else if constexpr (std::is_same_v<V, std::vector<std::string>>) t.*M = read_string_array(v, path);
-    else static_assert(sizeof(V) == 0, "no reader for this member type: give the field .reads(...)");
+    else if constexpr (std::is_same_v<V, std::optional<json_value>>) {
+        json_value x = read_json_value(v);
+        if (x.t != json_value::type::null) t.*M = std::move(x);
+    } else static_assert(sizeof(V) == 0, "no reader for this member type: give the field .reads(...)");
     return true;
 }
 
@@ -217,7 +220,11 @@ template <auto M>
 void write_member(const owner_t<M>& t, json_writer& w, std::string_view key) {
     using V = member_t<M>;
     if constexpr (schema_detail::is_vector<V>::value) w.array_field(key, t.*M);
-    else w.field(key, t.*M);
+    else if constexpr (std::is_same_v<V, std::optional<json_value>>) {
+        w.key(key);
+        if (t.*M) w.raw((t.*M)->dump());
+        else w.null();
+    } else w.field(key, t.*M);
 }
 
 template <class V>
@@ -225,12 +232,14 @@ inline constexpr bool has_member_reader =
     std::is_same_v<V, std::string> || std::is_same_v<V, std::optional<std::string>> ||
     std::is_same_v<V, std::optional<std::uint64_t>> || std::is_same_v<V, std::uint64_t> ||
     std::is_same_v<V, std::optional<std::int64_t>> || std::is_same_v<V, std::optional<double>> ||
-    std::is_same_v<V, std::optional<bool>> || std::is_same_v<V, std::vector<std::string>>;
+    std::is_same_v<V, std::optional<bool>> || std::is_same_v<V, std::vector<std::string>> ||
+    std::is_same_v<V, std::optional<json_value>>;
 
 template <class V>
 constexpr json_kind json_kind_of() {
     using B = typename schema_detail::is_optional<V>::base;
     if constexpr (std::is_same_v<B, std::string>) return json_kind::string;
+    else if constexpr (std::is_same_v<B, json_value>) return json_kind::any;
     else if constexpr (std::is_same_v<B, bool>) return json_kind::boolean;
     else if constexpr (std::is_integral_v<B>) return json_kind::integer;
     else if constexpr (std::is_floating_point_v<B>) return json_kind::number;
@@ -340,14 +349,6 @@ field<owner_t<M>> object_map(std::string_view name) {
         w.end_object();
     };
     return f;
-}
-
-// An optional<json_value> written as its canonical text (null when absent).
-template <auto M>
-void write_json_member(const owner_t<M>& t, json_writer& w, std::string_view key) {
-    w.key(key);
-    if (t.*M) w.raw((t.*M)->dump());
-    else w.null();
 }
 
 }  // namespace prof
