@@ -2,9 +2,12 @@
 // lib/prof/records/): what the readers, the writers and scripts/records-check share.
 #pragma once
 
+#include "prof/diff.hpp"
 #include "prof/linkrate.hpp"
+#include "prof/plan.hpp"
 #include "prof/profile.hpp"
 #include "prof/records.hpp"
+#include "prof/sample.hpp"
 #include "prof/spans.hpp"
 #include "prof/records/schema.hpp"
 
@@ -22,5 +25,21 @@ const record_schema<curve_point>& curve_point_schema();
 const record_schema<model_cost>& model_cost_schema();
 const record_schema<family_cost>& family_cost_schema();
 const record_schema<compute_profile>& profile_schema();
+const record_schema<node_shape>& node_shape_schema();
+const record_schema<plan_run>& plan_run_schema();
+const record_schema<family_layout>& family_layout_schema();
+const record_schema<axis_basis>& axis_basis_schema();
+const record_schema<family_plan>& family_plan_schema();
+const record_schema<plan_totals>& plan_totals_schema();
+const record_schema<plan_record>& plan_schema();
+const record_schema<length_bin>& length_bin_schema();
+const record_schema<model_spec>& model_spec_schema();
+const record_schema<sample_record>& sample_schema();
+schema_description diff_side_description();  // diff.old and diff.new (a view, not a member)
+const record_schema<profile_diff>& diff_gate_schema();
+const record_schema<axis_change>& axis_change_schema();
+const record_schema<row_diff>& diff_model_row_schema();
+const record_schema<row_diff>& diff_family_row_schema();
+const record_schema<profile_diff>& diff_schema();
 
 }  // namespace prof
