@@ -41,8 +41,8 @@ const record_schema<profile_diff>& diff_gate_schema() {
 const record_schema<axis_change>& axis_change_schema() {
     using A = axis_change;
     static const record_schema<A> s{"diff.models[].<axis>", "", false, {
-        member<&A::old_value>("old").in_unit(""),
-        member<&A::new_value>("new").in_unit(""),
+        member<&A::old_value>("old"),
+        member<&A::new_value>("new"),
         member<&A::ratio>("ratio"),
         member<&A::change>("change"),
         member<&A::regression>("regression"),

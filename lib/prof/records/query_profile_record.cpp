@@ -45,7 +45,7 @@ const record_schema<query_node>& query_node_schema() {
         member<&N::seconds>("seconds").reads([](N& n, od::value v, std::string_view path) {
             n.seconds = seconds_field(v, path);
             return true;
-        }).in_unit("s"),
+        }),
         member<&N::scales_with_rows>("scales_with_rows").reads([](N& n, od::value v, std::string_view path) {
             n.scales_with_rows = read_bool(v, path).value_or(true);
             return true;
@@ -85,11 +85,11 @@ const record_schema<query_profile>& query_profile_schema() {
             p.rows = *r;
             return true;
         }),
-        member<&Q::fixed_seconds>("fixed_seconds").required().in_unit("s").reads([](Q& p, od::value v, std::string_view path) {
+        member<&Q::fixed_seconds>("fixed_seconds").required().reads([](Q& p, od::value v, std::string_view path) {
             p.fixed_seconds = seconds_field(v, path);
             return true;
         }),
-        member<&Q::per_row_seconds>("per_row_seconds").required().in_unit("s").reads([](Q& p, od::value v, std::string_view path) {
+        member<&Q::per_row_seconds>("per_row_seconds").required().reads([](Q& p, od::value v, std::string_view path) {
             p.per_row_seconds = seconds_field(v, path);
             return true;
         }),

@@ -87,10 +87,12 @@ struct schema_description {
     std::vector<field_description> fields;
 };
 
-// The unit a field's name implies: "_s" seconds, "_bytes" bytes, else none.
+// The unit a field's name implies: seconds for "_s", "_seconds" and "_s_per_..." ("seconds"
+// alone too), bytes for "_bytes", else none.
 constexpr std::string_view unit_of_name(std::string_view n) {
-    if (n.size() > 2 && n.substr(n.size() - 2) == "_s") return "s";
-    if (n.size() > 6 && n.substr(n.size() - 6) == "_bytes") return "bytes";
+    auto ends = [&](std::string_view x) { return n.size() > x.size() && n.substr(n.size() - x.size()) == x; };
+    if (ends("_s") || ends("_seconds") || n == "seconds" || n.find("_s_per_") != std::string_view::npos) return "s";
+    if (ends("_bytes")) return "bytes";
     return {};
 }
 
