@@ -60,28 +60,26 @@ void write_axes(const row_diff& r, json_writer& w, std::string_view) {
 }
 }  // namespace
 
-const record_schema<row_diff>& diff_model_row_schema() {
+namespace {
+// A model row names its model and family; a family row only its family.
+record_schema<row_diff> diff_row_schema(std::string_view name, bool models) {
     using R = row_diff;
-    static const record_schema<R> s{"diff.models[]", "", false, {
-        member<&R::name>("model_type"),
-        member<&R::family>("family"),
-        member<&R::presence>("presence"),
-        member<&R::old_n_ok>("old_n_ok"),
-        member<&R::new_n_ok>("new_n_ok"),
-        computed<R>("<axis>", json_kind::object, false, write_axes),
-    }};
+    record_schema<R> s{name, "", false, {member<&R::name>(models ? "model_type" : "family")}};
+    if (models) s.fields.push_back(member<&R::family>("family"));
+    for (auto f : {member<&R::presence>("presence"), member<&R::old_n_ok>("old_n_ok"), member<&R::new_n_ok>("new_n_ok"),
+                   computed<R>("<axis>", json_kind::object, false, write_axes)})
+        s.fields.push_back(f);
+    return s;
+}
+}  // namespace
+
+const record_schema<row_diff>& diff_model_row_schema() {
+    static const record_schema<row_diff> s = diff_row_schema("diff.models[]", true);
     return s;
 }
 
 const record_schema<row_diff>& diff_family_row_schema() {
-    using R = row_diff;
-    static const record_schema<R> s{"diff.families[]", "", false, {
-        member<&R::name>("family"),
-        member<&R::presence>("presence"),
-        member<&R::old_n_ok>("old_n_ok"),
-        member<&R::new_n_ok>("new_n_ok"),
-        computed<R>("<axis>", json_kind::object, false, write_axes),
-    }};
+    static const record_schema<row_diff> s = diff_row_schema("diff.families[]", false);
     return s;
 }
 

@@ -99,19 +99,11 @@ const record_schema<measured_fit>& fit_schema() {
     return s;
 }
 
-cell read_cell(od::object& obj) {
-    cell c;
-    read_record(cell_schema(), obj, c);
-    return c;
-}
+cell read_cell(od::object& obj) { return read_record(cell_schema(), obj); }
 
 std::string write_cell(const cell& c) { return write_record(cell_schema(), c); }
 
-measured_fit read_fit(od::object& obj) {
-    measured_fit f;
-    read_record(fit_schema(), obj, f);
-    return f;
-}
+measured_fit read_fit(od::object& obj) { return read_record(fit_schema(), obj); }
 
 std::string write_fit(const measured_fit& f) { return write_record(fit_schema(), f); }
 

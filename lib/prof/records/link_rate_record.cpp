@@ -16,6 +16,13 @@ std::string one_of(od::value v, std::string_view field, std::initializer_list<st
     throw field_error(fmt::format("field '{}': unknown value \"{}\"", field, s));
 }
 
+std::string direction_of(od::value v, std::string_view path) { return one_of(v, path, {"h2d", "d2h"}); }
+std::string memory_of(od::value v, std::string_view path) { return one_of(v, path, {"pinned", "pageable"}); }
+std::optional<int> numa_node_of(od::value v, std::string_view path) {
+    auto n = read_int(v, path);
+    return n ? std::optional<int>(static_cast<int>(*n)) : std::nullopt;
+}
+
 od::array require_array(od::value v, std::string_view path) {
     od::array a;
     if (v.get_array().get(a) != simdjson::SUCCESS) throw field_error(fmt::format("field '{}': expected an array", path));
@@ -26,15 +33,11 @@ od::array require_array(od::value v, std::string_view path) {
 const record_schema<link_device>& link_device_schema() {
     using D = link_device;
     static const record_schema<D> s{"link_rate.device", "", false, {
-        member<&D::name>("name").reads([](D& d, od::value v, std::string_view path) {
-            d.name = read_string(v, path).value_or("");
-            return true;
-        }),
+        member_via<&D::name, string_or_empty>("name"),
         member<&D::uuid>("uuid").required(),
         member<&D::pci_bus_id>("pci_bus_id"),
         member<&D::numa_node>("numa_node").reads([](D& d, od::value v, std::string_view path) {
-            auto n = read_int(v, path);
-            if (n) d.numa_node = static_cast<int>(*n);
+            if (auto n = numa_node_of(v, path)) d.numa_node = n;  // null keeps what was there
             return true;
         }),
     }};
@@ -46,26 +49,10 @@ const record_schema<link_rate>& link_rate_schema() {
     static const record_schema<R> s{"link_rate", "link_rate", true, {
         member<&R::host>("host").required(),
         nested<&R::device, &link_device_schema>("device").required(),
-        member<&R::direction>("direction").required().reads([](R& r, od::value v, std::string_view path) {
-            r.direction = one_of(v, path, {"h2d", "d2h"});
-            return true;
-        }),
-        member<&R::memory>("memory").required().reads([](R& r, od::value v, std::string_view path) {
-            r.memory = one_of(v, path, {"pinned", "pageable"});
-            return true;
-        }),
-        member<&R::transfer_bytes>("transfer_bytes").required().reads([](R& r, od::value v, std::string_view path) {
-            auto b = read_count(v, path);
-            if (!b || *b == 0) throw field_error("field 'transfer_bytes': expected a positive integer");
-            r.transfer_bytes = *b;
-            return true;
-        }),
-        member<&R::bytes_per_second>("bytes_per_second").required().reads([](R& r, od::value v, std::string_view path) {
-            auto b = read_number(v, path);
-            if (!b || !std::isfinite(*b) || *b <= 0) throw field_error("field 'bytes_per_second': expected a positive number");
-            r.bytes_per_second = *b;
-            return true;
-        }),
+        member_via<&R::direction, direction_of>("direction").required(),
+        member_via<&R::memory, memory_of>("memory").required(),
+        member_via<&R::transfer_bytes, positive_count>("transfer_bytes").required(),
+        member_via<&R::bytes_per_second, positive_number>("bytes_per_second").required(),
         member<&R::samples>("samples").reads([](R& r, od::value v, std::string_view path) {
             for (auto el : require_array(v, path)) {
                 auto x = read_number(el.value(), path);
@@ -75,10 +62,7 @@ const record_schema<link_rate>& link_rate_schema() {
             return true;
         }),
         member<&R::measured_at>("measured_at"),
-        member<&R::method>("method").reads([](R& r, od::value v, std::string_view path) {
-            r.method = read_string(v, path).value_or("");
-            return true;
-        }),
+        member_via<&R::method, string_or_empty>("method"),
         member<&R::driver_version>("driver_version"),
         member<&R::runtime_version>("runtime_version"),
         member<&R::cpus>("cpus").reads([](R& r, od::value v, std::string_view path) {
@@ -94,10 +78,6 @@ const record_schema<link_rate>& link_rate_schema() {
 
 std::string write_link_rate(const link_rate& r) { return write_record(link_rate_schema(), r); }
 
-link_rate read_link_rate(od::object& obj) {
-    link_rate r;
-    read_record(link_rate_schema(), obj, r);
-    return r;
-}
+link_rate read_link_rate(od::object& obj) { return read_record(link_rate_schema(), obj); }
 
 }  // namespace prof

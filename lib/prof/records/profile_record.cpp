@@ -154,13 +154,8 @@ bool read_provenance(compute_profile& p, od::value v, std::string_view path) {
 }
 
 bool read_models(compute_profile& p, od::value v, std::string_view path) {
-    for (auto e : require_object(v, path)) {
-        std::string name(std::string_view(e.unescaped_key()));
-        model_cost m;
+    read_object_map(v, path, model_cost_schema(), [&](std::string name, model_cost m) {
         m.model_type = name;
-        std::string where = field_path(path, name);
-        od::object o = require_object(e.value(), where);
-        read_record(model_cost_schema(), o, m, where);
         // A non-finite or non-positive value is not usable: absent.
         for (auto* d : {&m.median_wall_s, &m.median_cpu_s, &m.max_effective_cores})
             if (*d && !(std::isfinite(**d) && **d > 0)) d->reset();
@@ -168,21 +163,16 @@ bool read_models(compute_profile& p, od::value v, std::string_view path) {
         for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes, &m.gpu_oom_peak_bytes})
             if (*b && **b == 0) b->reset();
         p.models[name] = std::move(m);
-    }
+    });
     return true;
 }
 
 bool read_families(compute_profile& p, od::value v, std::string_view path) {
-    for (auto e : require_object(v, path)) {
-        std::string name(std::string_view(e.unescaped_key()));
-        family_cost f;
+    read_object_map(v, path, family_cost_schema(), [&](std::string name, family_cost f) {
         f.family = name;
-        std::string where = field_path(path, name);
-        od::object o = require_object(e.value(), where);
-        read_record(family_cost_schema(), o, f, where);
         if (f.median_wall_s && !(std::isfinite(*f.median_wall_s) && *f.median_wall_s > 0)) f.median_wall_s.reset();
         p.families[name] = std::move(f);
-    }
+    });
     return true;
 }
 

@@ -1,6 +1,7 @@
 // The record schema's helpers: names of types and rules, paths, and the shared element readers.
 #include "prof/records/schema.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 
 namespace prof {
@@ -52,6 +53,38 @@ std::vector<std::string> read_string_array(od::value v, std::string_view path) {
         throw field_error(fmt::format("field '{}': expected an array of strings", path));
     for (auto el : v.get_array()) out.push_back(require_string(el.value(), path));
     return out;
+}
+
+std::string string_or_empty(od::value v, std::string_view path) { return read_string(v, path).value_or(""); }
+
+std::uint64_t positive_count(od::value v, std::string_view path) {
+    auto n = read_count(v, path);
+    if (!n || *n == 0) throw field_error(fmt::format("field '{}': expected a positive integer", path));
+    return *n;
+}
+
+double positive_number(od::value v, std::string_view path) {
+    auto x = read_number(v, path);
+    if (!x || !std::isfinite(*x) || *x <= 0) throw field_error(fmt::format("field '{}': expected a positive number", path));
+    return *x;
+}
+
+double finite_number(od::value v, std::string_view path) {
+    auto d = read_number(v, path);
+    if (!d || !std::isfinite(*d)) throw field_error(fmt::format("field '{}': expected a finite number", path));
+    return *d;
+}
+
+double seconds_at_least_0(od::value v, std::string_view path) {
+    double d = finite_number(v, path);
+    if (d < 0) throw field_error(fmt::format("field '{}': expected seconds >= 0, found {}", path, format_double(d)));
+    return d;
+}
+
+std::optional<double> usable_number(od::value v, std::string_view path) {
+    auto x = read_number(v, path);
+    if (x && !std::isfinite(*x)) x.reset();
+    return x;
 }
 
 }  // namespace prof

@@ -153,6 +153,13 @@ void read_record(const record_schema<T>& s, simdjson::ondemand::object& obj, T& 
     }
 }
 
+template <class T>
+T read_record(const record_schema<T>& s, simdjson::ondemand::object& obj) {
+    T out;
+    read_record(s, obj, out);
+    return out;
+}
+
 // Writes `value` as one JSON object, its fields in the schema's order ("kind" first).
 template <class T>
 void write_record(const record_schema<T>& s, const T& value, json_writer& w) {
@@ -190,6 +197,17 @@ template <auto M>
 using owner_t = decltype(schema_detail::owner_of(M));
 template <auto M>
 using member_t = decltype(schema_detail::value_of(M));
+
+// Shared reader rules (for member_via), each a field_error naming the field otherwise:
+// a string, null read as ""; an integer > 0 ("expected a positive integer"); a finite number > 0
+// ("expected a positive number"); a finite number ("expected a finite number"); finite seconds
+// >= 0 ("expected seconds >= 0, found X"); a number, NaN and infinities read as absent.
+std::string string_or_empty(simdjson::ondemand::value v, std::string_view path);
+std::uint64_t positive_count(simdjson::ondemand::value v, std::string_view path);
+double positive_number(simdjson::ondemand::value v, std::string_view path);
+double finite_number(simdjson::ondemand::value v, std::string_view path);
+double seconds_at_least_0(simdjson::ondemand::value v, std::string_view path);
+std::optional<double> usable_number(simdjson::ondemand::value v, std::string_view path);
 
 // An array of strings; null reads as empty. Elements are require_string(PATH).
 std::vector<std::string> read_string_array(simdjson::ondemand::value v, std::string_view path);
@@ -264,93 +282,125 @@ field<owner_t<M>> member(std::string_view name) {
     return f;
 }
 
-// A field with no member: written by `w` (a value computed from the record), never read.
+// A field from its parts; the unit follows from the name.
 template <class T>
-field<T> computed(std::string_view name, json_kind type, bool nullable, void (*w)(const T&, json_writer&, std::string_view)) {
+field<T> make_field(std::string_view name, json_kind type, bool nullable, read_rule rule,
+                    bool (*r)(T&, simdjson::ondemand::value, std::string_view),
+                    void (*w)(const T&, json_writer&, std::string_view)) {
     field<T> f;
     f.name = name;
     f.type = type;
     f.unit = unit_of_name(name);
     f.nullable = nullable;
-    f.rule = read_rule::derived;
+    f.rule = rule;
+    f.read = r;
     f.write = w;
     return f;
+}
+
+// The field of member M read by Fn(value, path), which returns the member's value (or throws
+// field_error): one line for a reader rule shared by several fields.
+template <auto M, auto Fn>
+field<owner_t<M>> member_via(std::string_view name) {
+    return member<M>(name).reads([](owner_t<M>& t, simdjson::ondemand::value v, std::string_view path) {
+        t.*M = Fn(v, path);
+        return true;
+    });
+}
+
+// A field with no member: written by `w` (a value computed from the record), never read.
+template <class T>
+field<T> computed(std::string_view name, json_kind type, bool nullable, void (*w)(const T&, json_writer&, std::string_view)) {
+    return make_field<T>(name, type, nullable, read_rule::derived, nullptr, w);
 }
 
 // A nested object member read and written by its own schema (S() returns it), its fields'
 // paths under this field's name.
 template <auto M, auto S>
 field<owner_t<M>> nested(std::string_view name) {
-    field<owner_t<M>> f;
-    f.name = name;
-    f.type = json_kind::object;
-    f.read = [](owner_t<M>& t, simdjson::ondemand::value v, std::string_view path) {
-        simdjson::ondemand::object o = require_object(v, path);
-        read_record(S(), o, t.*M, path);
-        return true;
-    };
-    f.write = [](const owner_t<M>& t, json_writer& w, std::string_view key) {
-        w.key(key);
-        write_record(S(), t.*M, w);
-    };
-    return f;
+    using T = owner_t<M>;
+    return make_field<T>(
+        name, json_kind::object, false, read_rule::optional,
+        [](T& t, simdjson::ondemand::value v, std::string_view path) {
+            simdjson::ondemand::object o = require_object(v, path);
+            read_record(S(), o, t.*M, path);
+            return true;
+        },
+        [](const T& t, json_writer& w, std::string_view key) {
+            w.key(key);
+            write_record(S(), t.*M, w);
+        });
+}
+
+// Writes "key":{name:value,...} for a map, each value by `value` (a string, or a record).
+template <class Map, class Fn>
+void write_map(json_writer& w, std::string_view key, const Map& m, Fn value) {
+    w.key(key);
+    w.begin_object();
+    for (const auto& [k, v] : m) {
+        w.key(k);
+        value(v);
+    }
+    w.end_object();
 }
 
 // A std::map<std::string, std::string> written as an object of strings; read with each value
 // a require_string("PATH.KEY").
 template <auto M>
 field<owner_t<M>> string_map(std::string_view name) {
-    field<owner_t<M>> f;
-    f.name = name;
-    f.type = json_kind::map;
-    f.read = [](owner_t<M>& t, simdjson::ondemand::value v, std::string_view path) {
-        for (auto e : require_object(v, path)) {
-            std::string key(std::string_view(e.unescaped_key()));
-            (t.*M)[key] = require_string(e.value(), field_path(path, key));
-        }
-        return true;
-    };
-    f.write = [](const owner_t<M>& t, json_writer& w, std::string_view key) {
-        w.key(key);
-        w.begin_object();
-        for (const auto& [k, v] : t.*M) w.field(k, v);
-        w.end_object();
-    };
-    return f;
+    using T = owner_t<M>;
+    return make_field<T>(
+        name, json_kind::map, false, read_rule::optional,
+        [](T& t, simdjson::ondemand::value v, std::string_view path) {
+            for (auto e : require_object(v, path)) {
+                std::string key(std::string_view(e.unescaped_key()));
+                (t.*M)[key] = require_string(e.value(), field_path(path, key));
+            }
+            return true;
+        },
+        [](const T& t, json_writer& w, std::string_view key) {
+            write_map(w, key, t.*M, [&](const std::string& v) { w.value(v); });
+        });
 }
 
 // A vector of objects, each written by the schema S(); `read` is left to the field (the
 // element readers differ in their messages and checks).
 template <auto M, auto S>
 field<owner_t<M>> object_array(std::string_view name) {
-    field<owner_t<M>> f;
-    f.name = name;
-    f.type = json_kind::array;
-    f.write = [](const owner_t<M>& t, json_writer& w, std::string_view key) {
-        w.key(key);
-        w.begin_array();
-        for (const auto& e : t.*M) write_record(S(), e, w);
-        w.end_array();
-    };
-    return f;
+    using T = owner_t<M>;
+    return make_field<T>(name, json_kind::array, false, read_rule::optional, nullptr,
+                         [](const T& t, json_writer& w, std::string_view key) {
+                             w.key(key);
+                             w.begin_array();
+                             for (const auto& e : t.*M) write_record(S(), e, w);
+                             w.end_array();
+                         });
 }
 
-// A std::map<std::string, V> written as an object of V objects, each by the schema S().
+// A std::map<std::string, V> written as an object of V objects, each by the schema S(); `read`
+// is left to the field.
 template <auto M, auto S>
 field<owner_t<M>> object_map(std::string_view name) {
-    field<owner_t<M>> f;
-    f.name = name;
-    f.type = json_kind::map;
-    f.write = [](const owner_t<M>& t, json_writer& w, std::string_view key) {
-        w.key(key);
-        w.begin_object();
-        for (const auto& [k, e] : t.*M) {
-            w.key(k);
-            write_record(S(), e, w);
-        }
-        w.end_object();
-    };
-    return f;
+    using T = owner_t<M>;
+    return make_field<T>(name, json_kind::map, false, read_rule::optional, nullptr,
+                         [](const T& t, json_writer& w, std::string_view key) {
+                             write_map(w, key, t.*M, [&](const auto& e) { write_record(S(), e, w); });
+                         });
+}
+
+// Reads an object of objects into `out`: each member's value an object (else "field
+// 'PATH.KEY': expected an object") read by the schema under PATH.KEY into a fresh V, passed to
+// `keep(key, v)`.
+template <class V, class Keep>
+void read_object_map(simdjson::ondemand::value v, std::string_view path, const record_schema<V>& s, Keep keep) {
+    for (auto e : require_object(v, path)) {
+        std::string key(std::string_view(e.unescaped_key()));
+        std::string where = field_path(path, key);
+        simdjson::ondemand::object o = require_object(e.value(), where);
+        V x;
+        read_record(s, o, x, where);
+        keep(std::move(key), std::move(x));
+    }
 }
 
 }  // namespace prof
