@@ -13,6 +13,13 @@
 
 namespace prof {
 
+// One line of a run registry's index.jsonl (no kind: the index never travels on a pipe).
+struct registry_index_line {
+    std::string run_id;
+    std::optional<json_value> signature;     // the run's data signature; null = none
+    std::optional<std::string> measured_at;  // RFC 3339 UTC
+};
+
 const record_schema<cell>& cell_schema();
 const record_schema<measured_fit>& fit_schema();
 const record_schema<link_device>& link_device_schema();
@@ -41,5 +48,6 @@ const record_schema<axis_change>& axis_change_schema();
 const record_schema<row_diff>& diff_model_row_schema();
 const record_schema<row_diff>& diff_family_row_schema();
 const record_schema<profile_diff>& diff_schema();
+const record_schema<registry_index_line>& registry_index_line_schema();
 
 }  // namespace prof

@@ -16,6 +16,7 @@ std::vector<schema_description> all_schemas() {
         describe(model_cost_schema()),
         describe(curve_point_schema()),
         describe(family_cost_schema()),
+        describe(registry_index_line_schema()),
         describe(plan_schema()),
         describe(node_shape_schema()),
         describe(plan_run_schema()),
