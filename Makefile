@@ -28,6 +28,8 @@ BINS      := $(TOOLS:%=$(BUILD)/bin/%)
 HELPER_BINS := $(HELPERS:%=$(BUILD)/test/helpers/%)
 LIBPROF   := $(BUILD)/libprof.a
 UNIT      := $(BUILD)/test/unit
+# Prints every record schema for scripts/records-check (tests/record_schemas.cpp).
+SCHEMAS   := $(BUILD)/test/record-schemas
 # Each fuzz target linked with the replay driver (fuzz/replay_main.cpp) and the project's own
 # compiler: `make check` runs every reproducer in fuzz/corpus/ without clang.
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/test/fuzz/%)
@@ -64,7 +66,7 @@ $(BUILD)/config.mk: scripts/install-deps
 .PHONY: all check unit demo bench install sanitize fuzz fuzz-targets clean help
 # Objects of the mains are intermediates of a pattern chain; keep them so a rebuild relinks only.
 .SECONDARY:
-all: $(BINS) $(UNIT) $(HELPER_BINS) $(FUZZ_REPLAY)
+all: $(BINS) $(UNIT) $(SCHEMAS) $(HELPER_BINS) $(FUZZ_REPLAY)
 
 $(BUILD)/obj/%.o: %.cpp $(BUILD)/config.mk Makefile
 	@mkdir -p $(@D)
@@ -82,6 +84,10 @@ $(BUILD)/bin/%: $(BUILD)/obj/cmd/%/main.o $(LIBPROF)
 $(UNIT): $(TEST_OBJ) $(LIBPROF)
 	@mkdir -p $(@D)
 	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) $(TEST_OBJ) $(LIBPROF) $(DEP_LIBS) -o $@
+
+$(SCHEMAS): $(BUILD)/obj/tests/record_schemas.o $(LIBPROF)
+	@mkdir -p $(@D)
+	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) $< $(LIBPROF) $(DEP_LIBS) -o $@
 
 $(BUILD)/test/fuzz/%: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay_main.o $(LIBPROF)
 	@mkdir -p $(@D)

@@ -254,68 +254,6 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
     return d;
 }
 
-namespace {
-
-void write_side(json_writer& w, std::string_view key, const std::string& label, const profile_provenance& pv) {
-    w.key(key);
-    w.begin_object();
-    w.field("label", label);
-    w.field("basis", pv.basis);
-    w.field("source", pv.source);
-    w.field("run_id", pv.run_id);
-    w.field("measured_at", pv.measured_at);
-    w.end_object();
-}
-
-void write_rows(json_writer& w, std::string_view key, const std::vector<row_diff>& rows, bool models) {
-    w.key(key);
-    w.begin_array();
-    for (const auto& r : rows) {
-        w.begin_object();
-        w.field(models ? "model_type" : "family", r.name);
-        if (models) w.field("family", r.family);
-        w.field("presence", r.presence);
-        w.field("old_n_ok", r.old_n_ok);
-        w.field("new_n_ok", r.new_n_ok);
-        for (const auto& a : r.axes) {
-            w.key(a.axis);
-            w.begin_object();
-            w.field("old", a.old_value);
-            w.field("new", a.new_value);
-            w.field("ratio", a.ratio);
-            w.field("change", a.change);
-            w.field("regression", a.regression);
-            w.end_object();
-        }
-        w.end_object();
-    }
-    w.end_array();
-}
-
-}  // namespace
-
-std::string write_diff(const profile_diff& d) {
-    json_writer w;
-    w.begin_object();
-    w.field("kind", "diff");
-    write_side(w, "old", d.old_label, d.old_provenance);
-    write_side(w, "new", d.new_label, d.new_provenance);
-    w.key("gate");
-    w.begin_object();
-    w.field("max_slower", d.gate.max_slower);
-    w.field("max_bigger", d.gate.max_bigger);
-    w.field("passed", d.passed());
-    w.end_object();
-    if (d.lengths_source.empty()) w.null_field("curve_lengths");
-    else w.field("curve_lengths", d.lengths_source);
-    write_rows(w, "models", d.models, true);
-    write_rows(w, "families", d.families, false);
-    w.array_field("regressions", d.regressions);
-    w.array_field("warnings", d.warnings);
-    w.end_object();
-    return w.take();
-}
-
 std::string format_diff_table(const profile_diff& d) {
     auto side = [](const std::string& label, const profile_provenance& pv) {
         return fmt::format("{} (basis {}, source {}{})", label, pv.basis, pv.source,

@@ -58,19 +58,6 @@ bool file_exists(const std::string& path) {
 
 }  // namespace
 
-std::string write_registry_line(const std::string& run_id, const std::optional<json_value>& signature,
-                                const std::optional<std::string>& measured_at) {
-    json_writer w;
-    w.begin_object();
-    w.field("run_id", run_id);
-    w.key("signature");
-    if (signature) w.raw(signature->dump());
-    else w.null();
-    w.field("measured_at", measured_at);
-    w.end_object();
-    return w.take();
-}
-
 std::string registry_run_path(const std::string& dir, const std::string& run_id) {
     return path_under(dir + "/runs", key_file_name({run_id}) + ".json");
 }

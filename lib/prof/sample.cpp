@@ -94,41 +94,6 @@ panel read_panel(const std::string& spec, const bad_line_policy& policy) {
     return out;
 }
 
-std::string write_sample(const sample_record& s) {
-    json_writer w;
-    w.begin_object();
-    w.field("kind", "sample");
-    w.field("rule", "rank-spread");
-    w.field("samples", s.samples);
-    w.field("n_series", static_cast<std::uint64_t>(std::llround(s.lengths.series())));
-    w.field("n_unusable", s.n_unusable);
-    w.field("n_obs_min", s.lengths.min_n_obs());
-    w.field("n_obs_max", s.lengths.max_n_obs());
-    w.key("lengths");
-    w.begin_array();
-    for (const auto& b : s.lengths.bins) {
-        w.begin_object();
-        w.field("n_obs", b.n_obs);
-        w.field("n_obs_min", b.n_obs_min);
-        w.field("n_obs_max", b.n_obs_max);
-        w.field("n_series", static_cast<std::uint64_t>(std::llround(b.n_series)));
-        w.end_object();
-    }
-    w.end_array();
-    w.array_field("ts_ids", s.ts_ids);
-    w.key("models");
-    w.begin_array();
-    for (const auto& m : s.models) {
-        w.begin_object();
-        w.field("model_type", m.model_type);
-        w.field("family", m.family);
-        w.end_object();
-    }
-    w.end_array();
-    w.end_object();
-    return w.take();
-}
-
 namespace {
 
 std::uint64_t count_in(const json_value& o, std::string_view key, const std::string& where) {

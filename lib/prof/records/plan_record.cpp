@@ -1,0 +1,133 @@
+// The `plan` record's schemas (the plan, its node, run, families with their layout and basis,
+// and totals) and its writer (see plan.hpp). No prof program reads a plan back: the renderings
+// are computed from the plan_record itself.
+#include "prof/records/kinds.hpp"
+
+namespace prof {
+
+const record_schema<node_shape>& node_shape_schema() {
+    using N = node_shape;
+    static const record_schema<N> s{"plan.node", "", false, {
+        member<&N::cores>("cores"),
+        member<&N::memory_bytes>("memory_bytes"),
+        member<&N::gpus>("gpus"),
+        member<&N::gpu_memory_bytes>("gpu_memory_bytes"),
+    }};
+    return s;
+}
+
+const record_schema<plan_run>& plan_run_schema() {
+    using R = plan_run;
+    static const record_schema<R> s{"plan.run", "", false, {
+        member<&R::series>("series"),
+        member<&R::models>("models"),
+        member<&R::skipped_models>("skipped_models"),
+        member<&R::length_source>("length_source"),
+        member<&R::max_n_obs>("max_n_obs"),
+        member<&R::deadline_s>("deadline_s"),
+        member<&R::nodes>("nodes"),
+        member<&R::min_fits>("min_fits"),
+        member<&R::layout>("layout"),
+        computed<R>("max_container_memory_bytes", json_kind::integer, true, [](const R& r, json_writer& w, std::string_view key) {
+            w.field(key, r.limits.max_container_memory_bytes);
+        }),
+        computed<R>("max_pods_per_node", json_kind::integer, false, [](const R& r, json_writer& w, std::string_view key) {
+            w.field(key, r.limits.max_pods_per_node);
+        }),
+    }};
+    return s;
+}
+
+const record_schema<family_layout>& family_layout_schema() {
+    using L = family_layout;
+    static const record_schema<L> s{"plan.families.*.layout", "", false, {
+        member<&L::unit>("unit"),
+        member<&L::slots_per_unit>("slots_per_unit"),
+        member<&L::units_per_node>("units_per_node"),
+        member<&L::unit_cores>("unit_cores"),
+        member<&L::unit_memory_bytes>("unit_memory_bytes"),
+        member<&L::unit_gpus>("unit_gpus"),
+        member<&L::slots_per_device>("slots_per_device"),
+        member<&L::heap_bytes>("heap_bytes"),
+        member<&L::overhead_bytes>("overhead_bytes"),
+        member<&L::cells_per_item>("cells_per_item"),
+        member<&L::work_items>("work_items"),
+        member<&L::limited_by>("limited_by"),
+    }};
+    return s;
+}
+
+const record_schema<axis_basis>& axis_basis_schema() {
+    using B = axis_basis;
+    static const record_schema<B> s{"plan.families.*.basis", "", false, {
+        member<&B::cores>("cores"),
+        member<&B::memory>("memory"),
+        member<&B::gpu>("gpu"),
+        member<&B::wall>("wall"),
+    }};
+    return s;
+}
+
+const record_schema<family_plan>& family_plan_schema() {
+    using F = family_plan;
+    static const record_schema<F> s{"plan.families.*", "", false, {
+        member<&F::models>("models"),
+        member<&F::slot_cores>("slot_cores"),
+        member<&F::slot_rss_bytes>("slot_rss_bytes"),
+        member<&F::slot_gpu_bytes>("slot_gpu_bytes"),
+        member<&F::gpu_fraction>("gpu_fraction"),
+        member<&F::intraop_threads>("intraop_threads"),
+        member<&F::slots_per_node>("slots_per_node"),
+        nested<&F::layout, &family_layout_schema>("layout"),
+        member<&F::cells>("cells"),
+        member<&F::work_s>("work_s"),
+        member<&F::longest_cell_s>("longest_cell_s"),
+        member<&F::longest_cell_model>("longest_cell_model"),
+        member<&F::longest_cell_n_obs>("longest_cell_n_obs"),
+        member<&F::wall_estimator>("wall_estimator"),
+        member<&F::oom_floor_bytes>("oom_floor_bytes"),
+        member<&F::unmeasured_models>("unmeasured_models"),
+        member<&F::nodes>("nodes"),
+        member<&F::slots>("slots"),
+        member<&F::waves>("waves"),
+        member<&F::makespan_s>("makespan_s"),
+        member<&F::makespan_lower_s>("makespan_lower_s"),
+        member<&F::meets_deadline>("meets_deadline"),
+        nested<&F::basis, &axis_basis_schema>("basis"),
+        member<&F::n_ok>("n_ok"),
+        member<&F::low_confidence>("low_confidence"),
+        member<&F::warnings>("warnings"),
+    }};
+    return s;
+}
+
+const record_schema<plan_totals>& plan_totals_schema() {
+    using T = plan_totals;
+    static const record_schema<T> s{"plan.totals", "", false, {
+        member<&T::cells>("cells"),
+        member<&T::work_s>("work_s"),
+        member<&T::nodes>("nodes"),
+        member<&T::longest_cell_s>("longest_cell_s"),
+        member<&T::makespan_s>("makespan_s"),
+        member<&T::makespan_lower_s>("makespan_lower_s"),
+        member<&T::meets_deadline>("meets_deadline"),
+    }};
+    return s;
+}
+
+const record_schema<plan_record>& plan_schema() {
+    using P = plan_record;
+    static const record_schema<P> s{"plan", "plan", true, {
+        nested<&P::provenance, &provenance_schema>("provenance"),
+        nested<&P::node, &node_shape_schema>("node"),
+        nested<&P::run, &plan_run_schema>("run"),
+        object_map<&P::families, &family_plan_schema>("families"),
+        nested<&P::totals, &plan_totals_schema>("totals"),
+        member<&P::warnings>("warnings"),
+    }};
+    return s;
+}
+
+std::string write_plan(const plan_record& p) { return write_record(plan_schema(), p); }
+
+}  // namespace prof

@@ -1,0 +1,262 @@
+// The `profile` record's schemas (the profile, its provenance, ModelCost with its wall_curve
+// points, FamilyCost), its reader and its writer (see profile.hpp).
+#include "prof/records/kinds.hpp"
+
+#include "prof/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace prof {
+namespace od = simdjson::ondemand;
+
+
+const record_schema<profile_provenance>& provenance_schema() {
+    using P = profile_provenance;
+    static const record_schema<P> s{"profile.provenance", "", false, {
+        member<&P::basis>("basis"),
+        member<&P::source>("source"),
+        member<&P::run_id>("run_id"),
+        member<&P::baseline_version>("baseline_version"),
+        member<&P::measured_at>("measured_at").reads([](P& pv, od::value v, std::string_view path) {
+            pv.measured_at = read_string(v, path);
+            if (pv.measured_at) {
+                auto t = parse_rfc3339(*pv.measured_at);
+                if (!t)
+                    throw field_error(fmt::format("field '{}': expected an RFC 3339 time stamp, found \"{}\"", path,
+                                                  *pv.measured_at));
+                pv.measured_at = format_rfc3339(*t);
+            }
+            return true;
+        }),
+        member<&P::signature>("signature"),
+        member<&P::warnings>("warnings"),
+    }};
+    return s;
+}
+
+const record_schema<curve_point>& curve_point_schema() {
+    using C = curve_point;
+    static const record_schema<C> s{"profile.models.*.wall_curve[]", "", false, {
+        member<&C::n_obs>("n_obs").required(),
+        member<&C::n_obs_min>("n_obs_min"),
+        member<&C::n_obs_max>("n_obs_max"),
+        member<&C::n_fits>("n_fits"),
+        member<&C::wall_s>("wall_s").required().reads([](C& pt, od::value v, std::string_view path) {
+            auto w = read_number(v, path);
+            if (!w || !std::isfinite(*w) || *w <= 0) throw field_error(fmt::format("field '{}': expected a number > 0", path));
+            pt.wall_s = *w;
+            return true;
+        }),
+        member<&C::cpu_s>("cpu_s").reads([](C& pt, od::value v, std::string_view path) {
+            pt.cpu_s = read_number(v, path);
+            if (pt.cpu_s && !(std::isfinite(*pt.cpu_s) && *pt.cpu_s > 0)) pt.cpu_s.reset();
+            return true;
+        }),
+    }};
+    return s;
+}
+
+namespace {
+
+// A wall_curve as write_profile writes it; a point out of order, out of its own range or with
+// a time that is not finite and > 0 is refused (a curve is arithmetic input, not a note).
+bool read_curve(model_cost& m, od::value v, std::string_view where) {
+    std::vector<curve_point>& out = m.wall_curve;
+    out.clear();
+    if (od::json_type(v.type()) == od::json_type::null) return true;
+    if (od::json_type(v.type()) != od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected an array of points", where));
+    for (auto el : v.get_array()) {
+        curve_point pt;
+        std::string at = fmt::format("{}[{}]", where, out.size());
+        od::object o = require_object(el.value(), at);
+        read_record(curve_point_schema(), o, pt, at);
+        if (!(pt.n_obs_min <= pt.n_obs && pt.n_obs <= pt.n_obs_max) || pt.n_obs == 0)
+            throw field_error(fmt::format("field '{}': expected 0 < n_obs_min <= n_obs <= n_obs_max, found {}, {}, {}", at,
+                                          pt.n_obs_min, pt.n_obs, pt.n_obs_max));
+        if (!out.empty() && pt.n_obs_min <= out.back().n_obs_max)
+            throw field_error(fmt::format("field '{}': points must be in increasing, disjoint n_obs ranges", at));
+        if (out.size() == max_curve_points)
+            throw field_error(fmt::format("field '{}': more than {} points", where, max_curve_points));
+        out.push_back(pt);
+    }
+    return true;
+}
+
+}  // namespace
+
+const record_schema<model_cost>& model_cost_schema() {
+    using M = model_cost;
+    static const record_schema<M> s{"profile.models.*", "", false, {
+        member<&M::model_type>("model_type").derived(),  // the map's key
+        member<&M::family>("family").required(),
+        member<&M::n_fits>("n_fits"),
+        member<&M::n_ok>("n_ok"),
+        member<&M::max_n_obs>("max_n_obs"),
+        member<&M::max_process_rss_bytes>("max_process_rss_bytes"),
+        member<&M::max_peak_rss_bytes>("max_peak_rss_bytes"),
+        member<&M::max_peak_gpu_bytes>("max_peak_gpu_bytes"),
+        member<&M::median_wall_s>("median_wall_s"),
+        member<&M::median_cpu_s>("median_cpu_s"),
+        member<&M::max_effective_cores>("max_effective_cores"),
+        member<&M::intraop_threads>("intraop_threads"),
+        member<&M::n_oom_killed>("n_oom_killed"),
+        member<&M::oom_limit_bytes>("oom_limit_bytes"),
+        member<&M::n_gpu_oom>("n_gpu_oom"),
+        member<&M::gpu_oom_peak_bytes>("gpu_oom_peak_bytes"),
+        object_array<&M::wall_curve, &curve_point_schema>("wall_curve").reads(read_curve),
+    }};
+    return s;
+}
+
+// Every FamilyCost value but median_wall_s is recomputed from the models on read.
+const record_schema<family_cost>& family_cost_schema() {
+    using F = family_cost;
+    static const record_schema<F> s{"profile.families.*", "", false, {
+        member<&F::family>("family").derived(),
+        member<&F::models>("models").derived(),
+        member<&F::n_fits>("n_fits").derived(),
+        member<&F::n_ok>("n_ok").derived(),
+        member<&F::max_process_rss_bytes>("max_process_rss_bytes").derived(),
+        member<&F::max_peak_rss_bytes>("max_peak_rss_bytes").derived(),
+        member<&F::max_peak_gpu_bytes>("max_peak_gpu_bytes").derived(),
+        member<&F::max_effective_cores>("max_effective_cores").derived(),
+        member<&F::median_wall_s>("median_wall_s"),
+        member<&F::total_wall_s_per_series>("total_wall_s_per_series").derived(),
+        member<&F::intraop_threads>("intraop_threads").derived(),
+        member<&F::oom_floor_bytes>("oom_floor_bytes").derived(),
+        member<&F::gpu_oom_floor_bytes>("gpu_oom_floor_bytes").derived(),
+        member<&F::memory_margin>("memory_margin").derived(),
+        member<&F::time_margin>("time_margin").derived(),
+        member<&F::slot_cores>("slot_cores").derived(),
+        member<&F::slot_rss_bytes>("slot_rss_bytes").derived(),
+        member<&F::slot_gpu_bytes>("slot_gpu_bytes").derived(),
+        member<&F::planning_wall_s_per_cell>("planning_wall_s_per_cell").derived(),
+        member<&F::planning_wall_s_per_series>("planning_wall_s_per_series").derived(),
+    }};
+    return s;
+}
+
+namespace {
+
+bool read_provenance(compute_profile& p, od::value v, std::string_view path) {
+    profile_provenance& pv = p.provenance;
+    pv = {};
+    pv.basis.clear();
+    pv.source.clear();
+    od::object o = require_object(v, path);
+    read_record(provenance_schema(), o, pv, path);
+    if (pv.basis != "measured" && pv.basis != "reference" && pv.basis != "assumed")
+        throw field_error(fmt::format("field 'provenance.basis': expected measured, reference or assumed, found \"{}\"", pv.basis));
+    return true;
+}
+
+bool read_models(compute_profile& p, od::value v, std::string_view path) {
+    read_object_map(v, path, model_cost_schema(), [&](std::string name, model_cost m) {
+        m.model_type = name;
+        // A non-finite or non-positive value is not usable: absent.
+        for (auto* d : {&m.median_wall_s, &m.median_cpu_s, &m.max_effective_cores})
+            if (*d && !(std::isfinite(**d) && **d > 0)) d->reset();
+        // (max_peak_gpu_bytes 0 is kept: a measured "no device memory".)
+        for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes, &m.gpu_oom_peak_bytes})
+            if (*b && **b == 0) b->reset();
+        p.models[name] = std::move(m);
+    });
+    return true;
+}
+
+bool read_families(compute_profile& p, od::value v, std::string_view path) {
+    read_object_map(v, path, family_cost_schema(), [&](std::string name, family_cost f) {
+        f.family = name;
+        if (f.median_wall_s && !(std::isfinite(*f.median_wall_s) && *f.median_wall_s > 0)) f.median_wall_s.reset();
+        p.families[name] = std::move(f);
+    });
+    return true;
+}
+
+}  // namespace
+
+const record_schema<compute_profile>& profile_schema() {
+    using P = compute_profile;
+    static const record_schema<P> s{"profile", "profile", true, {
+        member<&P::schema_version>("schema_version").reads([](P&, od::value v, std::string_view path) {
+            auto sv = read_int(v, path);
+            if (!sv || *sv != 1)
+                throw field_error(fmt::format("field 'schema_version': this prof reads schema 1, found {}",
+                                              sv ? std::to_string(*sv) : "null"));
+            return true;
+        }),
+        nested<&P::provenance, &provenance_schema>("provenance").reads(read_provenance),
+        member<&P::memory_margin>("memory_margin").reads([](P& p, od::value v, std::string_view path) {
+            p.memory_margin = read_number(v, path).value_or(default_memory_margin);
+            return true;
+        }),
+        member<&P::time_margin>("time_margin").reads([](P& p, od::value v, std::string_view path) {
+            p.time_margin = read_number(v, path).value_or(default_time_margin);
+            return true;
+        }),
+        member<&P::n_measurements>("n_measurements"),
+        member<&P::n_ok>("n_ok"),
+        member<&P::n_failed>("n_failed").derived(),
+        member<&P::n_sample_series>("n_sample_series"),
+        member<&P::sample_ts_ids>("sample_ts_ids"),
+        member<&P::dropped_models>("dropped_models"),
+        string_map<&P::dropped_model_families>("dropped_model_families"),
+        string_map<&P::first_error_by_model>("first_error_by_model"),
+        member<&P::sample>("sample").typed(json_kind::object, true)
+            .reads([](P& p, od::value v, std::string_view) {
+                json_value x = read_json_value(v);
+                if (x.t != json_value::type::null) {
+                    if (!x.is_object()) throw field_error("field 'sample': expected a sample record (an object)");
+                    p.sample = std::move(x);
+                }
+                return true;
+            }),
+        object_map<&P::models, &model_cost_schema>("models").reads(read_models),
+        object_map<&P::families, &family_cost_schema>("families").reads(read_families),
+        member<&P::harvest>("harvest").typed(json_kind::object, true)
+            .reads([](P& p, od::value v, std::string_view) {
+                p.harvest = read_json_value(v);
+                return true;
+            })
+            .writes([](const P& p, json_writer& w, std::string_view key) {
+                if (!p.harvest) return;  // only prof-harvest's profiles carry one
+                w.key(key);
+                w.raw(p.harvest->dump());
+            }),
+    }};
+    return s;
+}
+
+void write_provenance(json_writer& w, const profile_provenance& pv) { write_record(provenance_schema(), pv, w); }
+
+std::string write_profile(const compute_profile& p) { return write_record(profile_schema(), p); }
+
+compute_profile read_profile(od::object& obj) {
+    compute_profile p;
+    read_record(profile_schema(), obj, p);
+    if (!std::isfinite(p.memory_margin) || p.memory_margin < 1.0)
+        throw field_error(fmt::format("field 'memory_margin': must be >= 1.0, found {}", p.memory_margin));
+    if (!std::isfinite(p.time_margin) || p.time_margin < 1.0)
+        throw field_error(fmt::format("field 'time_margin': must be >= 1.0, found {}", p.time_margin));
+    std::sort(p.sample_ts_ids.begin(), p.sample_ts_ids.end());
+    p.sample_ts_ids.erase(std::unique(p.sample_ts_ids.begin(), p.sample_ts_ids.end()), p.sample_ts_ids.end());
+    std::sort(p.dropped_models.begin(), p.dropped_models.end());
+    recompute_derived(p);
+    return p;
+}
+
+compute_profile parse_profile_text(std::string_view text, const std::string& source) {
+    // A profile file is one JSON object, possibly pretty-printed over several lines.
+    compute_profile p;
+    try {
+        parse_object_text(text, [&](od::object& obj) { p = read_profile(obj); });
+    } catch (const field_error& e) {
+        throw input_error(source, 1, e.what());
+    }
+    return p;
+}
+
+}  // namespace prof

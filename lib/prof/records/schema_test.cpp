@@ -1,0 +1,128 @@
+// Record schemas: reading and writing by the table, and each reader rule.
+#include "prof/records/kinds.hpp"
+
+#include <doctest/doctest.h>
+
+#include <set>
+
+using namespace prof;
+namespace od = simdjson::ondemand;
+
+namespace {
+
+struct point {
+    std::string name;
+    std::optional<std::uint64_t> size_bytes;
+    std::optional<double> wall_s;
+    std::string label;
+};
+
+const record_schema<point>& point_schema() {
+    static const record_schema<point> s{"point", "point", false, {
+        member<&point::name>("name").required(),
+        member<&point::size_bytes>("size_bytes"),
+        member<&point::wall_s>("wall_s"),
+        member<&point::label>("label").defaults([](point& p) { p.label = p.name; }),
+    }};
+    return s;
+}
+
+point read_point(std::string_view text, std::string_view prefix = {}) {
+    point p;
+    parse_object_text(text, [&](od::object& o) { read_record(point_schema(), o, p, prefix); });
+    return p;
+}
+
+std::string error_of(std::string_view text, std::string_view prefix = {}) {
+    try {
+        read_point(text, prefix);
+    } catch (const field_error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("a record is written kind first, then its fields in the table's order") {
+    point p{"a", 7, 0.5, "x"};
+    CHECK(write_record(point_schema(), p) == R"({"kind":"point","name":"a","size_bytes":7,"wall_s":0.5,"label":"x"})");
+}
+
+TEST_CASE("a record's fields are read in any key order, unknown keys ignored") {
+    point p = read_point(R"({"label":"l","other":[1,2],"wall_s":2.5,"name":"n","size_bytes":"12"})");
+    CHECK(p.name == "n");
+    CHECK(p.size_bytes == 12u);  // a quoted count reads as the number
+    CHECK(p.wall_s == 2.5);
+    CHECK(p.label == "l");
+}
+
+TEST_CASE("a required field absent is named, with the path of its object") {
+    CHECK(error_of(R"({"wall_s":1})") == "field 'name': missing");
+    CHECK(error_of(R"({"wall_s":1})", "outer") == "field 'outer.name': missing");
+}
+
+TEST_CASE("a field's reader error names the field with its path") {
+    CHECK(error_of(R"({"name":"n","size_bytes":1.5})", "models.m") ==
+          "field 'models.m.size_bytes': expected a non-negative integer, found 1.5");
+}
+
+TEST_CASE("a defaulted field absent is filled in by its rule, a given one is kept") {
+    CHECK(read_point(R"({"name":"n"})").label == "n");
+    CHECK(read_point(R"({"name":"n","label":"own"})").label == "own");
+}
+
+TEST_CASE("a record of another kind is refused") {
+    CHECK(error_of(R"({"kind":"fit","name":"n"})").find("kind") != std::string::npos);
+}
+
+TEST_CASE("a fit's derived effective_cores is recomputed, never read") {
+    // cpu 3 s over wall 2 s: 1.5 cores, whatever the record said.
+    measured_fit f;
+    parse_object_text(R"({"kind":"fit","ts_id":"t","model_type":"m","ok":true,"wall_s":2,"cpu_s":3,"effective_cores":99})",
+                      [&](od::object& o) { f = read_fit(o); });
+    CHECK(write_fit(f).find(R"("effective_cores":1.5,)") != std::string::npos);
+}
+
+TEST_CASE("a fit's null family defaults to its model, as an absent one does") {
+    measured_fit f;
+    parse_object_text(R"({"ts_id":"t","model_type":"theta","family":null,"ok":false})",
+                      [&](od::object& o) { f = read_fit(o); });
+    CHECK(f.family == "theta");
+}
+
+TEST_CASE("a unit follows from a field's name") {
+    CHECK(unit_of_name("wall_s") == "s");
+    CHECK(unit_of_name("planning_wall_s_per_cell") == "s");
+    CHECK(unit_of_name("fixed_seconds") == "s");
+    CHECK(unit_of_name("peak_rss_bytes") == "bytes");
+    CHECK(unit_of_name("n_obs").empty());
+    CHECK(unit_of_name("effective_cores").empty());
+}
+
+TEST_CASE("every schema has distinct field names, at most 64, kind first where it has one") {
+    std::set<std::string> names;
+    for (const auto& s : all_schemas()) {
+        CAPTURE(s.name);
+        CHECK(names.insert(s.name).second);
+        std::set<std::string> fields;
+        for (const auto& f : s.fields) CHECK(fields.insert(f.name).second);
+        CHECK(s.fields.size() <= 64);
+        for (std::size_t i = 1; i < s.fields.size(); ++i) CHECK(s.fields[i].name != "kind");
+    }
+}
+
+TEST_CASE("a link_rate record written and read back is the same record") {
+    link_rate r;
+    r.host = "h";
+    r.device = {"H200", "GPU-1", "0000:1b:00.0", 1};
+    r.direction = "h2d";
+    r.memory = "pinned";
+    r.transfer_bytes = 1 << 20;
+    r.bytes_per_second = 5e10;
+    r.samples = {4e10, 5e10, 6e10};
+    r.method = "cuda-events";
+    r.cpus = {0, 1};
+    std::string text = write_link_rate(r);
+    CHECK(write_link_rate(parse_link_rate_text(text)) == text);
+}
