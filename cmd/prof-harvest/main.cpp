@@ -5,6 +5,7 @@
 #include "prof/errors.hpp"
 #include "prof/fsutil.hpp"
 #include "prof/harvest.hpp"
+#include "prof/harvest/aggregates.hpp"
 #include "prof/http.hpp"
 #include "prof/json_in.hpp"
 #include "prof/registry.hpp"
@@ -22,7 +23,8 @@ namespace {
 struct config {
     std::vector<std::string> inputs;
     std::string run_id, family_map, signature, signature_map, registry, format = "json";
-    bool force = false, quiet = false;
+    bool force = false, quiet = false, from_aggregates = false;
+    std::string emit_sql;
     double memory_margin = prof::default_memory_margin;
     double time_margin = prof::default_time_margin;
     std::uint64_t max_bad_lines = 0;
@@ -92,6 +94,9 @@ int run(int argc, char** argv) {
     app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
         ->check(CLI::Range(1u, 256u));
     app.add_flag("--quiet,-q", c.quiet, "No progress display and no summary line on stderr");
+    app.add_option("--emit-sql", c.emit_sql, "Print the query that computes the aggregates in the warehouse, and exit")
+        ->check(CLI::IsMember({"postgres", "duckdb"}));
+    app.add_flag("--from-aggregates", c.from_aggregates, "Inputs are that query's result rows, not table rows");
     prof::cli::parse(app, argc, argv);
 
     prof::harvest_config hc;
@@ -105,6 +110,11 @@ int run(int argc, char** argv) {
     if (!c.signature_map.empty())
         hc.signature_map = prof::parse_signature_map(prof::read_file(c.signature_map), c.signature_map);
     prof::http_options http = http_options_from(c);
+    if (!c.emit_sql.empty()) {
+        std::fputs(prof::harvest_aggregates_sql(prof::parse_sql_dialect(c.emit_sql), hc).c_str(), stdout);
+        return 0;
+    }
+    prof::aggregate_reader aggregates(hc);
 
     // Progress only for a person watching (STYLE: stderr a terminal, not --quiet).
     bool show = !c.quiet && ::isatty(2);
@@ -137,13 +147,18 @@ int run(int argc, char** argv) {
         for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
             // gzip is recognised by its magic on every input (a .gz URL, `cat x.gz |`).
             auto src = prof::is_http_url(in) ? prof::http_source(in, http) : prof::open_input(in);
+            if (c.from_aggregates) {
+                prof::line_reader lines(prof::gunzip_if_gzip(std::move(src)));
+                aggregates.read(lines);
+                continue;
+            }
             h.read(prof::gunzip_if_gzip(std::move(src)), c.jobs,
                    show ? std::function<void(std::uint64_t, std::uint64_t)>(on_progress) : nullptr);
         }
     }
     if (h.bad_lines()) prof::warn(fmt::format("skipped {} malformed line(s)", h.bad_lines()));
 
-    auto profiles = h.finish();
+    auto profiles = c.from_aggregates ? aggregates.finish() : h.finish();
     if (profiles.empty() && hc.run_id) prof::warn(fmt::format("no rows of run '{}' in the input", *hc.run_id));
     std::set<std::string> warned;
     for (const auto& p : profiles) {
