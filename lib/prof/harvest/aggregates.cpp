@@ -56,7 +56,7 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
     const std::string N = pg ? "numeric" : "HUGEINT";           // an exact integer of any u64
     const std::string obj = pg ? "json_build_object" : "json_object";
     const std::string inf = "CAST('Infinity' AS DOUBLE PRECISION)";
-    const std::string isnan = pg ? "wall = CAST('NaN' AS DOUBLE PRECISION)" : "isnan(wall)";
+    const std::string wall_nan = pg ? "e.wall = CAST('NaN' AS DOUBLE PRECISION)" : "isnan(e.wall)";  // PostgreSQL: NaN = NaN
     const std::string epoch_us = pg ? "CAST(EXTRACT(EPOCH FROM finished_at) * 1000000 AS BIGINT)" : "epoch_us(finished_at)";
     std::string fmap;
     for (const auto& [model, family] : config.family_map)
@@ -169,7 +169,7 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "to_json(CAST('Infinity' AS TEXT)) ELSE to_json(CAST('-Infinity' AS TEXT)) END) FROM (SELECT DISTINCT "
         "c.run_id, c.model_type, c.ts_id, c.error, c.wall FROM cls c JOIN models m ON m.run_id = c.run_id AND "
         "m.model_type = c.model_type AND c.ts_id = m.first_error_ts_id WHERE NOT c.ok) e\n",
-        obj, inf, "e." + isnan);
+        obj, inf, wall_nan);
     q += fmt::format(")\nSELECT CAST(line AS TEXT) FROM lines ORDER BY k{}, kind;\n", C);
     return q;
 }
