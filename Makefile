@@ -35,10 +35,6 @@ FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/test/fuzz/%)
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/%)
-# The fuzz tree's library leaves out plan rendering: no target reads it, and clang 14 cannot
-# compile it (a lambda capturing a structured binding, C++20 that clang implements from 16).
-FUZZ_LIB     := $(BUILD)/libprof-fuzz.a
-FUZZ_LIB_OBJ := $(filter-out %/plan_render.o,$(LIB_OBJ))
 
 # Every core by default: `make` compiles one object per CPU the process may use; an explicit
 # -jN (or -j1) on the command line wins.
@@ -92,14 +88,9 @@ $(BUILD)/test/fuzz/%: $(BUILD)/obj/fuzz/%.o $(BUILD)/obj/fuzz/replay_main.o $(LI
 	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) $< $(BUILD)/obj/fuzz/replay_main.o $(LIBPROF) $(DEP_LIBS) -o $@
 
 # libFuzzer binaries (only in the `make fuzz` tree, where every object has fuzzer coverage).
-$(FUZZ_LIB): $(FUZZ_LIB_OBJ)
+$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(LIBPROF)
 	@mkdir -p $(@D)
-	@rm -f $@
-	ar rcs $@ $^
-
-$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(FUZZ_LIB)
-	@mkdir -p $(@D)
-	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) $(DEP_LIBS) -o $@
+	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) -fsanitize=fuzzer $< $(LIBPROF) $(DEP_LIBS) -o $@
 
 fuzz-targets: $(FUZZ_BINS)
 

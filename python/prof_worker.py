@@ -19,7 +19,7 @@ and running it under prof-measure:
 A cell carries "params" (an object) when prof-sample --params gave the model tuned
 parameters: fit with them, so the fit measured is the fit that will run.
 
-Protocol (SPEC "The warm-worker protocol"): cells arrive one JSON line each on stdin; for
+Protocol (prof-measure(1), "Warm-worker mode"): cells arrive one JSON line each on stdin; for
 each, exactly one reply line goes to the descriptor named by $PROF_REPLY_FD (3):
 {"ok":true} or {"ok":false,"error":"..."}. Replies never use stdout, so a library that prints
 during a fit cannot corrupt the protocol (prof-measure passes stdout to its stderr).

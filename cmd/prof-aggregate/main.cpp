@@ -14,8 +14,7 @@ namespace {
 
 struct config {
     std::vector<std::string> files;
-    double memory_margin = prof::default_memory_margin;
-    double time_margin = prof::default_time_margin;
+    prof::cli::margin_flags margins;
     std::string format = "json";
     std::uint64_t max_bad_lines = 0;
     bool mixed_params = false;
@@ -30,18 +29,15 @@ int run(int argc, char** argv) {
                               "| prof-aggregate --format table",
                          "reads fit records (and prof-sample's sample record, kept on the profile); writes one profile record (or a table)");
     app.add_option("files", c.files, "Fit record files ('-' = stdin; default stdin)");
-    app.add_option("--memory-margin", c.memory_margin, "Multiplier on peak memory, >= 1.0")->capture_default_str();
-    app.add_option("--time-margin", c.time_margin, "Multiplier on median wall time, >= 1.0")->capture_default_str();
+    prof::cli::add_margin_options(app, c.margins);
     app.add_option("--format", c.format, "json (one profile record) or table (for people)")
         ->capture_default_str()
         ->check(CLI::IsMember({"json", "table"}));
-    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted on stderr)");
+    prof::cli::add_max_bad_lines_option(app, c.max_bad_lines);
     app.add_flag("--mixed-params", c.mixed_params,
                  "Fold fits of one model measured under different params (params_digest) instead of refusing them");
     prof::cli::parse(app, argc, argv);
-    prof::check_margins(c.memory_margin, c.time_margin);
-
-    prof::profile_builder builder(c.memory_margin, c.time_margin);
+    prof::profile_builder builder(c.margins.value());
     std::size_t bad = 0, fits = 0;
     std::optional<prof::json_value> sample;
     for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {

@@ -12,11 +12,9 @@
 #include "prof/spawn.hpp"
 #include "prof/units.hpp"
 
-#include <chrono>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <set>
-#include <unistd.h>
 
 namespace {
 
@@ -25,8 +23,7 @@ struct config {
     std::string run_id, family_map, signature, signature_map, registry, format = "json";
     bool force = false, quiet = false, from_aggregates = false;
     std::string emit_sql;
-    double memory_margin = prof::default_memory_margin;
-    double time_margin = prof::default_time_margin;
+    prof::cli::margin_flags margins;
     std::uint64_t max_bad_lines = 0;
     std::vector<std::string> headers, headers_from_env;
     std::string connect_timeout = "10s", timeout = "0", stall_timeout = "60s", retry_backoff = "1s";
@@ -55,11 +52,9 @@ prof::http_options http_options_from(const config& c) {
     return o;
 }
 
-int run(int argc, char** argv) {
-    config c;
-    CLI::App app{"Turn a completed run's forecast_metadata rows into its cost profile (one per run_id), the\n"
-                 "same build_profile as prof-aggregate: \"size this run like run X\" becomes a query.",
-                 "prof-harvest"};
+void add_options(CLI::App& app, config& c) {
+    app.description("Turn a completed run's forecast_metadata rows into its cost profile (one per run_id), the\n"
+                 "same build_profile as prof-aggregate: \"size this run like run X\" becomes a query.");
     prof::cli::configure(app,
                          "psql -AtX -c \"SELECT row_to_json(t) FROM forecast_metadata t WHERE run_id = 'nightly-42'\" "
                          "| prof-harvest --family-map families.json --registry /var/lib/prof/registry",
@@ -74,9 +69,8 @@ int run(int argc, char** argv) {
         ->check(CLI::IsMember({"json", "table"}));
     app.add_option("--registry", c.registry, "Also store each profile in this registry directory");
     app.add_flag("--force", c.force, "Replace a run already in the registry (default: skip it with a note)");
-    app.add_option("--memory-margin", c.memory_margin, "Multiplier on peak memory, >= 1.0")->capture_default_str();
-    app.add_option("--time-margin", c.time_margin, "Multiplier on median wall time, >= 1.0")->capture_default_str();
-    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed lines (counted)");
+    prof::cli::add_margin_options(app, c.margins);
+    prof::cli::add_max_bad_lines_option(app, c.max_bad_lines);
     // allow_extra_args(false): each --header takes one value, so a URL after it stays an input.
     app.add_option("--header", c.headers, "HTTP request header 'Name: value' (repeatable)")->allow_extra_args(false);
     app.add_option("--header-from-env", c.headers_from_env,
@@ -93,16 +87,20 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
         ->check(CLI::Range(1u, 256u));
-    app.add_flag("--quiet,-q", c.quiet, "No progress display and no summary line on stderr");
+    prof::cli::add_quiet_flag(app, c.quiet);
     app.add_option("--emit-sql", c.emit_sql, "Print the query that computes the aggregates in the warehouse, and exit")
         ->check(CLI::IsMember({"postgres", "duckdb"}));
     app.add_flag("--from-aggregates", c.from_aggregates, "Inputs are that query's result rows, not table rows");
+}
+
+int run(int argc, char** argv) {
+    config c;
+    CLI::App app{"", "prof-harvest"};
+    add_options(app, c);
     prof::cli::parse(app, argc, argv);
 
     prof::harvest_config hc;
-    hc.memory_margin = c.memory_margin;
-    hc.time_margin = c.time_margin;
-    prof::check_margins(c.memory_margin, c.time_margin);
+    hc.margin = c.margins.value();
     hc.max_bad_lines = c.max_bad_lines;
     if (!c.run_id.empty()) hc.run_id = c.run_id;
     if (!c.family_map.empty()) hc.family_map = prof::parse_family_map(prof::read_file(c.family_map), c.family_map);
@@ -115,45 +113,14 @@ int run(int argc, char** argv) {
         return 0;
     }
     prof::aggregate_reader aggregates(hc);
-
-    // Progress only for a person watching (STYLE: stderr a terminal, not --quiet).
-    bool show = !c.quiet && ::isatty(2);
-    auto t0 = std::chrono::steady_clock::now();
-    auto last = t0;
-    auto progress = [&](std::uint64_t lines, std::uint64_t bytes) {
-        auto now = std::chrono::steady_clock::now();
-        if (now - last < std::chrono::milliseconds(500)) return;
-        last = now;
-        double s = std::chrono::duration<double>(now - t0).count();
-        fmt::print(stderr, "\r{}: {} lines, {} ({}/s)   ", prof::program_name(), lines, prof::human_bytes(double(bytes)),
-                   prof::human_bytes(bytes / std::max(s, 1e-9)));
-    };
-
-    // Clears the progress line however reading ends, so an error message starts a clean line.
-    struct clear_progress {
-        bool& shown;
-        ~clear_progress() {
-            if (shown) fmt::print(stderr, "\r\033[K");
-        }
-    };
-    bool progress_shown = false;
     prof::harvester h(hc);
     {
-        clear_progress guard{progress_shown};
-        auto on_progress = [&](std::uint64_t lines, std::uint64_t bytes) {
-            progress(lines, bytes);
-            progress_shown = last != t0;
-        };
+        prof::cli::progress_meter progress(prof::cli::show_progress(c.quiet));
         for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
             // gzip is recognised by its magic on every input (a .gz URL, `cat x.gz |`).
             auto src = prof::is_http_url(in) ? prof::http_source(in, http) : prof::open_input(in);
-            if (c.from_aggregates) {
-                prof::line_reader lines(prof::gunzip_if_gzip(std::move(src)));
-                aggregates.read(lines);
-                continue;
-            }
-            h.read(prof::gunzip_if_gzip(std::move(src)), c.jobs,
-                   show ? std::function<void(std::uint64_t, std::uint64_t)>(on_progress) : nullptr);
+            if (c.from_aggregates) aggregates.read(prof::gunzip_if_gzip(std::move(src)));
+            else h.read(prof::gunzip_if_gzip(std::move(src)), c.jobs, progress.callback());
         }
     }
     if (h.bad_lines()) prof::warn(fmt::format("skipped {} malformed line(s)", h.bad_lines()));

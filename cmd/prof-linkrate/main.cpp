@@ -3,14 +3,13 @@
 #include "prof/cache.hpp"
 #include "prof/cli.hpp"
 #include "prof/cuda.hpp"
+#include "prof/device/linkrate_cache.hpp"
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
 #include "prof/host.hpp"
 #include "prof/linkrate.hpp"
 #include "prof/units.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <fmt/format.h>
 
@@ -27,25 +26,7 @@ struct config {
 constexpr std::size_t warmups = 3;
 constexpr std::uint64_t max_samples = 100000;
 
-bool is_ordinal(const std::string& s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
-}
-
-// The UUID a --device UUID names, spelled as the driver reports it (lower case, "GPU-" prefix),
-// so a cached rate is found without loading CUDA.
-std::string canonical_uuid(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (s.rfind("gpu-", 0) == 0) s.erase(0, 4);
-    return "GPU-" + s;
-}
-
-int run(int argc, char** argv) {
-    config c;
-    CLI::App app{"Measure the host<->device transfer rate of one link through the CUDA runtime (loaded at run\n"
-                 "time; nothing links CUDA): buffers allocated once, warm-up copies discarded, each copy timed\n"
-                 "with CUDA events, rate = median of the samples. --device host measures a host-to-host memcpy\n"
-                 "the same way. Rates are cached per (device UUID, host, direction, memory, size).",
-                 "prof-linkrate"};
+void add_options(CLI::App& app, config& c) {
     prof::cli::configure(app, "prof-linkrate --device 0 --memory pinned --bytes 64MiB 1GiB --cache ~/.cache/prof | jq .bytes_per_second",
                          "reads nothing; writes link_rate lines (one per direction x memory x size)");
     app.add_option("--device", c.device, "CUDA device ordinal, its UUID, or 'host'")->capture_default_str();
@@ -60,7 +41,17 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_flag("--refresh", c.refresh, "Measure even when the cache holds a fresh rate");
     app.add_flag("--list", c.list, "Show the rates in --cache with their age, measuring nothing");
-    app.add_option("--host", c.host, "Host identity (default: $PROF_HOST, else the hostname)");
+    prof::cli::add_host_option(app, c.host);
+}
+
+int run(int argc, char** argv) {
+    config c;
+    CLI::App app{"Measure the host<->device transfer rate of one link through the CUDA runtime (loaded at run\n"
+                 "time; nothing links CUDA): buffers allocated once, warm-up copies discarded, each copy timed\n"
+                 "with CUDA events, rate = median of the samples. --device host measures a host-to-host memcpy\n"
+                 "the same way. Rates are cached per (device UUID, host, direction, memory, size).",
+                 "prof-linkrate"};
+    add_options(app, c);
     prof::cli::parse(app, argc, argv);
 
     // The samples are held in memory and written into the record: a bound keeps a typo (2^32)
@@ -78,21 +69,8 @@ int run(int argc, char** argv) {
     std::vector<std::string> memories = c.memory == "both" ? std::vector<std::string>{"pinned", "pageable"} : std::vector<std::string>{c.memory};
     if (c.list) {
         if (c.cache.empty()) throw prof::usage_error("--list needs --cache DIR");
-        std::vector<prof::cached_rate_row> rows;
-        for (auto& e : prof::profile_cache(c.cache).list("link_rate")) {
-            prof::cached_rate_row row{e.path, std::nullopt, ""};
-            try {
-                row.rate = prof::parse_link_rate_text(e.record);
-            } catch (const prof::field_error& err) {
-                row.problem = err.what();
-            }
-            rows.push_back(std::move(row));
-        }
-        if (rows.empty()) {
-            prof::note(fmt::format("{} holds no cached link rate", c.cache));
-            return 0;
-        }
-        std::fputs(prof::format_cached_rates(rows, prof::now_ns(), max_age).c_str(), stdout);
+        if (auto table = prof::list_cached_rates(c.cache, max_age)) std::fputs(table->c_str(), stdout);
+        else prof::note(fmt::format("{} holds no cached link rate", c.cache));
         return 0;
     }
     std::string host = prof::host_identity(c.host);
@@ -112,7 +90,7 @@ int run(int argc, char** argv) {
         }
         return *backend;
     };
-    std::string uuid = on_host ? "host" : is_ordinal(c.device) ? "" : canonical_uuid(c.device);
+    std::string uuid = on_host ? "host" : prof::is_device_ordinal(c.device) ? "" : prof::canonical_device_uuid(c.device);
     std::optional<prof::profile_cache> cache;
     if (!c.cache.empty()) {
         cache.emplace(c.cache);
@@ -125,19 +103,9 @@ int run(int argc, char** argv) {
                 std::string what = fmt::format("{} {} {} bytes", dir, mem, size);
                 if (cache && !c.refresh) {
                     auto key = prof::link_rate_key(uuid, host, dir, mem, size);
-                    if (auto text = cache->get("link_rate", key, prof::link_rate_record_key)) {
-                        try {
-                            auto cached = prof::parse_link_rate_text(*text);
-                            if (auto why = prof::link_rate_stale(cached, prof::now_ns(), max_age)) {
-                                prof::note(fmt::format("cached rate for {} is stale ({}): measuring", what, *why));
-                            } else {
-                                prof::note(fmt::format("using the cached rate for {} (younger than --max-age)", what));
-                                prof::cli::emit_line(prof::write_link_rate(cached));
-                                continue;
-                            }
-                        } catch (const prof::field_error& e) {
-                            prof::warn(fmt::format("cached rate for {} is unreadable ({}): measuring it again", what, e.what()));
-                        }
+                    if (auto cached = prof::fresh_cached_rate(*cache, key, what, max_age)) {
+                        prof::cli::emit_line(prof::write_link_rate(*cached));
+                        continue;
                     }
                 }
                 auto rate = prof::measure_link_rate(get_backend(), host, dir, mem, size, c.samples, warmups);

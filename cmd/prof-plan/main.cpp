@@ -7,15 +7,13 @@
 #include "prof/sample.hpp"
 #include "prof/units.hpp"
 
-#include <cstdio>
 #include <fmt/format.h>
 #include <optional>
 
 namespace {
 
 struct config {
-    std::string file = "-";
-    std::string node_memory, node_gpu_memory, deadline;
+    std::string file = "-", node_memory, node_gpu_memory, deadline;
     std::string default_memory = "4GiB", default_wall = "60s", default_gpu_memory;
     std::string target = "json", layout, max_container_memory;
     std::string panel, on_unmeasured = "fail";
@@ -39,22 +37,13 @@ std::optional<prof::compute_profile> read_one_profile(const std::string& path) {
     return profile;
 }
 
-int run(int argc, char** argv) {
-    config c;
-    CLI::App app{"Turn one cost profile and the size of a run into resource requests: per family the slot\n"
-                 "(cores, memory, GPU share), slots per node, and the node count that meets a deadline or the\n"
-                 "makespan on a given number of nodes; rendered as a plan record, Spark properties, Ray task\n"
-                 "options, Kubernetes container resources or a table. Work is each model's cost curve in n_obs\n"
-                 "summed over the run's lengths (--panel, or the profile's sample record). A model with no ok\n"
-                 "fit stops the plan (exit 65) unless --on-unmeasured says what to do. No profile on stdin:\n"
-                 "planned from the defaults, every axis assumed.",
-                 "prof-plan"};
+void add_options(CLI::App& app, config& c) {
     prof::cli::configure(app,
                          "prof-aggregate fits.jsonl | prof-plan --series 5000 --node-cores 16 --node-memory 64GiB "
                          "--deadline 1h --target spark",
                          "reads one profile record (or nothing); writes one plan record, or a rendering");
     app.add_option("file", c.file, "Profile file ('-' = stdin; default stdin)");
-    auto* series = prof::cli::add_count_option(app, "--series", c.rq.series,
+    prof::cli::add_count_option(app, "--series", c.rq.series,
                                 "Series in the run (every model runs on every series; default: --panel's usable series)")
         ->default_str("");
     app.add_option("--panel", c.panel,
@@ -69,7 +58,7 @@ int run(int argc, char** argv) {
         ->capture_default_str();
     app.add_flag("--strict", c.rq.strict,
                  "Exit 65 when there is no profile, any axis of the plan is assumed, or a family or the totals cannot meet --deadline");
-    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines, "Skip up to N malformed --panel lines");
+    prof::cli::add_max_bad_lines_option(app, c.max_bad_lines, "--panel lines");
     prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node may hand out (allocatable)")
         ->required()
         ->default_str("");
@@ -104,30 +93,34 @@ int run(int argc, char** argv) {
     app.add_option("--default-gpu-memory", c.default_gpu_memory,
                    "GPU memory of a slot the profile does not size (default: no GPU)");
     prof::cli::add_count_option(app, "--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence");
+}
+
+int run(int argc, char** argv) {
+    config c;
+    CLI::App app{"Turn one cost profile and the size of a run into resource requests: per family the slot\n"
+                 "(cores, memory, GPU share), slots per node, and the node count that meets a deadline or the\n"
+                 "makespan on a given number of nodes; rendered as a plan record, Spark properties, Ray task\n"
+                 "options, Kubernetes container resources or a table. Work is each model's cost curve in n_obs\n"
+                 "summed over the run's lengths (--panel, or the profile's sample record). A model with no ok\n"
+                 "fit stops the plan (exit 65) unless --on-unmeasured says what to do. No profile on stdin:\n"
+                 "planned from the defaults, every axis assumed.",
+                 "prof-plan"};
+    add_options(app, c);
     prof::cli::parse(app, argc, argv);
     c.rq.on_unmeasured = prof::parse_unmeasured_policy(c.on_unmeasured);
-    for (const auto& m : c.models) {
-        auto spec = prof::parse_model_spec(m, "--models");
-        c.rq.models.push_back(spec.model_type);
-        if (m.find(':') != std::string::npos) c.rq.model_families[spec.model_type] = spec.family;
-    }
-    if (series->count() && c.rq.series == 0)
-        throw prof::usage_error("--series must be a positive integer (leave it out to take --panel's usable series)");
-    if (c.rq.series == 0 && c.panel.empty()) throw prof::usage_error("give --series N, or --panel FILE (the run's series)");
+    prof::add_model_specs(c.rq, c.models);
+    prof::check_run_size(app.count("--series") > 0, c.rq.series, !c.panel.empty());
 
     c.rq.node.memory_bytes = prof::parse_size(c.node_memory, "--node-memory");
-    if (!c.node_gpu_memory.empty()) c.rq.node.gpu_memory_bytes = prof::parse_size(c.node_gpu_memory, "--node-gpu-memory");
-    if (!c.deadline.empty()) c.rq.deadline_s = prof::parse_duration(c.deadline, "--deadline");
+    c.rq.node.gpu_memory_bytes = prof::parse_size_if_given(c.node_gpu_memory, "--node-gpu-memory");
+    c.rq.deadline_s = prof::parse_duration_if_given(c.deadline, "--deadline");
     c.rq.nodes = c.nodes;
     c.rq.layout = prof::layout_for_target(c.target, c.layout);
-    if (!c.max_container_memory.empty())
-        c.rq.limits.max_container_memory_bytes = prof::parse_size(c.max_container_memory, "--max-container-memory");
+    c.rq.limits.max_container_memory_bytes = prof::parse_size_if_given(c.max_container_memory, "--max-container-memory");
     c.rq.defaults.memory_bytes = prof::parse_size(c.default_memory, "--default-memory");
     c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");
-    if (!c.default_gpu_memory.empty())
-        c.rq.defaults.gpu_memory_bytes = prof::parse_size(c.default_gpu_memory, "--default-gpu-memory");
-    if (!c.rq.deadline_s && !c.rq.nodes)
-        throw prof::usage_error("give --deadline (to get a node count) or --nodes (to get a makespan)");
+    c.rq.defaults.gpu_memory_bytes = prof::parse_size_if_given(c.default_gpu_memory, "--default-gpu-memory");
+    prof::check_plan_goal(c.rq.deadline_s, c.rq.nodes);
 
     if (!c.panel.empty()) {
         prof::line_reader in(prof::open_input(c.panel));
@@ -146,9 +139,7 @@ int run(int argc, char** argv) {
 
     // Warnings go to stderr whatever the target; the static-config case is one plain note.
     for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));
-    for (const auto& [name, f] : plan.families)
-        for (const auto& w : f.warnings) prof::warn(fmt::format("family '{}': {}", name, w));
-    for (const auto& w : prof::render_warnings(plan, c.target, c.ro)) prof::warn(w);
+    for (const auto& w : prof::family_and_render_warnings(plan, c.target, c.ro)) prof::warn(w);
     if (!out.empty() && out.back() == '\n') out.pop_back();
     prof::cli::emit_line(out);
     return 0;

@@ -26,12 +26,7 @@ struct config {
     std::string params;
 };
 
-int run(int argc, char** argv) {
-    config c;
-    CLI::App app{"Decide whether a run is worth profiling (the gate) and pick the sample of cells:\n"
-                 "usable series sorted by (n_obs, ts_id), an even spread that always holds the\n"
-                 "shortest and the longest, every model on every sampled series.",
-                 "prof-sample"};
+void add_options(CLI::App& app, config& c) {
     prof::cli::configure(app, "prof-sample --panel panel.jsonl --model theta:statistical --model sarimax:statistical "
                               "| prof-measure --worker 'python3 worker.py' --ready | prof-aggregate",
                          "reads panel lines {ts_id, n_obs, ...}; writes one sample record, then cell records");
@@ -43,13 +38,21 @@ int run(int argc, char** argv) {
     app.add_option("--mode", c.mode, "Gate: off, always or auto (sample only when cells >= --min-cells)")
         ->capture_default_str();
     prof::cli::add_count_option(app, "--min-cells", c.min_cells, "Cells (usable series x models) at which auto samples");
-    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
-                                "Skip up to N malformed panel lines (counted on stderr)");
+    prof::cli::add_max_bad_lines_option(app, c.max_bad_lines, "panel lines");
     app.add_option("--signature-out", c.signature_out, "Write the panel's data signature (for prof-resolve) to FILE")
         ->type_name("FILE");
     app.add_option("--signature-key", c.signature_keys, "K=V: a key of your own in the signature (repeatable)")
         ->allow_extra_args(false);
     app.add_option("--params", c.params, "JSON file of model → tuned params, carried on each of its cells");
+}
+
+int run(int argc, char** argv) {
+    config c;
+    CLI::App app{"Decide whether a run is worth profiling (the gate) and pick the sample of cells:\n"
+                 "usable series sorted by (n_obs, ts_id), an even spread that always holds the\n"
+                 "shortest and the longest, every model on every sampled series.",
+                 "prof-sample"};
+    add_options(app, c);
     prof::cli::parse(app, argc, argv);
     std::vector<std::pair<std::string, prof::json_value>> signature_keys;
     for (const auto& k : c.signature_keys) signature_keys.push_back(prof::parse_signature_key(k));

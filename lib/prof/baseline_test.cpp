@@ -1,4 +1,4 @@
-// The shipped baseline (share/prof/baseline.json, issue 4): a real profile whose derived values
+// The shipped baseline (share/prof/baseline.json): a real profile whose derived values
 // are exactly what the arithmetic computes from its raw values, so a hand edit cannot mislead.
 #include "prof/fsutil.hpp"
 #include "prof/profile.hpp"

@@ -1,4 +1,4 @@
-// ProfileCache: a plain directory of JSON records under percent-encoded keys (SPEC §1), shared
+// ProfileCache: a plain directory of JSON records under percent-encoded keys, shared
 // by prof-spans (query_profile) and prof-linkrate (link_rate).
 #pragma once
 
@@ -12,7 +12,7 @@ namespace prof {
 
 // Layout: ROOT/<kind>/<key_file_name(components)>.json, one record per file, the record's JSON
 // text followed by '\n'. The kind ("query_profile", "link_rate") is a fixed lower-case word;
-// the key components are whatever identifies the record (SPEC §1 "Keys in file names": every
+// the key components are whatever identifies the record (every
 // byte outside [A-Za-z0-9_-] percent-encoded, components joined with '@', long names cut to
 // 150 bytes + '~' + SHA-256), so two different keys never share a file and no key can name a
 // path outside its kind's directory. Every path is also checked after resolving symbolic

@@ -3,6 +3,7 @@
 #include "prof/errors.hpp"
 #include "prof/fsutil.hpp"
 #include "prof/json_in.hpp"
+#include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>
 #include <filesystem>
@@ -14,16 +15,10 @@ using namespace prof;
 namespace fs = std::filesystem;
 
 namespace {
+// A scratch directory whose path the tests compose with fs::path.
 struct temp_dir {
-    fs::path path;
-    temp_dir() {
-        char tmpl[] = "/tmp/prof-cache-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
+    test::temp_dir dir{"cache-test"};
+    fs::path path{dir.path};
 };
 }  // namespace
 

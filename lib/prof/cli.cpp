@@ -5,7 +5,9 @@
 
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
+#include "prof/units.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <new>
+#include <unistd.h>
 
 #ifndef PROF_VERSION
 #define PROF_VERSION "0.0.0"
@@ -146,6 +149,44 @@ CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::optio
         .add_option_function<std::string>(
             name, [&var, name](const std::string& text) { var = parse_count(name, text); }, desc)
         ->type_name("UINT");
+}
+
+CLI::Option* add_host_option(CLI::App& app, std::optional<std::string>& host) {
+    return app.add_option("--host", host, "Host identity for the records (default: $PROF_HOST, else the hostname)");
+}
+
+CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet) {
+    return app.add_flag("--quiet,-q", quiet, "No progress display and no summary line on stderr");
+}
+
+CLI::Option* add_max_bad_lines_option(CLI::App& app, std::uint64_t& n, const std::string& lines) {
+    return add_count_option(app, "--max-bad-lines", n, "Skip up to N malformed " + lines + " (counted on stderr)");
+}
+
+void add_margin_options(CLI::App& app, margin_flags& m) {
+    app.add_option("--memory-margin", m.memory, "Multiplier on peak memory, >= 1.0")->capture_default_str();
+    app.add_option("--time-margin", m.time, "Multiplier on median wall time, >= 1.0")->capture_default_str();
+}
+
+bool show_progress(bool quiet) { return !quiet && ::isatty(2); }
+
+progress_meter::~progress_meter() {
+    if (shown_) fmt::print(stderr, "\r\033[K");
+}
+
+std::function<void(std::uint64_t, std::uint64_t)> progress_meter::callback() {
+    if (!show_) return nullptr;
+    return [this](std::uint64_t lines, std::uint64_t bytes) { update(lines, bytes); };
+}
+
+void progress_meter::update(std::uint64_t lines, std::uint64_t bytes) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    double s = std::chrono::duration<double>(now - t0_).count();
+    fmt::print(stderr, "\r{}: {} lines, {} ({}/s)   ", program_name(), lines, human_bytes(double(bytes)),
+               human_bytes(bytes / std::max(s, 1e-9)));
+    shown_ = true;
 }
 
 std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files) {

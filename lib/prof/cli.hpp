@@ -2,8 +2,11 @@
 // misuse → 64 with a hint, typed errors → exit codes in one place, the record output stream.
 #pragma once
 
+#include "prof/profile/rules.hpp"
+
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,11 +31,11 @@ void parse(CLI::App& app, int argc, char** argv);
 // For a program that fills and frees large arrays one after another (prof-spans):
 // glibc serves large blocks from the heap and keeps freed memory there instead of mapping each
 // block afresh and unmapping it when freed, so a later block reuses pages already faulted in
-// (a page fault costs microseconds on a VM: prof-spans 34 k -> 24 k faults). Call first in main.
+// instead of faulting fresh ones. Call first in main.
 void prefer_heap_reuse();
 
 // Runs a program's body: sets the program name for diagnostics, maps typed errors to exit
-// codes (SPEC §1), prints "prof-x: message" (plus the --help hint for misuse), and checks
+// codes (the sysexits values of errors.hpp), prints "prof-x: message" (plus the --help hint for misuse), and checks
 // that stdout was written and closed without error (74 otherwise).
 int run_tool(const char* name, int argc, char** argv, const std::function<int(int, char**)>& body);
 
@@ -46,6 +49,41 @@ void emit_line(const std::string& line);
 CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::uint64_t& var, const std::string& desc);
 CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::optional<std::uint64_t>& var,
                               const std::string& desc);
+
+// ---- flags several programs share, each declared here once with its help text ----------
+
+// --host NAME: the host identity the records carry (host_identity() applies the default).
+CLI::Option* add_host_option(CLI::App& app, std::optional<std::string>& host);
+// --quiet, -q: no progress display and no summary line on stderr.
+CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet);
+// --max-bad-lines N: "Skip up to N malformed <lines> (counted on stderr)"; `lines` names what
+// the program reads ("cell lines", "--panel lines").
+CLI::Option* add_max_bad_lines_option(CLI::App& app, std::uint64_t& n, const std::string& lines = "lines");
+// --memory-margin and --time-margin, read as numbers and validated once parsed (value()).
+struct margin_flags {
+    double memory = default_memory_margin, time = default_time_margin;
+    margins value() const { return margins(memory, time); }  // throws usage_error naming the flag
+};
+void add_margin_options(CLI::App& app, margin_flags& m);
+
+// Progress on stderr for a person watching (stderr a terminal, not --quiet: show_progress):
+// "\rprof-x: N lines, SIZE (RATE/s)" at most twice a second. The line is cleared when the
+// meter goes, however the work ends, so an error message starts on a clean line.
+bool show_progress(bool quiet);
+class progress_meter {
+public:
+    explicit progress_meter(bool show) : show_(show) {}
+    ~progress_meter();
+    progress_meter(const progress_meter&) = delete;
+    progress_meter& operator=(const progress_meter&) = delete;
+    // What a reader calls with the lines and bytes read so far; empty when not shown.
+    std::function<void(std::uint64_t, std::uint64_t)> callback();
+
+private:
+    void update(std::uint64_t lines, std::uint64_t bytes);
+    bool show_, shown_ = false;
+    std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_ = t0_;
+};
 
 // The inputs a filter reads: the named files, or stdin ("-") when none are named.
 std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files);

@@ -254,7 +254,8 @@ public:
         auto& a = rt.functions();
         pci_locality loc = read_pci_locality(d.pci_bus_id);
         // Bind before the context and the host buffers exist, so pinned pages and the driver's
-        // staging buffers land on the device's node (the wrong node can cut the rate by 3x).
+        // staging buffers land on the device's node (from another node every copy also crosses
+        // the link between sockets, and the rate read is not the device's).
         cpus_ = bind_thread_to(loc.local_cpus);
         a.check(a.set_device(d.ordinal), "cudaSetDevice");
         a.check(a.free_(nullptr), "cudaFree(0) (context creation)");

@@ -1,22 +1,19 @@
 // prof-diff's arithmetic: axis changes, the gate's rules, ratio parsing.
 #include "prof/diff.hpp"
 #include "prof/errors.hpp"
+#include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>
 
 namespace {
 
+// ets (family statistical) over 8 ok fits, under the default margins.
 prof::compute_profile one_model(double wall, std::uint64_t rss, double cores) {
-    prof::compute_profile p;
-    prof::model_cost m;
-    m.model_type = "ets";
-    m.family = "statistical";
-    m.n_fits = m.n_ok = 8;
-    m.median_wall_s = wall;
-    m.median_cpu_s = wall;
-    m.max_process_rss_bytes = rss;
-    m.max_effective_cores = cores;
-    p.models["ets"] = m;
+    auto p = prof::test::profile_of({prof::test::model_of("ets", "statistical",
+                                                          {.n_ok = 8, .max_effective_cores = cores,
+                                                           .max_process_rss_bytes = rss, .median_wall_s = wall,
+                                                           .median_cpu_s = wall})},
+                                    prof::default_memory_margin, prof::default_time_margin);
     p.families["statistical"].family = "statistical";
     prof::recompute_derived(p);
     return p;
@@ -116,21 +113,13 @@ namespace {
 prof::compute_profile from_fits(double long_series_wall) {
     std::vector<prof::measured_fit> fits;
     auto add = [&](const char* ts, std::uint64_t n_obs, double wall) {
-        prof::measured_fit f;
-        f.ts_id = ts;
-        f.model_type = "ets";
-        f.family = "statistical";
-        f.n_obs = n_obs;
-        f.ok = true;
-        f.wall_s = wall;
-        f.cpu_s = wall;
-        fits.push_back(f);
+        fits.push_back(prof::test::fit_of(ts, "ets", "statistical", {.n_obs = n_obs, .wall_s = wall, .cpu_s = wall}));
     };
     add("a", 10, 0.01);
     add("b", 10, 0.01);
     add("c", 10, 0.01);
     add("d", 1000, long_series_wall);
-    return prof::build_profile(fits, 1.25, 1.1);
+    return prof::build_profile(fits, {1.25, 1.1});
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Exit codes (sysexits, SPEC §1) and the typed errors that become them in exactly one place.
+// Exit codes (sysexits, prof(7) EXIT STATUS) and the typed errors that become them in exactly one place.
 #pragma once
 
 #include <cstddef>
@@ -7,7 +7,7 @@
 
 namespace prof {
 
-// SPEC §1: the only exit statuses a prof program uses (prof-measure -- CMD also passes through
+// The only exit statuses a prof program uses (prof-measure -- CMD also passes through
 // the measured command's own status, as time(1) does).
 enum class exit_code : int {
     ok = 0,

@@ -1,4 +1,4 @@
-// Files written the SPEC §1 way: atomically (temp name in the same directory, flushed, renamed)
+// Files written the way prof(7) CONVENTIONS promise: atomically (temp name in the same directory, flushed, renamed)
 // and a shared index appended under an exclusive flock.
 #pragma once
 

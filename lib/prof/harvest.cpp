@@ -55,8 +55,6 @@ inline std::string_view key_of(simdjson::simdjson_result<od::field>& f) {
     return f.unescaped_key();
 }
 
-bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
-
 // The columns the row rules read; anything else is `other` (a scalar, checked and ignored).
 enum class column : std::uint8_t {
     run_id, ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
@@ -285,7 +283,7 @@ std::map<std::string, json_value> parse_signature_map(std::string_view text, con
 }
 
 profile_provenance harvest_provenance(const harvest_config& config, const std::string& run_id,
-                                      std::optional<std::int64_t> latest_ns,
+                                      const latest_instant& latest,
                                       const std::vector<std::string>& unmapped_models) {
     profile_provenance pv;
     pv.basis = "measured";
@@ -293,7 +291,7 @@ profile_provenance harvest_provenance(const harvest_config& config, const std::s
     pv.run_id = run_id;
     if (auto it = config.signature_map.find(run_id); it != config.signature_map.end()) pv.signature = it->second;
     else pv.signature = config.signature;
-    if (latest_ns) pv.measured_at = format_rfc3339(*latest_ns);
+    pv.measured_at = latest.rfc3339();
     if (!unmapped_models.empty()) {
         std::string names;
         for (const auto& m : unmapped_models) names += (names.empty() ? "" : ", ") + m;
@@ -324,7 +322,6 @@ std::string harvest_summary(const std::vector<compute_profile>& profiles, std::u
 }
 
 harvester::harvester(harvest_config config) : config_(std::move(config)) {
-    check_margins(config_.memory_margin, config_.time_margin);
     family_map_.insert(config_.family_map.begin(), config_.family_map.end());
 }
 
@@ -332,7 +329,7 @@ harvester::run_acc& harvester::run_for(std::string_view run_id) {
     if (last_run_ && same_text(run_id, last_run_id_)) return *last_run_;
     auto it = runs_.find(run_id);
     if (it == runs_.end())
-        it = runs_.emplace(std::string(run_id), run_acc(config_.memory_margin, config_.time_margin)).first;
+        it = runs_.emplace(std::string(run_id), run_acc(config_.margin)).first;
     last_run_ = &it->second;
     last_run_id_.assign(run_id);
     return *last_run_;
@@ -350,7 +347,7 @@ void harvester::add(const harvest_row& row) {
         ++r.counts.ensemble_rows_skipped;
         return;
     }
-    if (row.finished_at_ns && (!r.latest_ns || *row.finished_at_ns > *r.latest_ns)) r.latest_ns = row.finished_at_ns;
+    r.latest.add(row.finished_at_ns);
     fit_evidence f;
     f.ts_id = row.ts_id;
     f.model_type = row.model_type;
@@ -431,7 +428,7 @@ std::vector<compute_profile> harvester::finish() const {
     std::vector<compute_profile> out;
     for (const auto& [run_id, r] : runs_) {  // a sorted map: profiles come out by run_id
         std::vector<std::string> unmapped(r.unmapped_models.begin(), r.unmapped_models.end());
-        compute_profile p = r.builder.finish(harvest_provenance(config_, run_id, r.latest_ns, unmapped));
+        compute_profile p = r.builder.finish(harvest_provenance(config_, run_id, r.latest, unmapped));
         harvest_counts c = r.counts;
         c.bad_lines_skipped = bad_lines_;
         p.harvest = harvest_counts_json(c);

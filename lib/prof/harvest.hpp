@@ -117,7 +117,7 @@ struct harvest_counts {
 json_value harvest_counts_json(const harvest_counts& c);
 
 struct harvest_config {
-    double memory_margin = default_memory_margin, time_margin = default_time_margin;
+    margins margin;                                // --memory-margin, --time-margin
     std::optional<std::string> run_id;            // keep only this run
     std::map<std::string, std::string> family_map; // model → family (--family-map)
     std::optional<json_value> signature;           // provenance.signature of the one run (--signature)
@@ -138,10 +138,10 @@ json_value parse_signature(std::string_view text, const std::string& source);
 std::map<std::string, json_value> parse_signature_map(std::string_view text, const std::string& source);
 
 // A harvested run's provenance: basis "measured", source "harvest", the run_id, its
-// signature (the signature_map entry, else the config's), measured_at = latest_ns (ns since
-// the epoch) when set, and the warning naming the models (sorted) that had no family.
+// signature (the signature_map entry, else the config's), measured_at = the latest finished_at
+// when there was one, and the warning naming the models (sorted) that had no family.
 profile_provenance harvest_provenance(const harvest_config& config, const std::string& run_id,
-                                      std::optional<std::int64_t> latest_ns,
+                                      const latest_instant& latest,
                                       const std::vector<std::string>& unmapped_models);
 
 // The line prof-harvest ends with on stderr: rows read, runs, fits ok and failed, rows skipped.
@@ -180,10 +180,10 @@ public:
 
 private:
     struct run_acc {
-        explicit run_acc(double mm, double tm) : builder(mm, tm) {}
+        explicit run_acc(const margins& m) : builder(m) {}
         profile_builder builder;
         harvest_counts counts;
-        std::optional<std::int64_t> latest_ns;
+        latest_instant latest;  // of finished_at
         std::set<std::string, std::less<>> unmapped_models;
     };
     run_acc& run_for(std::string_view run_id);

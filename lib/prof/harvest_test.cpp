@@ -4,6 +4,7 @@
 #include "prof/harvest.hpp"
 #include "prof/keys.hpp"
 #include "prof/registry.hpp"
+#include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -25,14 +26,7 @@ std::vector<prof::compute_profile> harvest_text(const std::string& text, prof::h
 
 std::string counts(const prof::compute_profile& p) { return p.harvest ? p.harvest->dump() : "none"; }
 
-struct temp_dir {
-    std::string path;
-    temp_dir() {
-        char tmpl[] = "/tmp/prof-harvest-test.XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~temp_dir() { std::filesystem::remove_all(path); }
-};
+using prof::test::temp_dir;
 
 }  // namespace
 
@@ -171,18 +165,11 @@ TEST_CASE("the harvest of rows equals build_profile over the equivalent fit reco
     auto fit = [](std::string ts, std::uint64_t n_obs, bool ok, std::optional<double> wall, std::optional<double> cpu,
                   std::optional<std::uint64_t> rss, std::optional<std::uint64_t> peak, std::optional<std::uint64_t> gpu,
                   std::optional<std::string> error) {
-        prof::measured_fit f;
-        f.ts_id = ts;
-        f.model_type = "m";
-        f.family = "f";
-        f.n_obs = n_obs;
+        auto f = prof::test::fit_of(ts, "m", "f",
+                                    {.n_obs = n_obs, .wall_s = wall, .cpu_s = cpu, .process_rss_bytes = rss,
+                                     .peak_rss_bytes = peak, .peak_gpu_bytes = gpu},
+                                    error);
         f.ok = ok;
-        f.wall_s = wall;
-        f.cpu_s = cpu;
-        f.process_rss_bytes = rss;
-        f.peak_rss_bytes = peak;
-        f.peak_gpu_bytes = gpu;
-        f.error = error;
         return f;
     };
     std::vector<prof::measured_fit> fits = {fit("a", 10, true, 0.5, 1.0, 100, 7, std::nullopt, std::nullopt),
@@ -190,7 +177,7 @@ TEST_CASE("the harvest of rows equals build_profile over the equivalent fit reco
                                             fit("c", 20, false, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                                                 std::nullopt, "killed by SIGKILL")};
     auto h = harvest_text(rows).at(0);
-    auto b = prof::build_profile(fits, prof::default_memory_margin, prof::default_time_margin, h.provenance);
+    auto b = prof::build_profile(fits, {prof::default_memory_margin, prof::default_time_margin}, h.provenance);
     b.harvest = h.harvest;
     CHECK(prof::write_profile(h) == prof::write_profile(b));
     CHECK(h.families.at("f").slot_rss_bytes == 375);  // ceil(300 × 1.25)

@@ -1,4 +1,4 @@
-// Host identity (SPEC §1): --host, else $PROF_HOST, else the machine's hostname; never invented.
+// Host identity: --host, else $PROF_HOST, else the machine's hostname; never invented.
 #pragma once
 
 #include <optional>

@@ -15,7 +15,7 @@
 
 namespace prof {
 
-// A remote source still failing after every retry (SPEC §1: exit 75, EX_TEMPFAIL).
+// A remote source still failing after every retry (exit 75, EX_TEMPFAIL).
 struct temp_fail_error : error {
     explicit temp_fail_error(const std::string& m) : error(exit_code::temp_fail, m) {}
 };

@@ -328,7 +328,7 @@ namespace {
 // simdjson's on-demand parser validates only what it reads ("n_obs":007 reads as 7, a NaN or
 // nul word in a column nobody reads passes), so every line is first measured against the JSON
 // grammar by the strict scanner in validator mode (json_scan.hpp: syntax, not range, so 1e400
-// — valid JSON, non-finite, not usable by SPEC §1 — passes). That one pass also proves that
+// — valid JSON, non-finite, not usable — passes). That one pass also proves that
 // nothing follows the value, so a good line is parsed once, straight into fn.
 struct line_check {
     bool one_value = false;   // exactly one JSON value, whitespace around it
@@ -419,7 +419,7 @@ std::optional<double> read_number(od::value v, std::string_view field) {
     od::json_type t = v.type();
     if (t == od::json_type::null) return std::nullopt;
     if (t == od::json_type::number) {
-        // A well-formed number beyond double range (1e400) is non-finite: not usable (SPEC §1).
+        // A well-formed number beyond double range (1e400) is non-finite: not usable.
         if (auto d = json_number_value(trimmed_token(v))) return *d;
         wrong_type(v, field, "a number");
     }

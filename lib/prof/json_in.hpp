@@ -1,4 +1,4 @@
-// JSON Lines input (SPEC §1): byte sources, the line reader, typed field readers with
+// JSON Lines input (prof-records(5) DESCRIPTION): byte sources, the line reader, typed field readers with
 // line-numbered errors, the --max-bad-lines policy, and a generic canonical JSON value.
 #pragma once
 
@@ -115,7 +115,7 @@ std::string_view trimmed_token(simdjson::ondemand::value v);
 
 // ---- typed field readers (throw field_error naming the field and what was found) --------
 // null → nullopt. A string holding a number is accepted (warehouse exports quote 64-bit
-// integers); "NaN"/"Infinity"/"-Infinity" read as NaN/±inf: not usable (SPEC §1).
+// integers); "NaN"/"Infinity"/"-Infinity" read as NaN/±inf: not usable.
 std::optional<double> read_number(simdjson::ondemand::value v, std::string_view field);
 // Non-negative integer read exactly up to 2^64-1, never through a double: a JSON number or a
 // string holding one, whose value is exactly an integer (120, "120", 1.0, 1e3); a fraction
@@ -138,7 +138,7 @@ void check_kind(simdjson::ondemand::value v, std::string_view expected);
 
 // ---- a generic JSON value in canonical form --------------------------------------------
 // Objects keep their members sorted by key (last duplicate wins), so serialisation is
-// byte-stable and equality ignores key order (SPEC: signatures match as JSON values).
+// byte-stable and equality ignores key order (signatures match as JSON values).
 struct json_value {
     enum class type { null, boolean, integer, uinteger, number, string, array, object };
     type t = type::null;

@@ -1,8 +1,9 @@
-// The JSON Lines reader of SPEC §1: BOM, CRLF, blank lines, line-numbered errors, bad-line budget.
+// The JSON Lines reader: BOM, CRLF, blank lines, line-numbered errors, bad-line budget.
 #include "prof/json_in.hpp"
 
 #include "prof/errors.hpp"
 #include "prof/records.hpp"
+#include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -277,8 +278,8 @@ TEST_CASE("corrupt gzip data is called corrupt whatever the read size, never 'cu
 TEST_CASE("a .gz file cut at a flush point is refused by open_input with the same message") {
     std::string body;
     for (int k = 0; k < 5000; ++k) body += "{\"k\":" + std::to_string(k) + "}\n";
-    char tmpl[] = "/tmp/prof-json-in.XXXXXX";
-    std::string dir = ::mkdtemp(tmpl);
+    test::temp_dir tmp("json-in");
+    const std::string& dir = tmp.path;
     std::string path = dir + "/cut.jsonl.gz";
     std::string cut = gzip_of(body, 1000);
     FILE* f = std::fopen(path.c_str(), "wb");
@@ -286,5 +287,4 @@ TEST_CASE("a .gz file cut at a flush point is refused by open_input with the sam
     std::fclose(f);
     auto src = open_input(path);
     CHECK_THROWS_WITH_AS(read_all(*src), (path + ": gzip stream cut short").c_str(), io_error);
-    std::filesystem::remove_all(dir);
 }

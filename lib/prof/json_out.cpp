@@ -31,7 +31,7 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
-    // Output is UTF-8 JSON (SPEC §1) even when a child's stderr or an environment value is not:
+    // Output is UTF-8 JSON even when a child's stderr or an environment value is not:
     // each invalid byte becomes U+FFFD.
     if (!simdjson::validate_utf8(s.data(), s.size())) {
         std::string clean;
@@ -71,7 +71,7 @@ void append_json_string(std::string& out, std::string_view s) {
 
 std::string format_double(double d) {
     // fmt's default presentation for double is the shortest representation that reads back
-    // to the same value (Dragonbox), which is exactly SPEC §1's "shortest round-trip form".
+    // to the same value (Dragonbox), which is exactly the records' "shortest round-trip form".
     return fmt::format("{}", d);
 }
 

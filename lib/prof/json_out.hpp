@@ -1,5 +1,5 @@
 // Byte-stable JSON writing: fixed key order chosen by the caller, shortest round-trip doubles,
-// null for absent and non-finite values (SPEC §1: no program prints NaN or Infinity).
+// null for absent and non-finite values (no program prints NaN or Infinity).
 #pragma once
 
 #include <cstdint>

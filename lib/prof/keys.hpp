@@ -1,4 +1,4 @@
-// Keys in file names (SPEC §1): percent-encoded components joined with '@', long names cut to
+// Keys in file names (prof-records(5) PROFILE CACHE): percent-encoded components joined with '@', long names cut to
 // 150 bytes + '~' + SHA-256, and a path check that refuses anything outside the root.
 #pragma once
 
@@ -22,7 +22,7 @@ std::string sha256_hex(std::string_view data);
 // root + "/" + name, after checking that the lexically normalised result lies inside root;
 // throws prof::error (exit 73) otherwise.
 std::string path_under(const std::string& root, const std::string& name);
-// The same name escaped once more for a URL path (SPEC §1: '%' → "%25").
+// The same name escaped once more for a URL path ('%' → "%25").
 std::string url_escape_name(std::string_view name);
 
 }  // namespace prof

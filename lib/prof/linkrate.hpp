@@ -1,4 +1,4 @@
-// LinkRate (SPEC §2 link_rate): measured host↔device transfer rate of one link, the record, its
+// LinkRate (prof-records(5) LINK_RATE): measured host↔device transfer rate of one link, the record, its
 // staleness and cache key, and the measuring loop over an injected copier (CUDA in cuda.hpp,
 // host-to-host memcpy here), so every rule is tested without a GPU.
 #pragma once
@@ -24,7 +24,7 @@ struct link_device {
     std::optional<int> numa_node;            // the device's NUMA node; null when unknown
 };
 
-// SPEC §2 LinkRate. Record key order: kind, host, device{name, uuid, pci_bus_id, numa_node},
+// LinkRate. Record key order: kind, host, device{name, uuid, pci_bus_id, numa_node},
 // direction, memory, transfer_bytes, bytes_per_second, samples, measured_at, method,
 // driver_version, runtime_version, cpus.
 struct link_rate {
@@ -57,7 +57,7 @@ std::vector<std::string> link_rate_key(const std::string& uuid, const std::strin
 // samples, a positive transfer size, and a bytes_per_second that is exactly the median of its
 // samples (as measure_link_rate computes it). Throws field_error saying what disagrees.
 std::vector<std::string> link_rate_record_key(std::string_view text);
-// SPEC: stale when older than max_age_s, or never dated (also: dated in the future, or not a
+// Stale when older than max_age_s, or never dated (also: dated in the future, or not a
 // valid RFC 3339 stamp). nullopt = fresh.
 // The cached rates of one cache as a table for people (prof-linkrate --list): one row per
 // record — device, host, direction, memory, transfer size, rate, age at `now` and whether it

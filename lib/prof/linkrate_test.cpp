@@ -5,6 +5,7 @@
 #include "prof/errors.hpp"
 #include "prof/fsutil.hpp"
 #include "prof/linkrate.hpp"
+#include "prof/test_support.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -118,12 +119,11 @@ TEST_CASE("linkrate: stale when older than --max-age, never dated, badly dated o
 TEST_CASE("linkrate: the cache key is the device UUID, never its index, plus host, direction, memory, size") {
     auto k = link_rate_key("GPU-0a1b", "node 7", "h2d", "pinned", 1073741824);
     CHECK(k == std::vector<std::string>{"GPU-0a1b", "node 7", "h2d", "pinned", "1073741824"});
-    char tmpl[] = "/tmp/prof-linkrate-test-XXXXXX";
-    std::string dir = ::mkdtemp(tmpl);
+    test::temp_dir tmp("linkrate-test");
+    const std::string& dir = tmp.path;
     profile_cache c(dir);
     CHECK(fs::path(c.path_for("link_rate", k)).filename() == "GPU-0a1b@node%207@h2d@pinned@1073741824.json");
     CHECK(c.path_for("link_rate", k) != c.path_for("link_rate", link_rate_key("GPU-0a1b", "node 7", "d2h", "pinned", 1073741824)));
-    fs::remove_all(dir);
 }
 
 TEST_CASE("linkrate: CPU lists and PCI locality are read the sysfs way") {
@@ -132,8 +132,8 @@ TEST_CASE("linkrate: CPU lists and PCI locality are read the sysfs way") {
     CHECK_THROWS_AS(parse_cpulist("3-1"), field_error);
     CHECK_THROWS_AS(parse_cpulist("a"), field_error);
     CHECK(normalize_pci_bus_id("0000:1B:00.0") == "0000:1b:00.0");
-    char tmpl[] = "/tmp/prof-sysfs-test-XXXXXX";
-    std::string root = ::mkdtemp(tmpl);
+    test::temp_dir tmp("sysfs-test");
+    const std::string& root = tmp.path;
     std::string dev = root + "/bus/pci/devices/0000:1b:00.0";
     make_dirs(dev);
     write_file_atomic(dev + "/numa_node", "1\n");
@@ -144,7 +144,6 @@ TEST_CASE("linkrate: CPU lists and PCI locality are read the sysfs way") {
     write_file_atomic(dev + "/numa_node", "-1\n");
     CHECK_FALSE(read_pci_locality("0000:1b:00.0", root).numa_node);
     CHECK_FALSE(read_pci_locality("0000:99:00.0", root).numa_node);  // no such device: unknown
-    fs::remove_all(root);
 }
 
 TEST_CASE("linkrate: binding to CPUs outside the allowed set leaves the thread where it was") {
@@ -251,8 +250,8 @@ TEST_CASE("linkrate: a cached record names its own key and must agree with its o
 }
 
 TEST_CASE("linkrate: a cached rate that says another direction, host or size, or is corrupt, is a miss") {
-    char tmpl[] = "/tmp/prof-linkrate-cache.XXXXXX";
-    std::string root = ::mkdtemp(tmpl);
+    test::temp_dir tmp("linkrate-cache");
+    const std::string& root = tmp.path;
     profile_cache cache(root);
     link_rate r = sample_rate();
     auto key = link_rate_key(r.device.uuid, r.host, "h2d", "pinned", 67108864);
@@ -273,5 +272,4 @@ TEST_CASE("linkrate: a cached rate that says another direction, host or size, or
     other = r;
     other.bytes_per_second = 1e12;  // disagrees with its own samples' median
     CHECK_FALSE(stored_as_key(other));
-    std::filesystem::remove_all(root);
 }

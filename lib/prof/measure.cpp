@@ -109,6 +109,133 @@ std::string interrupted_error(int sig, bool killed) {
                        killed ? " (SIGKILL after the grace period)" : "");
 }
 
+// What supervising a running fit saw: when it ended, and whether it was stopped.
+struct fit_watch {
+    double t1 = 0;
+    bool timed_out = false, killed = false, err_open = true;
+    int stop_sig = 0;  // the signal prof-measure received and forwarded
+    std::size_t max_procs = 1;
+};
+
+// Waits for the fit in `ch` to end: samples its processes (count, GPU, CPU pressure) every
+// interval, tees its stderr, kills its tree at the timeout, forwards a signal prof-measure
+// received and escalates to SIGKILL after the grace (at once on a second signal).
+fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr_tee& tee, gpu_peak_tracker& gpu,
+                    pressure_meter& pressure, const measure_options& o) {
+    fit_watch w;
+    const double t0 = ch.started_at;
+    double kill_at = 0;  // when the forwarded signal escalates to SIGKILL
+    double deadline = o.timeout_s > 0 ? t0 + o.timeout_s : 0;
+    // The first /proc scan waits one interval: a short fit's wall must not include it.
+    double next_sample = t0 + o.sample_interval_s;
+    auto kill_tree = [&] {
+        kill(-ch.pid, SIGKILL);
+        if (cg) cg->kill_all();
+        w.killed = true;
+    };
+    for (;;) {
+        double now = monotonic_seconds();
+        if (now >= next_sample) {
+            std::vector<pid_t> members;
+            if (cg) for (int p : cg->members()) members.push_back(p);
+            else members = group_members(ch.pid);
+            w.max_procs = std::max(w.max_procs, members.size());
+            gpu.sample(members);
+            pressure.sample();
+            next_sample = now + o.sample_interval_s;
+        }
+        double wait = next_sample - now;
+        if (deadline > 0 && !w.timed_out) wait = std::min(wait, deadline - now);
+        if (w.stop_sig && !w.killed) wait = std::min(wait, kill_at - now);
+        pollfd pfds[3] = {{ch.pidfd, POLLIN, 0}, {w.err_open ? err_fd : -1, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+        int r = poll(pfds, 3, std::max(0, static_cast<int>(wait * 1000 + 0.5)));
+        if (r < 0 && errno != EINTR) break;
+        if (pfds[1].revents) w.err_open = drain(err_fd, tee);
+        if (pending_signal()) {
+            int sig = take_pending_signal();
+            if (!w.stop_sig) {
+                // Stop the fit as the signal would have: its group first, SIGKILL after the grace.
+                w.stop_sig = sig;
+                kill(-ch.pid, sig);
+                kill_at = monotonic_seconds() + o.stop_grace_s;
+            } else if (!w.killed) {
+                kill_tree();  // a second signal: no more grace
+            }
+        }
+        if (pfds[0].revents & POLLIN) {
+            w.t1 = monotonic_seconds();
+            break;
+        }
+        now = monotonic_seconds();
+        if (deadline > 0 && !w.timed_out && !w.stop_sig && now >= deadline) {
+            w.timed_out = true;
+            kill_tree();
+        }
+        if (w.stop_sig && !w.killed && now >= kill_at) kill_tree();
+    }
+    return w;
+}
+
+// After the fit's exit: kills and reaps what it left behind (its group, orphans, members still
+// in its cgroup), reads the rest of its stderr (the leftovers held the pipe), closes it, and
+// says how many were left.
+void clean_up_fit(pid_t pid, cgroup_cell* cg, int err_fd, bool err_open, stderr_tee& tee, const cell& c) {
+    if (err_open) err_open = drain(err_fd, tee);
+    std::vector<pid_t> gone = kill_group_leftovers(pid);
+    for (pid_t p : reap_orphans())
+        if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
+    if (cg)
+        for (int p : cg->members())  // still in the fit's cgroup: left behind too
+            if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
+    if (cg && cg->kill_all() > 0) reap_orphans();
+    std::size_t left = gone.size();
+    if (err_open && left > 0) {
+        pollfd pfd{err_fd, POLLIN, 0};
+        while (err_open && poll(&pfd, 1, 500) > 0) err_open = drain(err_fd, tee);
+    }
+    close(err_fd);
+    report_leftovers(left, c);
+}
+
+// The CPU and memory a fit used: rusage, then its cgroup's readings where it had one (read
+// after the leftovers are gone: their CPU up to the kill is the fit's). The cgroup is removed.
+void read_costs(measured_fit& f, const child_exit& ex, cgroup_cell* cg) {
+    f.cpu_s = ex.user_s + ex.system_s;
+    f.process_rss_bytes = ex.maxrss_kib * 1024;
+    if (!cg) return;
+    cgroup_reading rd = cg->read();
+    // The larger of the tree's peak and the largest process's: pages of a binary or library
+    // already cached are charged to the group that first read them, not to this one.
+    f.cgroup_peak_bytes = rd.peak_bytes;
+    if (rd.peak_bytes) f.process_rss_bytes = std::max(*rd.peak_bytes, f.process_rss_bytes.value_or(0));
+    f.page_cache_bytes = rd.page_cache_bytes;
+    if (rd.cpu_ns) f.cpu_s = static_cast<double>(*rd.cpu_ns) * 1e-9;
+    if (f.memory_limit_bytes) f.oom_killed = rd.oom_kills.value_or(0) > 0;
+    cg->remove();
+}
+
+// ok, exit_code or signal, and the error text from how the fit ended; throws interrupted when
+// prof-measure's own signal stopped it.
+void settle_fit(measured_fit& f, int status, const fit_watch& w, const measure_options& o, const stderr_tee& tee) {
+    std::optional<int> code, sig;
+    if (WIFEXITED(status)) {
+        code = WEXITSTATUS(status);
+        f.exit_code = *code;
+    } else if (WIFSIGNALED(status)) {
+        sig = WTERMSIG(status);
+        f.signal = signal_name(*sig);
+    }
+    f.ok = !w.timed_out && !w.stop_sig && code && *code == 0;
+    if (w.stop_sig) {
+        f.error = interrupted_error(w.stop_sig, w.killed);
+        throw interrupted(w.stop_sig, f);
+    }
+    if (!f.ok) {
+        f.error = describe_failure(code, sig, w.timed_out, o.timeout_s, tee.last_line());
+        if (f.oom_killed.value_or(false)) *f.error += fmt::format(" (out of memory: the {}-byte --memory-limit)", *f.memory_limit_bytes);
+    }
+}
+
 }  // namespace
 
 interrupted::interrupted(int s, std::optional<measured_fit> fit)
@@ -169,122 +296,23 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
         return f;
     }
     close(errp[1]);
-    double t0 = ch.started_at;
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
     stderr_tee tee;
     gpu_peak_tracker gpu{o.nvml, {}, false};
-    bool timed_out = false, err_open = true, killed = false;
-    int stop_sig = 0;          // the signal prof-measure received and forwarded
-    double kill_at = 0;        // when the forwarded signal escalates to SIGKILL
-    std::size_t max_procs = 1;
-    double deadline = o.timeout_s > 0 ? t0 + o.timeout_s : 0;
-    // The first /proc scan waits one interval: a short fit's wall must not include it.
-    double next_sample = t0 + o.sample_interval_s;
-    double t1 = 0;
-    auto kill_tree = [&] {
-        kill(-ch.pid, SIGKILL);
-        if (cg) cg->kill_all();
-        killed = true;
-    };
-    for (;;) {
-        double now = monotonic_seconds();
-        if (now >= next_sample) {
-            std::vector<pid_t> members;
-            if (cg) for (int p : cg->members()) members.push_back(p);
-            else members = group_members(ch.pid);
-            max_procs = std::max(max_procs, members.size());
-            gpu.sample(members);
-            pressure.sample();
-            next_sample = now + o.sample_interval_s;
-        }
-        double wait = next_sample - now;
-        if (deadline > 0 && !timed_out) wait = std::min(wait, deadline - now);
-        if (stop_sig && !killed) wait = std::min(wait, kill_at - now);
-        pollfd pfds[3] = {{ch.pidfd, POLLIN, 0}, {err_open ? errp[0] : -1, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
-        int r = poll(pfds, 3, std::max(0, static_cast<int>(wait * 1000 + 0.5)));
-        if (r < 0 && errno != EINTR) break;
-        if (pfds[1].revents) err_open = drain(errp[0], tee);
-        if (pending_signal()) {
-            int s = take_pending_signal();
-            if (!stop_sig) {
-                // Stop the fit as the signal would have: its group first, SIGKILL after the grace.
-                stop_sig = s;
-                kill(-ch.pid, s);
-                kill_at = monotonic_seconds() + o.stop_grace_s;
-            } else if (!killed) {
-                kill_tree();  // a second signal: no more grace
-            }
-        }
-        if (pfds[0].revents & POLLIN) {
-            t1 = monotonic_seconds();
-            break;
-        }
-        now = monotonic_seconds();
-        if (deadline > 0 && !timed_out && !stop_sig && now >= deadline) {
-            timed_out = true;
-            kill_tree();
-        }
-        if (stop_sig && !killed && now >= kill_at) kill_tree();
-    }
+    const fit_watch w = watch_fit(ch, cg.get(), errp[0], tee, gpu, pressure, o);
     pressure.finish(f);
     child_exit ex = wait_child(ch.pid);
-    int status = ex.status;
     close(ch.pidfd);
-    if (err_open) err_open = drain(errp[0], tee);
-    std::vector<pid_t> gone = kill_group_leftovers(ch.pid);
-    for (pid_t p : reap_orphans())
-        if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
-    if (cg)
-        for (int p : cg->members())  // still in the fit's cgroup: left behind too
-            if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
-    if (cg && cg->kill_all() > 0) reap_orphans();
-    std::size_t left = gone.size();
-    if (err_open && left > 0) {
-        // The killed leftovers held the pipe; read what they wrote until it closes.
-        pollfd pfd{errp[0], POLLIN, 0};
-        while (err_open && poll(&pfd, 1, 500) > 0) err_open = drain(errp[0], tee);
-    }
-    close(errp[0]);
-    report_leftovers(left, c);
-    if (!cg && max_procs > 1)
+    clean_up_fit(ch.pid, cg.get(), errp[0], w.err_open, tee, c);
+    if (!cg && w.max_procs > 1)
         warn(fmt::format("the fit of {} ran {} processes at once: rusage reads the largest single one, so "
                          "process_rss_bytes under-reads; measure it where a memory cgroup can be created (as root), "
                          "or in one process",
-                         fit_label(c), max_procs));
-
-    f.wall_s = t1 - t0;
-    f.cpu_s = ex.user_s + ex.system_s;
-    f.process_rss_bytes = ex.maxrss_kib * 1024;
-    if (cg) {
-        // Read after the leftovers are gone: their CPU up to the kill is the fit's.
-        cgroup_reading rd = cg->read();
-        // The larger of the tree's peak and the largest process's: pages of a binary or library
-        // already cached are charged to the group that first read them, not to this one.
-        f.cgroup_peak_bytes = rd.peak_bytes;
-        if (rd.peak_bytes) f.process_rss_bytes = std::max(*rd.peak_bytes, f.process_rss_bytes.value_or(0));
-        f.page_cache_bytes = rd.page_cache_bytes;
-        if (rd.cpu_ns) f.cpu_s = static_cast<double>(*rd.cpu_ns) * 1e-9;
-        if (f.memory_limit_bytes) f.oom_killed = rd.oom_kills.value_or(0) > 0;
-        cg->remove();
-    }
+                         fit_label(c), w.max_procs));
+    f.wall_s = w.t1 - ch.started_at;
+    read_costs(f, ex, cg.get());
     if (o.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
-    std::optional<int> code, sig;
-    if (WIFEXITED(status)) {
-        code = WEXITSTATUS(status);
-        f.exit_code = *code;
-    } else if (WIFSIGNALED(status)) {
-        sig = WTERMSIG(status);
-        f.signal = signal_name(*sig);
-    }
-    f.ok = !timed_out && !stop_sig && code && *code == 0;
-    if (stop_sig) {
-        f.error = interrupted_error(stop_sig, killed);
-        throw interrupted(stop_sig, f);
-    }
-    if (!f.ok) {
-        f.error = describe_failure(code, sig, timed_out, o.timeout_s, tee.last_line());
-        if (f.oom_killed.value_or(false)) *f.error += fmt::format(" (out of memory: the {}-byte --memory-limit)", *f.memory_limit_bytes);
-    }
+    settle_fit(f, ex.status, w, o, tee);
     return f;
 }
 

@@ -1,6 +1,6 @@
-// Measuring real fits (SPEC §2 "fit", §2 "The warm-worker protocol"): one process per cell
-// (rusage of the waited child, as time(1) reports) or a warm worker that serves many cells
-// (/proc VmHWM after a clear_refs reset, CPU of all threads in nanoseconds).
+// Measuring real fits (the fit record; the warm-worker protocol of prof-measure(1)): one
+// process per cell (rusage of the waited child, as time(1) reports) or a warm worker that
+// serves many cells (/proc VmHWM after a clear_refs reset, CPU of all threads in nanoseconds).
 #pragma once
 
 #include "prof/cgroup.hpp"
@@ -34,7 +34,7 @@ struct measure_options {
     std::uint64_t leak_warn_bytes = 64u << 20;
 };
 
-// The error text of a failed fit (SPEC §2): "exit 3: <last stderr line>", "killed by SIGKILL",
+// The error text of a failed fit: "exit 3: <last stderr line>", "killed by SIGKILL",
 // "timeout after 30 s".
 // " (PYTHONPATH ...)" when a fit's last stderr line says Python could not import prof_worker or
 // prof_record (a forgotten PYTHONPATH), else "".

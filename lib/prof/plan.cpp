@@ -264,6 +264,14 @@ std::string layout_for_target(const std::string& target, const std::string& layo
     return own;
 }
 
+void add_model_specs(plan_request& rq, const std::vector<std::string>& specs) {
+    for (const auto& m : specs) {
+        auto spec = parse_model_spec(m, "--models");
+        rq.models.push_back(spec.model_type);
+        if (m.find(':') != std::string::npos) rq.model_families[spec.model_type] = spec.family;
+    }
+}
+
 unmeasured_policy parse_unmeasured_policy(const std::string& text) {
     if (text == "fail") return unmeasured_policy::fail;
     if (text == "defaults") return unmeasured_policy::defaults;
@@ -353,7 +361,26 @@ family_work predict_family_work(const std::vector<model_in_family>& models, cons
     return fw;
 }
 
-plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
+void check_run_size(bool series_given, std::uint64_t series, bool panel_given) {
+    if (series_given && series == 0)
+        throw usage_error("--series must be a positive integer (leave it out to take --panel's usable series)");
+    if (series == 0 && !panel_given) throw usage_error("give --series N, or --panel FILE (the run's series)");
+}
+
+void check_plan_goal(const std::optional<double>& deadline_s, const std::optional<std::uint64_t>& nodes) {
+    if (!deadline_s && !nodes) throw usage_error("give --deadline (to get a node count) or --nodes (to get a makespan)");
+    if (deadline_s && nodes)
+        throw usage_error("give exactly one of --deadline (to get a node count) and --nodes (to get a makespan)");
+    if (deadline_s && !(std::isfinite(*deadline_s) && *deadline_s > 0))
+        throw usage_error("--deadline must be a positive duration");
+    if (nodes && *nodes == 0) throw usage_error("--nodes must be a positive integer");
+}
+
+namespace {
+
+// ---- make_plan, step 1: validate ---------------------------------------------------------
+
+void validate_request(const plan_request& rq) {
     if (rq.series == 0 && !rq.panel) throw usage_error("--series must be a positive integer (or give --panel)");
     if (rq.panel && rq.panel->bins.empty()) throw usage_error("--panel: the panel holds no usable series");
     if (rq.node.cores == 0) throw usage_error("--node-cores must be a positive integer");
@@ -362,11 +389,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         throw usage_error("--node-gpus needs --node-gpu-memory (the memory of one device)");
     if (rq.node.gpus == 0 && rq.node.gpu_memory_bytes)
         throw usage_error("--node-gpu-memory needs --node-gpus (devices per node)");
-    if (rq.deadline_s.has_value() == rq.nodes.has_value())
-        throw usage_error("give exactly one of --deadline (to get a node count) and --nodes (to get a makespan)");
-    if (rq.deadline_s && !(std::isfinite(*rq.deadline_s) && *rq.deadline_s > 0))
-        throw usage_error("--deadline must be a positive duration");
-    if (rq.nodes && *rq.nodes == 0) throw usage_error("--nodes must be a positive integer");
+    check_plan_goal(rq.deadline_s, rq.nodes);
     if (rq.defaults.cores == 0) throw usage_error("--default-cores must be a positive integer");
     if (rq.defaults.memory_bytes == 0) throw usage_error("--default-memory must be more than 0 bytes");
     if (!(std::isfinite(rq.defaults.wall_s) && rq.defaults.wall_s > 0))
@@ -378,99 +401,97 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     if (rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes == 0)
         throw usage_error("--max-container-memory must be more than 0 bytes");
     if (rq.limits.max_pods_per_node == 0) throw usage_error("--max-pods-per-node must be a positive integer");
+}
 
-    const std::uint64_t series =
-        rq.series ? rq.series : static_cast<std::uint64_t>(std::llround(rq.panel->series()));
-    plan_record p;
-    p.node = rq.node;
-    p.run.series = series;
-    p.run.deadline_s = rq.deadline_s;
-    p.run.nodes = rq.nodes;
-    p.run.min_fits = rq.min_fits;
-    p.run.layout = rq.layout;
-    p.run.limits = rq.limits;
+// What every step of make_plan reads: the request, the profile (null: none on the input) and
+// what follows from them.
+struct plan_context {
+    const compute_profile* profile;
+    const plan_request& rq;
+    bool empty_profile;   // no profile, or one with no model at all: every axis assumed
+    std::string basis;    // the profile's provenance.basis ("assumed" without one)
+    margins margin;       // the profile's (the defaults without one)
+    std::uint64_t series = 0;
+    run_lengths lengths;
+};
 
-    // An assumed profile with no models says "we had nothing": the same as no profile.
-    bool empty_profile = !profile || (profile->models.empty() && profile->dropped_models.empty());
-    if (profile) {
-        p.provenance = profile->provenance;
-    } else {
-        p.provenance = profile_provenance{};
-        p.provenance.basis = "assumed";
-        p.provenance.source = "none";
-    }
-    if (rq.strict && !profile) throw error(exit_code::data_err, "--strict: no profile on the input: nothing measured to plan from");
-    const std::string& basis = p.provenance.basis;
+// ---- make_plan, step 2: group the run's models by family ----------------------------------
 
-    std::set<std::string> names(rq.models.begin(), rq.models.end());
-    if (names.empty() && profile) {
-        for (const auto& [name, m] : profile->models) names.insert(name);
-        names.insert(profile->dropped_models.begin(), profile->dropped_models.end());
+struct run_model {
+    std::string name, family;
+    const model_cost* cost = nullptr;  // null: sized from the defaults
+    std::optional<std::uint64_t> oom_floor;
+};
+using family_groups = std::map<std::string, std::vector<run_model>>;
+
+// The run's models: --models, else every model of the profile, its dropped ones included.
+std::set<std::string> run_model_names(const plan_context& cx) {
+    std::set<std::string> names(cx.rq.models.begin(), cx.rq.models.end());
+    if (names.empty() && cx.profile) {
+        for (const auto& [name, m] : cx.profile->models) names.insert(name);
+        names.insert(cx.profile->dropped_models.begin(), cx.profile->dropped_models.end());
     }
     if (names.empty())
-        throw usage_error(profile ? "the profile has no models: name the run's models with --models"
-                                  : "no profile on stdin: name the run's models with --models to plan from the defaults");
+        throw usage_error(cx.profile ? "the profile has no models: name the run's models with --models"
+                                     : "no profile on stdin: name the run's models with --models to plan from the defaults");
     for (const auto& n : names)
         if (n.empty()) throw usage_error("--models: a model name is empty");
+    return names;
+}
 
-    if (empty_profile) {
-        p.warnings.push_back(profile ? fmt::format("the profile (basis {}) holds no model: planning from the defaults, every axis assumed",
-                                                   basis)
-                                     : "no profile on stdin: planning from the defaults, every axis assumed");
-    }
-
-    // Group the run's models by family: the profile's, else the declared one (a dropped model's
-    // in the profile, or --models NAME:FAMILY), else a family of the model's own name.
-    struct run_model {
-        std::string name, family;
-        const model_cost* cost = nullptr;  // null: sized from the defaults
-        std::optional<std::uint64_t> oom_floor;
+// A model's family: the profile's, else the declared one (a dropped model's in the profile, or
+// --models NAME:FAMILY), else a family of the model's own name. A declaration the profile
+// contradicts is a warning.
+run_model place_model(const std::string& name, const plan_context& cx, plan_record& p) {
+    run_model rm{name, name, nullptr, std::nullopt};
+    auto declared = cx.rq.model_families.find(name);
+    if (declared != cx.rq.model_families.end()) rm.family = declared->second;
+    if (!cx.profile) return rm;
+    auto contradicts = [&](const std::string& family, std::string_view how) {
+        if (declared != cx.rq.model_families.end() && declared->second != family)
+            p.warnings.push_back(fmt::format("--models {}:{}: the profile {} '{}' in family '{}'; planned there", name,
+                                             declared->second, how, name, family));
+        rm.family = family;
     };
-    std::map<std::string, std::vector<run_model>> by_family;
-    std::vector<std::string> unmeasured;  // "name (family 'f'; first error: ...)"
+    if (auto it = cx.profile->models.find(name); it != cx.profile->models.end()) {
+        const model_cost* c = &it->second;
+        contradicts(c->family, "measured");
+        if (c->oom_limit_bytes) rm.oom_floor = oom_floor_bytes(*c->oom_limit_bytes);
+        if (c->n_ok > 0) rm.cost = c;
+    } else if (auto df = cx.profile->dropped_model_families.find(name); df != cx.profile->dropped_model_families.end()) {
+        contradicts(df->second, "dropped");
+    }
+    return rm;
+}
+
+// "model 'm' (family 'f') has no ok fit in the profile (first error: ...)".
+std::string unmeasured_text(const run_model& rm, const compute_profile& profile) {
+    auto err = profile.first_error_by_model.find(rm.name);
+    const bool known = profile.models.count(rm.name) ||
+                       std::binary_search(profile.dropped_models.begin(), profile.dropped_models.end(), rm.name);
+    return fmt::format("model '{}' (family '{}') {}{}", rm.name, rm.family,
+                       known ? "has no ok fit in the profile" : "is not in the profile",
+                       err != profile.first_error_by_model.end() ? " (first error: " + err->second + ")" : "");
+}
+
+family_groups group_models(const std::set<std::string>& names, const plan_context& cx, plan_record& p) {
+    family_groups by_family;
+    std::vector<std::string> unmeasured;  // under --on-unmeasured fail
     for (const auto& name : names) {
-        run_model rm{name, name, nullptr, std::nullopt};
-        auto declared = rq.model_families.find(name);
-        if (declared != rq.model_families.end()) rm.family = declared->second;
-        const model_cost* c = nullptr;
-        if (profile) {
-            if (auto it = profile->models.find(name); it != profile->models.end()) {
-                c = &it->second;
-                if (declared != rq.model_families.end() && declared->second != c->family)
-                    p.warnings.push_back(fmt::format("--models {}:{}: the profile measured '{}' in family '{}'; planned there",
-                                                     name, declared->second, name, c->family));
-                rm.family = c->family;
-            } else if (auto df = profile->dropped_model_families.find(name);
-                       df != profile->dropped_model_families.end()) {
-                if (declared != rq.model_families.end() && declared->second != df->second)
-                    p.warnings.push_back(fmt::format("--models {}:{}: the profile dropped '{}' in family '{}'; planned there",
-                                                     name, declared->second, name, df->second));
-                rm.family = df->second;
-            }
-        }
-        if (c && c->oom_limit_bytes) rm.oom_floor = oom_floor_bytes(*c->oom_limit_bytes);
-        if (c && c->n_ok > 0) {
-            rm.cost = c;
-        } else if (!empty_profile) {
-            auto err = profile->first_error_by_model.find(name);
-            std::string what = c || std::binary_search(profile->dropped_models.begin(), profile->dropped_models.end(), name)
-                                   ? "has no ok fit in the profile"
-                                   : "is not in the profile";
-            std::string first = err != profile->first_error_by_model.end() ? " (first error: " + err->second + ")" : "";
-            if (rq.on_unmeasured == unmeasured_policy::fail) {
-                unmeasured.push_back(fmt::format("model '{}' (family '{}') {}{}", name, rm.family, what, first));
+        run_model rm = place_model(name, cx, p);
+        if (!rm.cost && !cx.empty_profile) {
+            std::string what = unmeasured_text(rm, *cx.profile);
+            if (cx.rq.on_unmeasured == unmeasured_policy::fail) {
+                unmeasured.push_back(std::move(what));
                 continue;
             }
-            if (rq.on_unmeasured == unmeasured_policy::skip) {
+            if (cx.rq.on_unmeasured == unmeasured_policy::skip) {
                 p.run.skipped_models.push_back(name);
-                p.warnings.push_back(fmt::format("model '{}' (family '{}') {}{}: left out of the plan (--on-unmeasured skip)",
-                                                 name, rm.family, what, first));
+                p.warnings.push_back(what + ": left out of the plan (--on-unmeasured skip)");
                 continue;
             }
-            p.warnings.push_back(fmt::format(
-                "model '{}' (family '{}') {}{}: sized from the defaults (assumed, --on-unmeasured defaults); measure it "
-                "before trusting the plan",
-                name, rm.family, what, first));
+            p.warnings.push_back(what + ": sized from the defaults (assumed, --on-unmeasured defaults); measure it "
+                                        "before trusting the plan");
         }
         by_family[rm.family].push_back(rm);
     }
@@ -483,218 +504,253 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                           "default, stops here)");
     }
     if (by_family.empty()) throw error(exit_code::data_err, "every model of the run was skipped (--on-unmeasured skip): nothing to plan");
-    for (const auto& [fam, models] : by_family)
-        for (const auto& m : models) p.run.models.push_back(m.name);
-    std::sort(p.run.models.begin(), p.run.models.end());
-    if (series > UINT64_MAX / p.run.models.size())
-        throw usage_error(fmt::format("--series {} x {} models overflows a cell count", series, p.run.models.size()));
+    return by_family;
+}
 
-    const run_lengths lengths = lengths_for_run(profile, rq, series);
-    p.run.length_source = lengths.source;
-    if (lengths.lengths) p.run.max_n_obs = lengths.lengths->max_n_obs();
-    std::vector<std::string> no_curve, no_lengths;  // models priced by the median, and why
+// ---- make_plan, step 3: size each family's slot, lay it out, price its work ---------------
 
-    const double mem_margin = profile ? profile->memory_margin : default_memory_margin;
-    const double time_margin = profile ? profile->time_margin : default_time_margin;
-    const plan_defaults& d = rq.defaults;
+// What sizing a family's slot learned besides the slot, for the warnings after scheduling.
+struct family_evidence {
+    bool any_cost = false;
+    std::vector<std::string> no_cores, no_rss, no_wall;  // measured models that took a default
+    std::vector<std::string> caps;     // "model cap" per model, for the mixed-caps warning
+    std::vector<std::string> failing;  // "model (k of n fits failed)" for the failure warning
+    bool threads_common = true;
+    std::vector<model_in_family> work_models;
+};
 
-    std::map<std::string, family_schedule> schedules;
-    for (auto& [fname, models] : by_family) {
-        family_plan f;
-        bool all_cores = true, all_rss = true, all_gpu = true, all_wall = true, any_cost = false;
-        std::vector<std::string> no_cores, no_rss, no_wall;
-        std::vector<model_in_family> work_models;
-        bool threads_common = true;
-        std::optional<std::uint64_t> threads;
-        std::vector<std::string> caps;  // "model cap" per model, for the mixed-caps warning
-        std::vector<std::string> failing;  // "model (k of n fits failed)" for the failure warning
-        for (std::size_t i = 0; i < models.size(); ++i) {
-            const run_model& rm = models[i];
-            const model_cost* c = rm.cost;
-            // A model whose sampled fits often failed (other than memory kills, which the slot's OOM
-            // floor answers) will fail that share of the run's cells: the plan prices them as if
-            // they ran. A quarter or more is worth a warning.
-            if (c && c->n_fits > 0) {
-                std::uint64_t failed = c->n_fits - c->n_ok;
-                failed -= std::min(failed, c->n_oom_killed);
-                if (4 * failed >= c->n_fits)
-                    failing.push_back(fmt::format("{} ({} of {} sampled fits failed)", rm.name, failed, c->n_fits));
-            }
-            f.models.push_back(rm.name);
-            work_models.push_back({rm.name, c});
-            if (c) any_cost = true;
-            if (c) f.n_ok += c->n_ok;
-            else if (!empty_profile) f.unmeasured_models.push_back(rm.name);
+// A model whose sampled fits often failed (other than memory kills, which the slot's OOM floor
+// answers) will fail that share of the run's cells, and the plan prices them as if they ran:
+// a quarter or more is worth a warning.
+std::optional<std::string> failing_share(const run_model& rm) {
+    const model_cost* c = rm.cost;
+    if (!c || c->n_fits == 0) return std::nullopt;
+    std::uint64_t failed = c->n_fits - c->n_ok;
+    failed -= std::min(failed, c->n_oom_killed);
+    if (4 * failed < c->n_fits) return std::nullopt;
+    return fmt::format("{} ({} of {} sampled fits failed)", rm.name, failed, c->n_fits);
+}
 
-            std::uint64_t cores = d.cores;
-            if (c && c->max_effective_cores) cores = snap_cores(*c->max_effective_cores);
-            else { all_cores = false; if (c) no_cores.push_back(rm.name); }
-            f.slot_cores = std::max(f.slot_cores, cores);
-
-            std::uint64_t rss = d.memory_bytes;
-            if (c && c->max_process_rss_bytes) rss = scale_bytes_up(*c->max_process_rss_bytes, mem_margin);
-            else { all_rss = false; if (c) no_rss.push_back(rm.name); }
-            if (rm.oom_floor) {
-                rss = std::max(rss, *rm.oom_floor);
-                if (!f.oom_floor_bytes || *rm.oom_floor > *f.oom_floor_bytes) f.oom_floor_bytes = rm.oom_floor;
-                f.warnings.push_back(fmt::format(
-                    "model '{}': {} fit(s) killed for memory, the largest limit {}: its memory is at least {} "
-                    "(the OOM bump: x{} or +{}, whichever is larger)",
-                    rm.name, profile->models.at(rm.name).n_oom_killed,
-                    bytes_text(*profile->models.at(rm.name).oom_limit_bytes), bytes_text(*rm.oom_floor),
-                    format_double(oom_bump_ratio), human_bytes(double(oom_min_bump_bytes))));
-            }
-            f.slot_rss_bytes = std::max(f.slot_rss_bytes, rss);
-
-            std::optional<std::uint64_t> gpu = d.gpu_memory_bytes;
-            // A measured 0 is "measured none": the slot asks no GPU, on measured evidence.
-            if (c && c->max_peak_gpu_bytes)
-                gpu = *c->max_peak_gpu_bytes > 0 ? std::optional(scale_bytes_up(*c->max_peak_gpu_bytes, mem_margin))
-                                                 : std::nullopt;
-            else all_gpu = false;
-            if (gpu && (!f.slot_gpu_bytes || *gpu > *f.slot_gpu_bytes)) f.slot_gpu_bytes = gpu;
-
-            if (!(c && c->median_wall_s)) {
-                all_wall = false;
-                if (c) no_wall.push_back(rm.name);
-            }
-            // Memory was measured on the lengths the fits had: a longer series may need more.
-            if (c && lengths.lengths && c->max_n_obs && lengths.lengths->max_n_obs() > *c->max_n_obs)
-                f.warnings.push_back(fmt::format(
-                    "model '{}': the run's longest series has n_obs {}, its longest measured fit {}: its memory "
-                    "and time were not measured at that length; measure the longest series",
-                    rm.name, lengths.lengths->max_n_obs(), *c->max_n_obs));
-
-            std::optional<std::uint64_t> t = c ? c->intraop_threads : std::nullopt;
-            caps.push_back(fmt::format("{} {}", rm.name, t ? std::to_string(*t) : std::string("none")));
-            if (i == 0) threads = t;
-            else if (t != threads) threads_common = false;
-        }
-        f.intraop_threads = threads_common ? threads : std::nullopt;
-        f.basis.cores = all_cores ? basis : "assumed";
-        f.basis.memory = all_rss ? basis : "assumed";
-        f.basis.gpu = all_gpu ? basis : "assumed";
-        f.basis.wall = all_wall ? basis : "assumed";
-
-        // The node's slots on each axis, then deployed under the layout.
-        node_axes ax;
-        ax.by_cores = rq.node.cores / f.slot_cores;
-        if (ax.by_cores == 0)
-            slot_too_large(fname, f.basis.cores,
-                           fmt::format("one slot needs {} cores but a node has {} (--node-cores)", f.slot_cores,
-                                       rq.node.cores));
-        ax.by_memory = rq.node.memory_bytes / f.slot_rss_bytes;
-        if (ax.by_memory == 0)
-            slot_too_large(fname, f.oom_floor_bytes ? basis : f.basis.memory,
-                           fmt::format("one slot needs {} of memory but a node has {} (--node-memory)",
-                                       bytes_text(f.slot_rss_bytes), bytes_text(rq.node.memory_bytes)));
-        if (f.slot_gpu_bytes) {
-            if (rq.node.gpus == 0)
-                slot_too_large(fname, f.basis.gpu,
-                               fmt::format("one slot needs {} of GPU memory but the node has no GPU (--node-gpus)",
-                                           bytes_text(*f.slot_gpu_bytes)));
-            const std::uint64_t per_device = *rq.node.gpu_memory_bytes / *f.slot_gpu_bytes;
-            if (per_device == 0)
-                slot_too_large(fname, f.basis.gpu,
-                               fmt::format("one slot needs {} of GPU memory but one device has {} (--node-gpu-memory)",
-                                           bytes_text(*f.slot_gpu_bytes), bytes_text(*rq.node.gpu_memory_bytes)));
-            f.gpu_fraction = 1.0 / static_cast<double>(per_device);
-            ax.per_device = per_device;
-            ax.by_gpus = rq.node.gpus * per_device;
-        }
-        if (rq.layout == "spark") layout_spark(fname, f, ax, rq);
-        else if (rq.layout == "k8s") layout_k8s(fname, f, ax, rq);
-        else layout_ray(f, ax, rq);
-        f.slots_per_node = f.layout.slots_per_unit * f.layout.units_per_node;
-
-        f.cells = series * models.size();
-        family_work fw = predict_family_work(work_models, lengths, series, time_margin, d.wall_s);
-        f.work_s = fw.work_s;
-        f.longest_cell_s = fw.longest_cell_s;
-        f.longest_cell_model = fw.longest_model;
-        f.longest_cell_n_obs = fw.longest_n_obs;
-        f.wall_estimator = fw.estimator;
-        for (const auto& m : work_models)
-            if (m.cost && m.cost->median_wall_s && (m.cost->wall_curve.empty() || (!lengths.lengths && !lengths.from_fits)))
-                (m.cost->wall_curve.empty() ? no_curve : no_lengths).push_back(m.name);
-        f.warnings.insert(f.warnings.end(), fw.warnings.begin(), fw.warnings.end());
-        // A work item: one cell, or on k8s one Job index of slots_per_unit cells per round, with
-        // as many rounds as keep the indexes within an Indexed Job's completions.
-        std::uint64_t per_item = 1, per_runner = 1, runners = f.slots_per_node;
-        if (rq.layout == "k8s") {
-            per_runner = f.layout.slots_per_unit;
-            runners = f.layout.units_per_node;
-            per_item = per_runner * std::max<std::uint64_t>(1, div_up(div_up(f.cells, per_runner), k8s_max_indexed_completions));
-        }
-        f.layout.cells_per_item = per_item;
-        f.layout.work_items = div_up(f.cells, per_item);
-        const family_schedule sched{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
-        const std::uint64_t enough = sched.enough_nodes();
-        if (rq.deadline_s) {
-            f.nodes = fewest_nodes(enough, *rq.deadline_s, [&](std::uint64_t n) { return sched.makespan(n); });
-            f.meets_deadline = within(sched.makespan(f.nodes), *rq.deadline_s);
-            if (!*f.meets_deadline)
-                f.warnings.push_back(fmt::format(
-                    "cannot meet the deadline {}: one cell of model '{}' takes {} (planned); {} node(s) run every cell "
-                    "at once and take {}; raise --deadline",
-                    human_seconds(*rq.deadline_s), f.longest_cell_model, human_seconds(f.longest_cell_s), f.nodes,
-                    human_seconds(sched.makespan(f.nodes))));
-        } else {
-            f.nodes = std::min(*rq.nodes, enough);
-            if (f.nodes < *rq.nodes)
-                f.warnings.push_back(fmt::format("only {} of the {} node(s) get work: {} run all {} cells in one wave",
-                                                 f.nodes, *rq.nodes, f.nodes, f.cells));
-        }
-        fill_schedule(f, sched);
-        f.low_confidence = f.n_ok < rq.min_fits;
-
-        // Warnings the operator can act on; a family with no evidence at all is already said
-        // to be assumed (plan-wide), so it gets none of the per-axis ones.
-        if (any_cost) {
-            auto axis_warn = [&](const std::vector<std::string>& ms, std::string_view axis, std::string_view dflt) {
-                if (!ms.empty())
-                    f.warnings.push_back(fmt::format("no usable {} for model(s) {}: they take {} (assumed)", axis,
-                                                     join(ms), dflt));
-            };
-            axis_warn(no_cores, "core count", "--default-cores");
-            axis_warn(no_rss, "memory", "--default-memory");
-            axis_warn(no_wall, "wall time", "--default-wall");
-            if (f.low_confidence)
-                f.warnings.push_back(fmt::format(
-                    "low confidence: {} ok fit(s), fewer than --min-fits {}; measure more series before trusting this family",
-                    f.n_ok, rq.min_fits));
-            if (!failing.empty())
-                f.warnings.push_back(fmt::format(
-                    "model(s) {}: about that share of their cells in this run will fail too, and is priced as if it "
-                    "ran; see first_error_by_model in the profile and fix or drop them (--models)",
-                    join(failing)));
-            if (!threads_common)
-                f.warnings.push_back(fmt::format(
-                    "its models ran under different thread caps ({}): the renderings set no thread-pool variables; "
-                    "measure them under one cap (prof-measure --threads) or plan them apart (--models)",
-                    join(caps)));
-            else if (!f.intraop_threads)
-                f.warnings.push_back(
-                    "the profile records no common thread cap for these fits: run production as they were measured "
-                    "(the renderings set no thread-pool variables)");
-        }
-        schedules.emplace(fname, sched);
-        p.families.emplace(fname, std::move(f));
+// One model's slot from its measured maxima (size_slot), the --default-* values where it has
+// none; a measured GPU peak of 0 is "measured none": the slot asks no GPU.
+slot_size model_slot(const run_model& rm, const plan_context& cx) {
+    const model_cost* c = rm.cost;
+    slot_evidence e;
+    if (c) {
+        e.max_effective_cores = c->max_effective_cores;
+        e.max_process_rss_bytes = c->max_process_rss_bytes;
+        e.max_peak_gpu_bytes = c->max_peak_gpu_bytes;
     }
-    std::sort(no_lengths.begin(), no_lengths.end());
-    std::sort(no_curve.begin(), no_curve.end());
-    if (!no_lengths.empty())
+    e.oom_floor_bytes = rm.oom_floor;
+    const plan_defaults& d = cx.rq.defaults;
+    slot_size s = size_slot(e, cx.margin.memory(), {d.cores, d.memory_bytes, d.gpu_memory_bytes});
+    if (s.gpu_bytes == std::uint64_t{0}) s.gpu_bytes.reset();
+    return s;
+}
+
+void add_model(family_plan& f, family_evidence& ev, const run_model& rm, const plan_context& cx) {
+    const model_cost* c = rm.cost;
+    if (auto share = failing_share(rm)) ev.failing.push_back(*share);
+    f.models.push_back(rm.name);
+    ev.work_models.push_back({rm.name, c});
+    if (c) ev.any_cost = true;
+    if (c) f.n_ok += c->n_ok;
+    else if (!cx.empty_profile) f.unmeasured_models.push_back(rm.name);
+
+    const slot_size s = model_slot(rm, cx);
+    f.slot_cores = std::max(f.slot_cores, *s.cores);
+    if (c && !c->max_effective_cores) ev.no_cores.push_back(rm.name);
+    f.slot_rss_bytes = std::max(f.slot_rss_bytes, *s.rss_bytes);
+    if (c && !c->max_process_rss_bytes) ev.no_rss.push_back(rm.name);
+    if (rm.oom_floor) {
+        if (!f.oom_floor_bytes || *rm.oom_floor > *f.oom_floor_bytes) f.oom_floor_bytes = rm.oom_floor;
+        f.warnings.push_back(fmt::format(
+            "model '{}': {} fit(s) killed for memory, the largest limit {}: its memory is at least {} "
+            "(the OOM bump: x{} or +{}, whichever is larger)",
+            rm.name, cx.profile->models.at(rm.name).n_oom_killed,
+            bytes_text(*cx.profile->models.at(rm.name).oom_limit_bytes), bytes_text(*rm.oom_floor),
+            format_double(oom_bump_ratio), human_bytes(double(oom_min_bump_bytes))));
+    }
+    if (s.gpu_bytes && (!f.slot_gpu_bytes || *s.gpu_bytes > *f.slot_gpu_bytes)) f.slot_gpu_bytes = s.gpu_bytes;
+    if (c && !c->median_wall_s) ev.no_wall.push_back(rm.name);
+    // Memory was measured on the lengths the fits had: a longer series may need more.
+    if (c && cx.lengths.lengths && c->max_n_obs && cx.lengths.lengths->max_n_obs() > *c->max_n_obs)
+        f.warnings.push_back(fmt::format(
+            "model '{}': the run's longest series has n_obs {}, its longest measured fit {}: its memory "
+            "and time were not measured at that length; measure the longest series",
+            rm.name, cx.lengths.lengths->max_n_obs(), *c->max_n_obs));
+    std::optional<std::uint64_t> t = c ? c->intraop_threads : std::nullopt;
+    ev.caps.push_back(fmt::format("{} {}", rm.name, t ? std::to_string(*t) : std::string("none")));
+    if (f.models.size() == 1) f.intraop_threads = t;
+    else if (t != f.intraop_threads) ev.threads_common = false;
+}
+
+// The family's slot (the max over its models on each axis) and where each axis came from.
+family_evidence size_family_slot(family_plan& f, const std::vector<run_model>& models, const plan_context& cx) {
+    family_evidence ev;
+    bool all_cores = true, all_rss = true, all_gpu = true, all_wall = true;
+    for (const run_model& rm : models) {
+        add_model(f, ev, rm, cx);
+        all_cores = all_cores && rm.cost && rm.cost->max_effective_cores;
+        all_rss = all_rss && rm.cost && rm.cost->max_process_rss_bytes;
+        all_gpu = all_gpu && rm.cost && rm.cost->max_peak_gpu_bytes;
+        all_wall = all_wall && rm.cost && rm.cost->median_wall_s;
+    }
+    if (!ev.threads_common) f.intraop_threads.reset();
+    f.basis.cores = all_cores ? cx.basis : "assumed";
+    f.basis.memory = all_rss ? cx.basis : "assumed";
+    f.basis.gpu = all_gpu ? cx.basis : "assumed";
+    f.basis.wall = all_wall ? cx.basis : "assumed";
+    return ev;
+}
+
+// The node's slots on each axis; throws when one slot does not fit one node.
+node_axes fit_node(const std::string& fname, family_plan& f, const plan_context& cx) {
+    const node_shape& node = cx.rq.node;
+    node_axes ax;
+    ax.by_cores = node.cores / f.slot_cores;
+    if (ax.by_cores == 0)
+        slot_too_large(fname, f.basis.cores,
+                       fmt::format("one slot needs {} cores but a node has {} (--node-cores)", f.slot_cores, node.cores));
+    ax.by_memory = node.memory_bytes / f.slot_rss_bytes;
+    if (ax.by_memory == 0)
+        slot_too_large(fname, f.oom_floor_bytes ? cx.basis : f.basis.memory,
+                       fmt::format("one slot needs {} of memory but a node has {} (--node-memory)",
+                                   bytes_text(f.slot_rss_bytes), bytes_text(node.memory_bytes)));
+    if (f.slot_gpu_bytes) {
+        if (node.gpus == 0)
+            slot_too_large(fname, f.basis.gpu,
+                           fmt::format("one slot needs {} of GPU memory but the node has no GPU (--node-gpus)",
+                                       bytes_text(*f.slot_gpu_bytes)));
+        const std::uint64_t per_device = *node.gpu_memory_bytes / *f.slot_gpu_bytes;
+        if (per_device == 0)
+            slot_too_large(fname, f.basis.gpu,
+                           fmt::format("one slot needs {} of GPU memory but one device has {} (--node-gpu-memory)",
+                                       bytes_text(*f.slot_gpu_bytes), bytes_text(*node.gpu_memory_bytes)));
+        f.gpu_fraction = 1.0 / static_cast<double>(per_device);
+        ax.per_device = per_device;
+        ax.by_gpus = node.gpus * per_device;
+    }
+    return ax;
+}
+
+void lay_out(const std::string& fname, family_plan& f, const plan_context& cx) {
+    const node_axes ax = fit_node(fname, f, cx);
+    if (cx.rq.layout == "spark") layout_spark(fname, f, ax, cx.rq);
+    else if (cx.rq.layout == "k8s") layout_k8s(fname, f, ax, cx.rq);
+    else layout_ray(f, ax, cx.rq);
+    f.slots_per_node = f.layout.slots_per_unit * f.layout.units_per_node;
+}
+
+// The models priced by the median, and why: no curve, or no lengths to run a curve over.
+struct median_priced {
+    std::vector<std::string> no_curve, no_lengths;
+};
+
+// The family's work and its work items: one cell, or on k8s one Job index of slots_per_unit
+// cells per round, with as many rounds as keep the indexes within an Indexed Job's completions.
+family_schedule price_family(family_plan& f, const family_evidence& ev, const plan_context& cx, median_priced& mp) {
+    f.cells = cx.series * f.models.size();
+    family_work fw = predict_family_work(ev.work_models, cx.lengths, cx.series, cx.margin.time(), cx.rq.defaults.wall_s);
+    f.work_s = fw.work_s;
+    f.longest_cell_s = fw.longest_cell_s;
+    f.longest_cell_model = fw.longest_model;
+    f.longest_cell_n_obs = fw.longest_n_obs;
+    f.wall_estimator = fw.estimator;
+    for (const auto& m : ev.work_models)
+        if (m.cost && m.cost->median_wall_s &&
+            (m.cost->wall_curve.empty() || (!cx.lengths.lengths && !cx.lengths.from_fits)))
+            (m.cost->wall_curve.empty() ? mp.no_curve : mp.no_lengths).push_back(m.name);
+    f.warnings.insert(f.warnings.end(), fw.warnings.begin(), fw.warnings.end());
+    std::uint64_t per_item = 1, per_runner = 1, runners = f.slots_per_node;
+    if (cx.rq.layout == "k8s") {
+        per_runner = f.layout.slots_per_unit;
+        runners = f.layout.units_per_node;
+        per_item = per_runner * std::max<std::uint64_t>(1, div_up(div_up(f.cells, per_runner), k8s_max_indexed_completions));
+    }
+    f.layout.cells_per_item = per_item;
+    f.layout.work_items = div_up(f.cells, per_item);
+    return family_schedule{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
+}
+
+// ---- make_plan, step 4: schedule -----------------------------------------------------------
+
+// The goal's node count: with a deadline the fewest nodes in [1, enough] whose makespan meets
+// it (enough when none does), with --nodes the given count but never more than `enough`.
+template <class Makespan>
+std::uint64_t nodes_for_goal(const plan_request& rq, std::uint64_t enough, const Makespan& makespan) {
+    if (rq.deadline_s) return fewest_nodes(enough, *rq.deadline_s, makespan);
+    return std::min(*rq.nodes, enough);
+}
+
+void schedule_family(family_plan& f, const family_schedule& sched, const plan_request& rq) {
+    f.nodes = nodes_for_goal(rq, sched.enough_nodes(), [&](std::uint64_t n) { return sched.makespan(n); });
+    if (rq.deadline_s) {
+        f.meets_deadline = within(sched.makespan(f.nodes), *rq.deadline_s);
+        if (!*f.meets_deadline)
+            f.warnings.push_back(fmt::format(
+                "cannot meet the deadline {}: one cell of model '{}' takes {} (planned); {} node(s) run every cell "
+                "at once and take {}; raise --deadline",
+                human_seconds(*rq.deadline_s), f.longest_cell_model, human_seconds(f.longest_cell_s), f.nodes,
+                human_seconds(sched.makespan(f.nodes))));
+    } else if (f.nodes < *rq.nodes) {
+        f.warnings.push_back(fmt::format("only {} of the {} node(s) get work: {} run all {} cells in one wave",
+                                         f.nodes, *rq.nodes, f.nodes, f.cells));
+    }
+    fill_schedule(f, sched);
+    f.low_confidence = f.n_ok < rq.min_fits;
+}
+
+// Warnings the operator can act on; a family with no evidence at all is already said to be
+// assumed (plan-wide), so it gets none of the per-axis ones.
+void advise_family(family_plan& f, const family_evidence& ev, const plan_request& rq) {
+    if (!ev.any_cost) return;
+    auto axis_warn = [&](const std::vector<std::string>& ms, std::string_view axis, std::string_view dflt) {
+        if (!ms.empty())
+            f.warnings.push_back(fmt::format("no usable {} for model(s) {}: they take {} (assumed)", axis, join(ms), dflt));
+    };
+    axis_warn(ev.no_cores, "core count", "--default-cores");
+    axis_warn(ev.no_rss, "memory", "--default-memory");
+    axis_warn(ev.no_wall, "wall time", "--default-wall");
+    if (f.low_confidence)
+        f.warnings.push_back(fmt::format(
+            "low confidence: {} ok fit(s), fewer than --min-fits {}; measure more series before trusting this family",
+            f.n_ok, rq.min_fits));
+    if (!ev.failing.empty())
+        f.warnings.push_back(fmt::format(
+            "model(s) {}: about that share of their cells in this run will fail too, and is priced as if it "
+            "ran; see first_error_by_model in the profile and fix or drop them (--models)",
+            join(ev.failing)));
+    if (!ev.threads_common)
+        f.warnings.push_back(fmt::format(
+            "its models ran under different thread caps ({}): the renderings set no thread-pool variables; "
+            "measure them under one cap (prof-measure --threads) or plan them apart (--models)",
+            join(ev.caps)));
+    else if (!f.intraop_threads)
+        f.warnings.push_back(
+            "the profile records no common thread cap for these fits: run production as they were measured "
+            "(the renderings set no thread-pool variables)");
+}
+
+void warn_median_priced(median_priced& mp, plan_record& p) {
+    std::sort(mp.no_lengths.begin(), mp.no_lengths.end());
+    std::sort(mp.no_curve.begin(), mp.no_curve.end());
+    if (!mp.no_lengths.empty())
         p.warnings.push_back(fmt::format(
             "the run's series lengths are unknown (no --panel, and the profile carries no sample record): the work of "
             "{} is series x the median cell, which misses a long tail; give --panel FILE",
-            join(no_lengths)));
-    if (!no_curve.empty())
+            join(mp.no_lengths)));
+    if (!mp.no_curve.empty())
         p.warnings.push_back(fmt::format(
             "no cost curve in n_obs for {} (the profile has none: its fits had no n_obs): work is series x the "
             "median cell, which misses a long tail",
-            join(no_curve)));
+            join(mp.no_curve)));
+}
 
-    // Totals: the families one after another on the same nodes.
+// Totals: the families one after another on the same nodes. With a deadline that the sum
+// meets, each family is deployed on as many of the totals' nodes as its cells can use, so the
+// renderings run the schedule the sum priced.
+void schedule_totals(plan_record& p, const std::map<std::string, family_schedule>& schedules, const plan_request& rq) {
     std::uint64_t enough = 1;
     for (const auto& [name, f] : p.families) {
         p.totals.cells += f.cells;
@@ -707,12 +763,10 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         for (const auto& [name, sc] : schedules) t += sc.makespan(std::min(n, sc.enough_nodes()));
         return t;
     };
+    p.totals.nodes = nodes_for_goal(rq, enough, total_makespan);
     if (rq.deadline_s) {
-        p.totals.nodes = fewest_nodes(enough, *rq.deadline_s, total_makespan);
         p.totals.meets_deadline = within(total_makespan(p.totals.nodes), *rq.deadline_s);
         if (*p.totals.meets_deadline && p.families.size() > 1) {
-            // The families run one after another on the totals' nodes: each is deployed on as
-            // many of them as its cells can use, so the renderings run the schedule the sum priced.
             for (auto& [name, f] : p.families) {
                 const family_schedule& sc = schedules.at(name);
                 f.nodes = std::min(p.totals.nodes, sc.enough_nodes());
@@ -720,49 +774,112 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
                 f.meets_deadline = within(f.makespan_s, *rq.deadline_s);
             }
         }
-        if (!*p.totals.meets_deadline && p.families.size() > 1)
+        if (!*p.totals.meets_deadline && p.families.size() > 1) {
+            std::uint64_t apart = 0;
+            for (const auto& [name, f] : p.families) apart += f.nodes;
             p.warnings.push_back(fmt::format(
                 "the families one after another cannot meet the deadline {}: on {} node(s), every cell of each family "
                 "at once, they take {}; run them side by side on separate nodes (each family's own node count, {} in "
                 "all) or raise --deadline",
-                human_seconds(*rq.deadline_s), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes)),
-                [&] {
-                    std::uint64_t n = 0;
-                    for (const auto& [name, f] : p.families) n += f.nodes;
-                    return n;
-                }()));
-    } else {
-        p.totals.nodes = std::min(*rq.nodes, enough);
+                human_seconds(*rq.deadline_s), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes)), apart));
+        }
     }
     p.totals.makespan_s = total_makespan(p.totals.nodes);
     for (const auto& [name, sc] : schedules)
         p.totals.makespan_lower_s += sc.lower_bound(std::min(p.totals.nodes, sc.enough_nodes()));
+}
 
-    if (rq.strict) {
-        std::vector<std::string> assumed;
-        for (const auto& [name, f] : p.families) {
-            std::vector<std::string> axes;
-            if (f.basis.cores == "assumed") axes.push_back("cores");
-            if (f.basis.memory == "assumed") axes.push_back("memory");
-            if (f.basis.gpu == "assumed" && f.slot_gpu_bytes) axes.push_back("gpu");
-            if (f.basis.wall == "assumed") axes.push_back("wall");
-            if (!axes.empty()) assumed.push_back(fmt::format("family '{}' ({})", name, join(axes)));
-        }
-        if (basis == "assumed" && assumed.empty()) assumed.push_back(fmt::format("the profile (basis {})", basis));
-        if (!assumed.empty())
-            throw error(exit_code::data_err,
-                        fmt::format("--strict: assumed axes in {}: measure them, or plan without --strict", join(assumed)));
-        for (const auto& [name, f] : p.families)
-            if (f.meets_deadline == false)
-                for (const auto& w : f.warnings)
-                    if (w.rfind("cannot meet the deadline", 0) == 0)
-                        throw error(exit_code::data_err, fmt::format("--strict: family '{}' {}", name, w));
-        if (p.totals.meets_deadline == false)
-            throw error(exit_code::data_err,
-                        fmt::format("--strict: the families one after another on {} node(s) take {}, past the deadline "
-                                    "{}: no plan meets it; raise --deadline or plan the families apart (--models)",
-                                    p.totals.nodes, human_seconds(p.totals.makespan_s), human_seconds(*rq.deadline_s)));
+// --strict: no assumed axis, and every deadline met.
+void check_strict(const plan_record& p, const plan_request& rq) {
+    std::vector<std::string> assumed;
+    for (const auto& [name, f] : p.families) {
+        std::vector<std::string> axes;
+        if (f.basis.cores == "assumed") axes.push_back("cores");
+        if (f.basis.memory == "assumed") axes.push_back("memory");
+        if (f.basis.gpu == "assumed" && f.slot_gpu_bytes) axes.push_back("gpu");
+        if (f.basis.wall == "assumed") axes.push_back("wall");
+        if (!axes.empty()) assumed.push_back(fmt::format("family '{}' ({})", name, join(axes)));
     }
+    const std::string& basis = p.provenance.basis;
+    if (basis == "assumed" && assumed.empty()) assumed.push_back(fmt::format("the profile (basis {})", basis));
+    if (!assumed.empty())
+        throw error(exit_code::data_err,
+                    fmt::format("--strict: assumed axes in {}: measure them, or plan without --strict", join(assumed)));
+    for (const auto& [name, f] : p.families)
+        if (f.meets_deadline == false)
+            for (const auto& w : f.warnings)
+                if (w.rfind("cannot meet the deadline", 0) == 0)
+                    throw error(exit_code::data_err, fmt::format("--strict: family '{}' {}", name, w));
+    if (p.totals.meets_deadline == false)
+        throw error(exit_code::data_err,
+                    fmt::format("--strict: the families one after another on {} node(s) take {}, past the deadline "
+                                "{}: no plan meets it; raise --deadline or plan the families apart (--models)",
+                                p.totals.nodes, human_seconds(p.totals.makespan_s), human_seconds(*rq.deadline_s)));
+}
+
+// The record's run, provenance and plan-wide opening warning, before any family.
+plan_record start_plan(const plan_context& cx) {
+    const plan_request& rq = cx.rq;
+    plan_record p;
+    p.node = rq.node;
+    p.run.series = cx.series;
+    p.run.deadline_s = rq.deadline_s;
+    p.run.nodes = rq.nodes;
+    p.run.min_fits = rq.min_fits;
+    p.run.layout = rq.layout;
+    p.run.limits = rq.limits;
+    if (cx.profile) {
+        p.provenance = cx.profile->provenance;
+    } else {
+        p.provenance.basis = "assumed";
+        p.provenance.source = "none";
+    }
+    return p;
+}
+
+}  // namespace
+
+plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
+    validate_request(rq);
+    if (rq.strict && !profile) throw error(exit_code::data_err, "--strict: no profile on the input: nothing measured to plan from");
+    plan_context cx{profile, rq,
+                    // An assumed profile with no models says "we had nothing": the same as no profile.
+                    !profile || (profile->models.empty() && profile->dropped_models.empty()),
+                    profile ? profile->provenance.basis : std::string("assumed"),
+                    profile ? margins::of_record(profile->memory_margin, profile->time_margin) : margins(),
+                    rq.series ? rq.series : static_cast<std::uint64_t>(std::llround(rq.panel->series())),
+                    {}};
+    plan_record p = start_plan(cx);
+    const std::set<std::string> names = run_model_names(cx);
+    if (cx.empty_profile)
+        p.warnings.push_back(profile ? fmt::format("the profile (basis {}) holds no model: planning from the defaults, every axis assumed",
+                                                   cx.basis)
+                                     : "no profile on stdin: planning from the defaults, every axis assumed");
+    family_groups by_family = group_models(names, cx, p);
+    for (const auto& [fam, models] : by_family)
+        for (const auto& m : models) p.run.models.push_back(m.name);
+    std::sort(p.run.models.begin(), p.run.models.end());
+    if (cx.series > UINT64_MAX / p.run.models.size())
+        throw usage_error(fmt::format("--series {} x {} models overflows a cell count", cx.series, p.run.models.size()));
+    cx.lengths = lengths_for_run(profile, rq, cx.series);
+    p.run.length_source = cx.lengths.source;
+    if (cx.lengths.lengths) p.run.max_n_obs = cx.lengths.lengths->max_n_obs();
+
+    std::map<std::string, family_schedule> schedules;
+    median_priced mp;
+    for (const auto& [fname, models] : by_family) {
+        family_plan f;
+        const family_evidence ev = size_family_slot(f, models, cx);
+        lay_out(fname, f, cx);
+        const family_schedule sched = price_family(f, ev, cx, mp);
+        schedule_family(f, sched, rq);
+        advise_family(f, ev, rq);
+        schedules.emplace(fname, sched);
+        p.families.emplace(fname, std::move(f));
+    }
+    warn_median_priced(mp, p);
+    schedule_totals(p, schedules, rq);
+    if (rq.strict) check_strict(p, rq);
     return p;
 }
 

@@ -57,6 +57,11 @@ inline constexpr std::string_view plan_layouts[] = {"ray", "spark", "k8s"};
 // take `layout` (empty = ray). Throws usage_error when `layout` contradicts the target.
 std::string layout_for_target(const std::string& target, const std::string& layout);
 
+// --models NAME or NAME:FAMILY (each parsed by parse_model_spec, naming --models in its errors):
+// appends NAME to request.models and, where a family is given, records it in model_families.
+struct plan_request;
+void add_model_specs(plan_request& request, const std::vector<std::string>& specs);
+
 // What prof-plan does with a model of the run that has no ok fit in a non-empty profile (a
 // dropped model, one killed every time, one the profile lacks): stop with exit 65 naming it
 // (fail), size it from the --default-* values in its declared family (defaults), or plan the
@@ -213,9 +218,18 @@ struct plan_record {
     std::vector<std::string> warnings;  // plan-wide: the static-config case, unknown models
 };
 
+// The plan's goal: exactly one of a deadline (positive, finite: the plan finds the node count)
+// and a node count (positive: the plan finds the makespan). Throws usage_error otherwise.
+void check_plan_goal(const std::optional<double>& deadline_s, const std::optional<std::uint64_t>& nodes);
+
+// prof-plan's size of the run: --series N (given, N must be positive), else --panel FILE.
+// Throws usage_error naming both otherwise.
+void check_run_size(bool series_given, std::uint64_t series, bool panel_given);
+
 // Sizes the run. `profile` null = no profile on stdin: the static-config case, every axis
 // assumed (request.models must then name the run's models).
-// Per model of the run (a model the profile lacks forms a family of its own name, assumed):
+// Per model of the run (a model the profile lacks forms a family of its own name, assumed), by
+// size_slot with the --default-* values as its fallback:
 //   cores = snap_cores(max_effective_cores) | default; rss = ceil(max_process_rss × memory
 //   margin) | default; gpu = ceil(max_peak_gpu × memory margin) | default GPU | none;
 //   rss is at least oom_floor_bytes(oom_limit_bytes) when a fit was killed for memory;
@@ -278,6 +292,10 @@ std::string render_plan_table(const plan_record& p);  // for people
 // --cpu-limit on k8s and k8s-job, a family whose thread cap is above its slot's cores (each
 // worker runs more threads than the limit lets it use: CFS throttles it).
 std::vector<std::string> render_warnings(const plan_record& p, const std::string& target, const render_options& o = {});
+// The warnings prof-plan prints after the plan-wide ones: each family's, as "family 'NAME': W",
+// then render_warnings'.
+std::vector<std::string> family_and_render_warnings(const plan_record& p, const std::string& target,
+                                                    const render_options& o = {});
 // The rendering --target names: json, spark, ray, k8s, k8s-job or table.
 std::string render_plan(const plan_record& p, const std::string& target, const render_options& o = {});
 

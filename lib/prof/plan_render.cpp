@@ -433,6 +433,15 @@ std::string render_plan_table(const plan_record& p) {
     return out;
 }
 
+std::vector<std::string> family_and_render_warnings(const plan_record& p, const std::string& target,
+                                                    const render_options& o) {
+    std::vector<std::string> out;
+    for (const auto& [name, f] : p.families)
+        for (const auto& w : f.warnings) out.push_back(fmt::format("family '{}': {}", name, w));
+    for (auto& w : render_warnings(p, target, o)) out.push_back(std::move(w));
+    return out;
+}
+
 std::vector<std::string> render_warnings(const plan_record& p, const std::string& target, const render_options& o) {
     std::vector<std::string> out;
     if (target != "k8s" && target != "k8s-job") return out;

@@ -1,8 +1,9 @@
-// Unit tests of make_plan and the renderings: hand-computed plans (issue 7 "Arithmetic").
+// Unit tests of make_plan and the renderings: hand-computed plans.
 #include "prof/errors.hpp"
 #include "prof/json_in.hpp"
 #include "prof/json_out.hpp"
 #include "prof/plan.hpp"
+#include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -17,26 +18,14 @@ constexpr std::uint64_t MiB = 1ULL << 20, GiB = 1ULL << 30;
 prof::model_cost model(std::string name, std::string family, std::uint64_t n_ok, std::optional<double> eff,
                        std::optional<std::uint64_t> rss, std::optional<std::uint64_t> gpu, std::optional<double> wall,
                        std::optional<std::uint64_t> threads = 1) {
-    prof::model_cost m;
-    m.model_type = std::move(name);
-    m.family = std::move(family);
-    m.n_fits = n_ok;
-    m.n_ok = n_ok;
-    m.max_effective_cores = eff;
-    m.max_process_rss_bytes = rss;
-    m.max_peak_gpu_bytes = gpu;
-    m.median_wall_s = wall;
-    m.intraop_threads = threads;
-    return m;
+    return prof::test::model_of(std::move(name), std::move(family),
+                                {.n_ok = n_ok, .max_effective_cores = eff, .max_process_rss_bytes = rss,
+                                 .max_peak_gpu_bytes = gpu, .median_wall_s = wall, .intraop_threads = threads});
 }
 
 // Margins 1.25 (memory and time) are exact in binary, so the expected values below are exact.
 prof::compute_profile profile_of(std::vector<prof::model_cost> models) {
-    prof::compute_profile p;
-    p.memory_margin = 1.25;
-    p.time_margin = 1.25;
-    for (auto& m : models) p.models[m.model_type] = m;
-    return p;
+    return prof::test::profile_of(std::move(models), 1.25, 1.25);
 }
 
 prof::plan_request cpu_request() {
@@ -45,6 +34,15 @@ prof::plan_request cpu_request() {
     rq.node.cores = 16;
     rq.node.memory_bytes = 64 * GiB;
     rq.deadline_s = 60;
+    return rq;
+}
+
+// 100 series on 3 nodes of 24 cores, 256 GiB and two 16 GiB devices.
+prof::plan_request gpu_request() {
+    prof::plan_request rq;
+    rq.series = 100;
+    rq.node = {24, 256 * GiB, 2, 16 * GiB};
+    rq.nodes = 3;
     return rq;
 }
 
@@ -122,10 +120,7 @@ TEST_CASE("a deadline met exactly does not buy an extra node through rounding no
 TEST_CASE("a GPU family with a node count gets a device fraction and a makespan of whole cells") {
     // nbeats: 3.45 effective cores → 4; 2 GiB RSS → 2.5 GiB; 3 GiB GPU → 3.75 GiB; 2 s per cell.
     auto p = profile_of({model("nbeats", "neural", 4, 3.45, 2 * GiB, 3 * GiB, 2.0, 2)});
-    prof::plan_request rq;
-    rq.series = 100;
-    rq.node = {24, 256 * GiB, 2, 16 * GiB};
-    rq.nodes = 3;
+    auto rq = gpu_request();
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("neural");
     CHECK(f.slot_cores == 4);
@@ -582,10 +577,7 @@ TEST_CASE("spark: --max-container-memory splits a node into executors, or refuse
 
 TEST_CASE("spark GPU lines: devices per executor, discovery script, vendor, the task's share") {
     auto p = profile_of({model("nbeats", "neural", 4, 3.45, 2 * GiB, 3 * GiB, 2.0, 2)});
-    prof::plan_request rq;
-    rq.series = 100;
-    rq.node = {24, 256 * GiB, 2, 16 * GiB};
-    rq.nodes = 3;
+    auto rq = gpu_request();
     rq.layout = "spark";
     auto plan = prof::make_plan(&p, rq);
     auto s = prof::render_spark(plan);
@@ -954,4 +946,18 @@ TEST_CASE("spark: the task GPU amount, as written, gives exactly k tasks per dev
     }
     CHECK(prof::spark_task_gpu_amount(1) == 1.0);
     CHECK(prof::spark_task_gpu_amount(4) == 0.25);  // exact in binary: unchanged
+}
+
+TEST_CASE("a plan's goal is exactly one of a positive deadline and a positive node count") {
+    prof::check_plan_goal(60.0, std::nullopt);
+    prof::check_plan_goal(std::nullopt, std::uint64_t{3});
+    CHECK_THROWS_WITH_AS(prof::check_plan_goal(std::nullopt, std::nullopt),
+                         "give --deadline (to get a node count) or --nodes (to get a makespan)", prof::usage_error);
+    CHECK_THROWS_WITH_AS(prof::check_plan_goal(60.0, std::uint64_t{3}),
+                         "give exactly one of --deadline (to get a node count) and --nodes (to get a makespan)",
+                         prof::usage_error);
+    CHECK_THROWS_WITH_AS(prof::check_plan_goal(0.0, std::nullopt), "--deadline must be a positive duration",
+                         prof::usage_error);
+    CHECK_THROWS_WITH_AS(prof::check_plan_goal(std::nullopt, std::uint64_t{0}), "--nodes must be a positive integer",
+                         prof::usage_error);
 }

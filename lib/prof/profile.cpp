@@ -1,4 +1,4 @@
-// build_profile and the profile record (see profile.hpp; the rules are SPEC §2 "The arithmetic").
+// build_profile and the profile record (see profile.hpp for the rules of the arithmetic).
 #include "prof/profile.hpp"
 
 #include "prof/errors.hpp"
@@ -31,10 +31,6 @@ std::string gpu_oom_warning(const std::string& model, std::uint64_t n, const std
                        model, n, bound);
 }
 
-// SPEC §2: a record contributes to an axis iff ok and the value is finite and > 0.
-bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
-bool usable(const std::optional<std::uint64_t>& v) { return v && *v > 0; }
-
 template <class T>
 void keep_max(std::optional<T>& acc, const std::optional<T>& v) {
     if (!v) return;
@@ -44,7 +40,7 @@ void keep_max(std::optional<T>& acc, const std::optional<T>& v) {
 // Per-family raw roll-up from the models (peaks, sums, the common thread cap), then sizing.
 std::map<std::string, family_cost> roll_up_families(const std::map<std::string, model_cost>& models,
                                                     const std::map<std::string, std::optional<double>>& family_median,
-                                                    double memory_margin, double time_margin) {
+                                                    const margins& margin) {
     std::map<std::string, family_cost> out;
     std::map<std::string, bool> threads_mixed;
     for (const auto& [name, m] : models) {
@@ -73,7 +69,7 @@ std::map<std::string, family_cost> roll_up_families(const std::map<std::string, 
         if (threads_mixed[name]) f.intraop_threads.reset();
         auto it = family_median.find(name);
         f.median_wall_s = it == family_median.end() ? std::nullopt : it->second;
-        size_family(f, memory_margin, time_margin);
+        size_family(f, margin);
     }
     return out;
 }
@@ -96,14 +92,34 @@ std::vector<curve_point> curve_of(const value_blocks& wall, const blocks<std::ui
     return build_curve(walls, cpus);
 }
 
-}  // namespace
-
-void check_margins(double memory_margin, double time_margin) {
-    if (!std::isfinite(memory_margin) || memory_margin < 1.0)
-        throw usage_error(fmt::format("--memory-margin must be a number >= 1.0, got {}", memory_margin));
-    if (!std::isfinite(time_margin) || time_margin < 1.0)
-        throw usage_error(fmt::format("--time-margin must be a number >= 1.0, got {}", time_margin));
+// A model's raw cost from its accumulator (profile_builder's private model_acc, deduced).
+template <class Acc>
+model_cost cost_of(const std::string& name, const std::string& family, const Acc& acc) {
+    model_cost m;
+    m.model_type = name;
+    m.family = family;
+    m.n_fits = acc.n_fits;
+    m.n_ok = acc.n_ok;
+    m.max_n_obs = acc.max_n_obs;
+    m.max_process_rss_bytes = acc.max_process_rss;
+    m.max_peak_rss_bytes = acc.max_peak_rss;
+    m.max_peak_gpu_bytes = acc.max_peak_gpu;
+    std::vector<const std::vector<double>*> wall_parts, cpu_parts;
+    acc.wall.parts(wall_parts);
+    acc.cpu.parts(cpu_parts);
+    m.median_wall_s = median_of_parts(wall_parts);
+    m.median_cpu_s = median_of_parts(cpu_parts);
+    m.max_effective_cores = acc.max_eff;
+    m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
+    m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
+    m.n_oom_killed = acc.n_oom;
+    m.oom_limit_bytes = acc.oom_limit;
+    m.n_gpu_oom = acc.n_gpu_oom;
+    m.gpu_oom_peak_bytes = acc.gpu_oom_peak;
+    return m;
 }
+
+}  // namespace
 
 std::optional<double> median(std::vector<double>& v) {
     if (v.empty()) return std::nullopt;
@@ -164,40 +180,18 @@ std::optional<double> median_of_parts(const std::vector<const std::vector<double
     return lo + (hi - lo) / 2;
 }
 
-std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin) {
-    constexpr long double limit = 18446744073709551615.0L;
-    long double x = static_cast<long double>(bytes) * static_cast<long double>(margin);
-    if (!(x < limit)) return UINT64_MAX;  // saturate: an absurd slot is never printed as 0
-    long double r = std::nearbyint(x);
-    if (std::fabs(x - r) <= 1e-12L * x) return static_cast<std::uint64_t>(r);
-    return static_cast<std::uint64_t>(std::ceil(x));
-}
-
-std::uint64_t snap_cores(double max_effective_cores) {
-    double c = std::ceil(max_effective_cores - 0.05);
-    if (!(c < 18446744073709551615.0)) return UINT64_MAX;
-    return c < 1 ? 1 : static_cast<std::uint64_t>(c);
-}
-
-void size_family(family_cost& f, double memory_margin, double time_margin) {
-    f.memory_margin = memory_margin;
-    f.time_margin = time_margin;
-    f.slot_cores = f.max_effective_cores ? std::optional(snap_cores(*f.max_effective_cores)) : std::nullopt;
-    f.slot_rss_bytes = f.max_process_rss_bytes ? std::optional(scale_bytes_up(*f.max_process_rss_bytes, memory_margin))
-                                               : std::nullopt;
-    keep_max(f.slot_rss_bytes, f.oom_floor_bytes);
-    f.slot_gpu_bytes = f.max_peak_gpu_bytes ? std::optional(scale_bytes_up(*f.max_peak_gpu_bytes, memory_margin))
-                                            : std::nullopt;
-    keep_max(f.slot_gpu_bytes, f.gpu_oom_floor_bytes);
-    f.planning_wall_s_per_cell = f.median_wall_s ? std::optional(*f.median_wall_s * time_margin) : std::nullopt;
+void size_family(family_cost& f, const margins& m) {
+    f.memory_margin = m.memory();
+    f.time_margin = m.time();
+    const slot_size s = size_slot({f.max_effective_cores, f.max_process_rss_bytes, f.max_peak_gpu_bytes,
+                                   f.oom_floor_bytes, f.gpu_oom_floor_bytes},
+                                  m.memory());
+    f.slot_cores = s.cores;
+    f.slot_rss_bytes = s.rss_bytes;
+    f.slot_gpu_bytes = s.gpu_bytes;
+    f.planning_wall_s_per_cell = f.median_wall_s ? std::optional(*f.median_wall_s * m.time()) : std::nullopt;
     f.planning_wall_s_per_series =
-        f.total_wall_s_per_series ? std::optional(*f.total_wall_s_per_series * time_margin) : std::nullopt;
-}
-
-std::uint64_t oom_floor_bytes(std::uint64_t limit_bytes) {
-    std::uint64_t bumped = scale_bytes_up(limit_bytes, oom_bump_ratio);
-    std::uint64_t plus = limit_bytes > UINT64_MAX - oom_min_bump_bytes ? UINT64_MAX : limit_bytes + oom_min_bump_bytes;
-    return std::max(bumped, plus);
+        f.total_wall_s_per_series ? std::optional(*f.total_wall_s_per_series * m.time()) : std::nullopt;
 }
 
 bool fit_was_oom_killed(const fit_evidence& f) {
@@ -241,10 +235,7 @@ void append_family_warning(std::vector<std::string>& out, const std::string& mod
 
 // ---- profile_builder --------------------------------------------------------------------
 
-profile_builder::profile_builder(double memory_margin, double time_margin)
-    : memory_margin_(memory_margin), time_margin_(time_margin) {
-    check_margins(memory_margin, time_margin);
-}
+profile_builder::profile_builder(const margins& m) : margins_(m) {}
 
 void profile_builder::add(const measured_fit& f) {
     fit_evidence v;
@@ -276,9 +267,7 @@ void profile_builder::add(const fit_evidence& f) {
         last_ts_id_.assign(f.ts_id);
         ts_ids_.intern(last_ts_id_);
     }
-    if (f.measured_at) {
-        if (auto t = parse_rfc3339(*f.measured_at); t && (!latest_ns_ || *t > *latest_ns_)) latest_ns_ = t;
-    }
+    if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     std::uint32_t id = model_ids_.intern(f.model_type);
     if (id == models_.size()) models_.emplace_back();
     model_acc& m = models_[id];
@@ -336,7 +325,7 @@ void profile_builder::merge(profile_builder&& other) {
     n_ok_ += other.n_ok_;
     n_contended_ += other.n_contended_;
     for (const auto& id : other.ts_ids_.names()) ts_ids_.intern(id);
-    if (other.latest_ns_ && (!latest_ns_ || *other.latest_ns_ > *latest_ns_)) latest_ns_ = other.latest_ns_;
+    latest_.add(other.latest_);
     const auto& names = other.model_ids_.names();
     for (std::size_t k = 0; k < names.size(); ++k) {
         std::uint32_t id = model_ids_.intern(names[k]);
@@ -380,7 +369,7 @@ void profile_builder::merge(profile_builder&& other) {
             m.params_seen = true;
         }
     }
-    other = profile_builder(memory_margin_, time_margin_);
+    other = profile_builder(margins_);
 }
 
 std::vector<std::string> profile_builder::mixed_params() const {
@@ -398,8 +387,8 @@ std::vector<std::string> profile_builder::mixed_params() const {
 compute_profile profile_builder::finish(profile_provenance provenance) const {
     compute_profile p;
     p.provenance = std::move(provenance);
-    p.memory_margin = memory_margin_;
-    p.time_margin = time_margin_;
+    p.memory_margin = margins_.memory();
+    p.time_margin = margins_.time();
     p.n_measurements = n_measurements_;
     p.n_ok = n_ok_;
     p.n_failed = n_measurements_ - n_ok_;
@@ -409,7 +398,7 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
     std::vector<std::string> ids(std::min<std::size_t>(all_ids.size(), 100));
     std::partial_sort_copy(all_ids.begin(), all_ids.end(), ids.begin(), ids.end());
     p.sample_ts_ids = std::move(ids);
-    if (latest_ns_) p.provenance.measured_at = format_rfc3339(*latest_ns_);
+    if (latest_.ns()) p.provenance.measured_at = latest_.rfc3339();
     if (n_contended_ > 0)
         p.provenance.warnings.push_back(fmt::format(
             "{} of {} fits were measured on a busy host (CPU pressure at least {:.0f}% over at least {} s): their wall "
@@ -436,45 +425,23 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
             continue;
         }
         append_family_warning(p.provenance.warnings, name, acc.families);
-        model_cost m;
-        m.model_type = name;
-        m.family = family;
-        m.n_fits = acc.n_fits;
-        m.n_ok = acc.n_ok;
-        m.max_n_obs = acc.max_n_obs;
-        m.max_process_rss_bytes = acc.max_process_rss;
-        m.max_peak_rss_bytes = acc.max_peak_rss;
-        m.max_peak_gpu_bytes = acc.max_peak_gpu;
-        std::vector<const std::vector<double>*> wall_parts, cpu_parts;
-        acc.wall.parts(wall_parts);
-        acc.cpu.parts(cpu_parts);
-        m.median_wall_s = median_of_parts(wall_parts);
-        m.median_cpu_s = median_of_parts(cpu_parts);
-        m.max_effective_cores = acc.max_eff;
-        m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
-        m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
-        m.n_oom_killed = acc.n_oom;
-        m.oom_limit_bytes = acc.oom_limit;
-        m.n_gpu_oom = acc.n_gpu_oom;
-        m.gpu_oom_peak_bytes = acc.gpu_oom_peak;
         acc.wall.parts(family_walls[family]);
-        p.models.emplace(name, std::move(m));
+        p.models.emplace(name, cost_of(name, family, acc));
     }
     std::map<std::string, std::optional<double>> family_median;
     for (const auto& [fam, walls] : family_walls) family_median[fam] = median_of_parts(walls);
-    p.families = roll_up_families(p.models, family_median, memory_margin_, time_margin_);
+    p.families = roll_up_families(p.models, family_median, margins_);
     return p;
 }
 
-compute_profile build_profile(const std::vector<measured_fit>& fits, double memory_margin, double time_margin,
-                              profile_provenance provenance) {
-    profile_builder b(memory_margin, time_margin);
+compute_profile build_profile(const std::vector<measured_fit>& fits, const margins& m, profile_provenance provenance) {
+    profile_builder b(m);
     for (const auto& f : fits) b.add(f);
     return b.finish(std::move(provenance));
 }
 
 void recompute_derived(compute_profile& p) {
-    check_margins(p.memory_margin, p.time_margin);
+    const margins margin(p.memory_margin, p.time_margin);
     p.n_failed = p.n_measurements >= p.n_ok ? p.n_measurements - p.n_ok : 0;
     std::map<std::string, std::optional<double>> family_median;
     for (const auto& [name, f] : p.families) family_median[name] = f.median_wall_s;
@@ -483,7 +450,7 @@ void recompute_derived(compute_profile& p) {
             throw field_error(fmt::format("model '{}' names family '{}', which has no entry in 'families'", name,
                                           m.family));
     }
-    p.families = roll_up_families(p.models, family_median, p.memory_margin, p.time_margin);
+    p.families = roll_up_families(p.models, family_median, margin);
 }
 
 // ---- writing ----------------------------------------------------------------------------
@@ -790,10 +757,7 @@ compute_profile read_profile(od::object& obj) {
         }
     }
     if (!have_kind) missing_field("kind");
-    if (!std::isfinite(p.memory_margin) || p.memory_margin < 1.0)
-        throw field_error(fmt::format("field 'memory_margin': must be >= 1.0, found {}", p.memory_margin));
-    if (!std::isfinite(p.time_margin) || p.time_margin < 1.0)
-        throw field_error(fmt::format("field 'time_margin': must be >= 1.0, found {}", p.time_margin));
+    margins::of_record(p.memory_margin, p.time_margin);
     std::sort(p.sample_ts_ids.begin(), p.sample_ts_ids.end());
     p.sample_ts_ids.erase(std::unique(p.sample_ts_ids.begin(), p.sample_ts_ids.end()), p.sample_ts_ids.end());
     std::sort(p.dropped_models.begin(), p.dropped_models.end());

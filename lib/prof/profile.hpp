@@ -1,10 +1,11 @@
-// The cost model of one run (SPEC §2 "profile", the seed's ComputeProfile): ModelCost,
+// The cost model of one run (the seed's ComputeProfile): ModelCost,
 // FamilyCost, ProfileProvenance, build_profile (the arithmetic), and reading/writing.
 #pragma once
 
 #include "prof/curve.hpp"
 #include "prof/interner.hpp"
 #include "prof/json_in.hpp"
+#include "prof/profile/rules.hpp"
 #include "prof/records.hpp"
 
 #include <algorithm>
@@ -19,16 +20,6 @@
 namespace prof {
 
 class json_writer;
-
-inline constexpr double default_memory_margin = 1.25;
-inline constexpr double default_time_margin = 1.10;
-
-// The OOM bump (the Kubernetes Vertical Pod Autoscaler's oomBumpUpRatio and oomMinBumpUp): a
-// fit killed for memory at limit L proves the model needs more than L, so its memory is at
-// least max(ceil(L × 1.2), L + 100 MiB).
-inline constexpr double oom_bump_ratio = 1.2;
-inline constexpr std::uint64_t oom_min_bump_bytes = 100ULL << 20;
-std::uint64_t oom_floor_bytes(std::uint64_t limit_bytes);
 
 // Raw per-model costs, no margin applied. Bytes are integers, seconds doubles; null = no
 // usable value for that axis.
@@ -93,9 +84,6 @@ struct compute_profile {
     std::optional<json_value> harvest;  // prof-harvest's counts, written after families
 };
 
-// Margins must be finite and >= 1.0; throws usage_error (exit 64) naming the flag otherwise.
-void check_margins(double memory_margin, double time_margin);
-
 // The median of the values (even count: mean of the two middle ones); nullopt when empty.
 // Reorders `v`.
 std::optional<double> median(std::vector<double>& v);
@@ -150,11 +138,6 @@ private:
     std::size_t size_ = 0;
 };
 using value_blocks = blocks<double>;
-
-// ceil(bytes × margin) with a relative tolerance of 1e-12 (SPEC §2: 100 × 1.1 = 110, not 111).
-std::uint64_t scale_bytes_up(std::uint64_t bytes, double margin);
-// max(1, ceil(max_effective_cores − 0.05)): a single-threaded fit reading 1.0000005 is 1 core.
-std::uint64_t snap_cores(double max_effective_cores);
 
 // Streaming form of build_profile: add() each record (any order), then finish(). Memory per
 // usable record is the two clock values and the n_obs beside each (24 bytes) plus the set of
@@ -212,7 +195,7 @@ void append_family_warning(std::vector<std::string>& out, const std::string& mod
 
 class profile_builder {
 public:
-    profile_builder(double memory_margin, double time_margin);
+    explicit profile_builder(const margins& m);
     void add(const measured_fit& f);
     void add(const fit_evidence& f);
     // Folds in what `other` was given (same margins): afterwards finish() is what one builder
@@ -243,32 +226,33 @@ private:
         bool params_seen = false;
         std::optional<std::string> params, other_params;  // the first digest, and another seen
     };
-    double memory_margin_, time_margin_;
+    margins margins_;
     std::uint64_t n_measurements_ = 0, n_ok_ = 0, n_contended_ = 0;
     string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)
     std::vector<model_acc> models_;
     string_interner ts_ids_;  // the distinct series (open addressing: no node, no modulo per series)
     std::string last_ts_id_;  // the ts_id added last: rows of one series come together
-    std::optional<std::int64_t> latest_ns_;
+    latest_instant latest_;
 };
 
-// SPEC §2 build_profile: pure and order-independent. Throws usage_error on a margin < 1.
-compute_profile build_profile(const std::vector<measured_fit>& fits, double memory_margin,
-                              double time_margin, profile_provenance provenance = {});
+// build_profile: pure and order-independent.
+compute_profile build_profile(const std::vector<measured_fit>& fits, const margins& m,
+                              profile_provenance provenance = {});
 
 // Recomputes every derived value of a profile from its raw fields: the families' roll-ups
 // from `models`, their sized values from the margins, n_failed. Family median_wall_s (which
 // needs the records) is kept. Throws field_error when a model's family has no entry.
 void recompute_derived(compute_profile& p);
 
-// The sized values of one family from its raw roll-up (SPEC §2 "Sized values").
-void size_family(family_cost& f, double memory_margin, double time_margin);
+// The sized values of one family from its raw roll-up: its slot (size_slot, no fallback) and
+// its planning walls (the raw walls × the time margin).
+void size_family(family_cost& f, const margins& m);
 
-// One line (no '\n'), keys in SPEC order.
+// One line (no '\n'), keys in the order of prof-records(5).
 std::string write_profile(const compute_profile& p);
 // The provenance object alone, as write_profile writes it (a plan carries its profile's).
 void write_provenance(json_writer& w, const profile_provenance& pv);
-// Reads raw fields only and recomputes every derived one (SPEC: from_dict).
+// Reads raw fields only and recomputes every derived one (the seed's from_dict).
 compute_profile read_profile(simdjson::ondemand::object& obj);
 // A whole-file profile (one JSON object) from text; errors name `source`.
 compute_profile parse_profile_text(std::string_view text, const std::string& source);

@@ -74,8 +74,8 @@ std::string write_cell(const cell& c) {
 }
 
 // FIPS 180-4 SHA-256, here rather than through libcrypto: prof-measure forks every fit from a
-// launcher whose footprint is prof-measure's at start, and linking libcrypto adds about
-// 0.5 MiB of relocated pages to it (and so to every fit's reading).
+// launcher whose footprint is prof-measure's at start, and linking libcrypto adds its
+// relocated pages to it (and so to every fit's reading).
 std::string params_digest(const std::string& text) {
     static constexpr std::uint32_t k[64] = {
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,

@@ -1,4 +1,4 @@
-// The `cell` and `fit` (MeasuredFit) records of SPEC §2: shapes, reading, byte-stable writing.
+// The `cell` and `fit` (MeasuredFit) records of prof-records(5): shapes, reading, byte-stable writing.
 #pragma once
 
 #include "prof/json_in.hpp"
@@ -28,7 +28,7 @@ struct cell {
 // exactly when their digests are equal (key order and spacing do not matter).
 std::string params_digest(const std::string& canonical_params);
 
-// One measured cell (SPEC §2 "fit", the seed's MeasuredFit). Units: seconds (*_s, double),
+// One measured cell (prof-records(5) FIT, the seed's MeasuredFit). Units: seconds (*_s, double),
 // bytes (*_bytes, integer). Every optional is JSON null = not measured, never zero.
 struct measured_fit {
     std::string ts_id, model_type, family;
@@ -59,7 +59,7 @@ struct measured_fit {
     std::optional<std::string> measured_at;          // RFC 3339 UTC
 };
 
-// SPEC §2: max(1.0, cpu_s / wall_s); 1.0 when wall_s < 1e-3; null unless both clocks are
+// effective_cores = max(1.0, cpu_s / wall_s); 1.0 when wall_s < 1e-3; null unless both clocks are
 // finite and > 0 (a derived field is always recomputed, never read).
 // Inline: prof-harvest computes one per warehouse row.
 inline std::optional<double> effective_cores(std::optional<double> wall_s, std::optional<double> cpu_s) {

@@ -1,6 +1,6 @@
 // The run registry, writer side (prof-harvest --registry DIR): one profile file per run and an
-// index of runs, written atomically and under a lock (SPEC §1 "Writes are atomic", "Keys in
-// file names"). prof-resolve reads the same layout.
+// index of runs, written atomically and under a lock, file names from keys.hpp (prof(7)
+// CONVENTIONS). prof-resolve reads the same layout.
 //
 // Layout of DIR:
 //   runs/<key_file_name({run_id})>.json   one profile record (write_profile + '\n')

@@ -7,6 +7,7 @@
 #include "prof/fsutil.hpp"
 #include "prof/keys.hpp"
 #include "prof/resolve.hpp"
+#include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -18,14 +19,7 @@
 namespace fs = std::filesystem;
 
 namespace {
-struct temp_dir {
-    std::string path;
-    temp_dir() {
-        char tmpl[] = "/tmp/prof-registry-test.XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~temp_dir() { fs::remove_all(path); }
-};
+using prof::test::temp_dir;
 
 prof::compute_profile run(const std::string& id, const std::string& measured_at, const std::string& sig = R"({"d":1})") {
     prof::compute_profile p;
@@ -37,8 +31,15 @@ prof::compute_profile run(const std::string& id, const std::string& measured_at,
 
 // The index entries prof-resolve would see for a registry directory.
 prof::registry_index resolve_view(const std::string& dir) {
-    auto io = prof::registry_loaders(prof::directory_fetch(dir), dir);
-    return prof::with_unindexed_runs(io.load_index, dir)();
+    return prof::with_unindexed_runs(prof::test::directory_registry(dir).load_index, dir)();
+}
+
+// Stores `p` as a writer killed between its two renames leaves it: the run file in place, the
+// index (rewritten after it) as it was before.
+void store_unindexed(const std::string& dir, const prof::compute_profile& p) {
+    std::string index_before = prof::read_file(dir + "/index.jsonl");
+    prof::registry_store(dir, p, false);
+    prof::write_file_atomic(dir + "/index.jsonl", index_before);
 }
 }  // namespace
 
@@ -46,10 +47,8 @@ TEST_CASE("a run file left without its index line is seen by readers and indexed
     temp_dir d;
     prof::registry_store(d.path, run("old", "2026-11-01T00:00:00Z"), false);
     // A writer killed between its two renames: the run file of 'new' is in place, the index
-    // (rewritten after it) still lists 'old' only.
-    std::string index_before = prof::read_file(d.path + "/index.jsonl");
-    prof::registry_store(d.path, run("new", "2026-11-02T00:00:00Z"), false);
-    prof::write_file_atomic(d.path + "/index.jsonl", index_before);
+    // still lists 'old' only.
+    store_unindexed(d.path, run("new", "2026-11-02T00:00:00Z"));
 
     // A reader takes the unindexed run into account, and says the index needs repair.
     auto view = resolve_view(d.path);
@@ -71,9 +70,7 @@ TEST_CASE("a run file left without its index line is seen by readers and indexed
 TEST_CASE("any store repairs every unindexed run, not only its own") {
     temp_dir d;
     prof::registry_store(d.path, run("a", "2026-11-01T00:00:00Z"), false);
-    std::string index_before = prof::read_file(d.path + "/index.jsonl");
-    prof::registry_store(d.path, run("b/2", "2026-11-02T00:00:00Z"), false);
-    prof::write_file_atomic(d.path + "/index.jsonl", index_before);
+    store_unindexed(d.path, run("b/2", "2026-11-02T00:00:00Z"));
     prof::registry_store(d.path, run("c", "2026-11-03T00:00:00Z"), false);
     std::string index = prof::read_file(d.path + "/index.jsonl");
     CHECK(index.find("\"run_id\":\"b/2\"") != std::string::npos);

@@ -1,4 +1,4 @@
-// prof-resolve's decision and loaders (see resolve.hpp; the rules are issue 4's precedence).
+// prof-resolve's decision and loaders (see resolve.hpp for the precedence).
 #include "prof/resolve.hpp"
 
 #include "prof/fsutil.hpp"
@@ -195,98 +195,114 @@ compute_profile assumed_profile(std::vector<std::string> warnings) {
 
 namespace {
 
+// Step 2: a pinned run, honoured unless its signature shows it was measured on other data.
+std::optional<compute_profile> from_pin(const resolve_request& req, const evidence_loaders& io,
+                                        std::vector<std::string>& warnings) {
+    pin_check c = check_pinned_source(req, io);
+    if (c.status == pin_check::state::unloadable && req.strict && c.missing_from_index)
+        throw error(exit_code::data_err,
+                    fmt::format("--strict: pinned run '{}' is not in registry {}{}; pin one of its runs, or drop "
+                                "--strict to fall back",
+                                c.run_id, io.registry_name,
+                                c.nearest.empty() ? std::string(" (it lists no run)")
+                                                  : fmt::format(" (nearest: {})", fmt::join(c.nearest, ", "))));
+    // Any other pin that cannot be loaded (no --registry, a corrupt or missing run file, a
+    // registry that is down) is no more usable under --strict: the operator named that run.
+    if (c.status == pin_check::state::unloadable && req.strict)
+        throw error(exit_code::data_err,
+                    fmt::format("--strict: {}; fix the pin or the registry, or drop --strict to fall back",
+                                c.warnings.back()));
+    if (c.status == pin_check::state::unloadable)
+        c.warnings.back() += io.load_baseline ? ", so the pin was not used: the baseline is used instead"
+                                              : ", so the pin was not used";
+    warnings.insert(warnings.end(), c.warnings.begin(), c.warnings.end());
+    if (c.status == pin_check::state::drifted) {
+        if (!req.force) throw drift_error(c.drift_message);
+        auto forced = forced_drift_warnings(c);
+        warnings.insert(warnings.end(), forced.begin(), forced.end());
+    }
+    if (c.profile) return as_reference(std::move(*c.profile), "run:" + c.run_id, std::move(warnings));
+    return std::nullopt;
+}
+
+// The index entries whose signature equals `signature`, newest first: measured_at as instants
+// (null oldest), ties broken by the greater run_id.
+std::vector<const registry_entry*> matching_runs(const registry_index& index, const json_value& signature) {
+    std::vector<const registry_entry*> matches;
+    // Equality is decided once per distinct parsed signature, not once per line.
+    std::map<const json_value*, bool> equal;
+    for (const auto& e : index.entries) {
+        auto [it, fresh] = equal.try_emplace(e.signature.get(), false);
+        if (fresh) it->second = e.signature->is_object() && *e.signature == signature;
+        if (it->second) matches.push_back(&e);
+    }
+    std::sort(matches.begin(), matches.end(), [](const registry_entry* x, const registry_entry* y) {
+        if (x->measured_at != y->measured_at) return x->measured_at > y->measured_at;
+        return x->run_id > y->run_id;
+    });
+    return matches;
+}
+
+// Step 3: the newest harvest of the same data.
+std::optional<compute_profile> from_same_data(const resolve_request& req, const evidence_loaders& io,
+                                              std::vector<std::string>& warnings) {
+    if (!io.load_index) {
+        warnings.push_back("no --registry given, so no earlier run's harvest can be reused; pass --registry "
+                           "DIR|URL to search one");
+        return std::nullopt;
+    }
+    if (!req.signature) {
+        warnings.push_back(fmt::format("no --signature given, so no harvest in registry {} can match this run's "
+                                       "data; pass --signature FILE to reuse one",
+                                       io.registry_name));
+        return std::nullopt;
+    }
+    std::string why;
+    auto index = attempt([&] { return io.load_index(); }, why);
+    if (!index) {
+        warnings.push_back(
+            fmt::format("registry {} could not be searched ({}); no earlier run is reused", io.registry_name, why));
+        return std::nullopt;
+    }
+    warnings.insert(warnings.end(), index->warnings.begin(), index->warnings.end());
+    const std::vector<const registry_entry*> matches = matching_runs(*index, *req.signature);
+    std::set<std::string> tried;  // a run listed twice is loaded once
+    for (const registry_entry* e : matches) {
+        if (!tried.insert(e->run_id).second) continue;
+        std::string failure;
+        auto p = attempt([&] { return io.load_run(e->run_id); }, failure);
+        if (!p) {
+            warnings.push_back(fmt::format("run '{}' matches this run's signature but could not be "
+                                           "loaded ({}); trying older runs",
+                                           e->run_id, failure));
+            continue;
+        }
+        const auto& theirs = p->provenance.signature;
+        if (theirs && !(*theirs == *req.signature)) {
+            warnings.push_back(fmt::format("run '{}' is indexed with this run's signature but its harvest "
+                                           "records {}; skipped (the registry is inconsistent)",
+                                           e->run_id, theirs->dump()));
+            continue;
+        }
+        return as_reference(std::move(*p), "auto:" + e->run_id, std::move(warnings));
+    }
+    if (matches.empty())
+        warnings.push_back(fmt::format("no harvest in registry {} matches this run's signature ({} "
+                                       "run(s) indexed)",
+                                       io.registry_name, index->entries.size()));
+    return std::nullopt;
+}
+
 compute_profile resolve_chain(const resolve_request& req, const evidence_loaders& io) {
     // 1. No evidence wanted.
     if (req.mode == "off" || req.source == "none") return assumed_profile({});
     std::vector<std::string> warnings;
-
-    // 2. A pinned run: honoured unless its signature shows it was measured on other data.
-    if (!is_keyword(req.source)) {
-        pin_check c = check_pinned_source(req, io);
-        if (c.status == pin_check::state::unloadable && req.strict && c.missing_from_index)
-            throw error(exit_code::data_err,
-                        fmt::format("--strict: pinned run '{}' is not in registry {}{}; pin one of its runs, or drop "
-                                    "--strict to fall back",
-                                    c.run_id, io.registry_name,
-                                    c.nearest.empty() ? std::string(" (it lists no run)")
-                                                      : fmt::format(" (nearest: {})", fmt::join(c.nearest, ", "))));
-        // Any other pin that cannot be loaded (no --registry, a corrupt or missing run file, a
-        // registry that is down) is no more usable under --strict: the operator named that run.
-        if (c.status == pin_check::state::unloadable && req.strict)
-            throw error(exit_code::data_err,
-                        fmt::format("--strict: {}; fix the pin or the registry, or drop --strict to fall back",
-                                    c.warnings.back()));
-        if (c.status == pin_check::state::unloadable)
-            c.warnings.back() += io.load_baseline ? ", so the pin was not used: the baseline is used instead"
-                                                  : ", so the pin was not used";
-        warnings.insert(warnings.end(), c.warnings.begin(), c.warnings.end());
-        if (c.status == pin_check::state::drifted) {
-            if (!req.force) throw drift_error(c.drift_message);
-            auto forced = forced_drift_warnings(c);
-            warnings.insert(warnings.end(), forced.begin(), forced.end());
-        }
-        if (c.profile) return as_reference(std::move(*c.profile), "run:" + c.run_id, std::move(warnings));
-    }
-
+    // 2. A pinned run.
+    if (!is_keyword(req.source))
+        if (auto p = from_pin(req, io, warnings)) return std::move(*p);
     // 3. The newest harvest of the same data.
-    if (req.source == "auto") {
-        if (!io.load_index) {
-            warnings.push_back("no --registry given, so no earlier run's harvest can be reused; pass --registry "
-                               "DIR|URL to search one");
-        } else if (!req.signature) {
-            warnings.push_back(fmt::format("no --signature given, so no harvest in registry {} can match this run's "
-                                           "data; pass --signature FILE to reuse one",
-                                           io.registry_name));
-        } else {
-            std::string why;
-            auto index = attempt([&] { return io.load_index(); }, why);
-            if (!index) {
-                warnings.push_back(fmt::format("registry {} could not be searched ({}); no earlier run is reused",
-                                               io.registry_name, why));
-            } else {
-                warnings.insert(warnings.end(), index->warnings.begin(), index->warnings.end());
-                std::vector<const registry_entry*> matches;
-                {
-                    // Equality is decided once per distinct parsed signature, not once per line.
-                    std::map<const json_value*, bool> equal;
-                    for (const auto& e : index->entries) {
-                        auto [it, fresh] = equal.try_emplace(e.signature.get(), false);
-                        if (fresh) it->second = e.signature->is_object() && *e.signature == *req.signature;
-                        if (it->second) matches.push_back(&e);
-                    }
-                }
-                // Newest first: measured_at as instants (null oldest), ties broken by the greater run_id.
-                std::sort(matches.begin(), matches.end(), [](const registry_entry* x, const registry_entry* y) {
-                    if (x->measured_at != y->measured_at) return x->measured_at > y->measured_at;
-                    return x->run_id > y->run_id;
-                });
-                std::set<std::string> tried;  // a run listed twice is loaded once
-                for (const registry_entry* e : matches) {
-                    if (!tried.insert(e->run_id).second) continue;
-                    std::string failure;
-                    auto p = attempt([&] { return io.load_run(e->run_id); }, failure);
-                    if (!p) {
-                        warnings.push_back(fmt::format("run '{}' matches this run's signature but could not be "
-                                                       "loaded ({}); trying older runs",
-                                                       e->run_id, failure));
-                        continue;
-                    }
-                    const auto& theirs = p->provenance.signature;
-                    if (theirs && !(*theirs == *req.signature)) {
-                        warnings.push_back(fmt::format("run '{}' is indexed with this run's signature but its harvest "
-                                                       "records {}; skipped (the registry is inconsistent)",
-                                                       e->run_id, theirs->dump()));
-                        continue;
-                    }
-                    return as_reference(std::move(*p), "auto:" + e->run_id, std::move(warnings));
-                }
-                if (matches.empty())
-                    warnings.push_back(fmt::format("no harvest in registry {} matches this run's signature ({} "
-                                                   "run(s) indexed)",
-                                                   io.registry_name, index->entries.size()));
-            }
-        }
-    }
+    if (req.source == "auto")
+        if (auto p = from_same_data(req, io, warnings)) return std::move(*p);
 
     // 4. The baseline shipped with prof.
     if (io.load_baseline) {

@@ -1,4 +1,4 @@
-// Which evidence a run sizes from (issue 4, prof-resolve): the precedence as a pure function over
+// Which evidence a run sizes from (prof-resolve): the precedence as a pure function over
 // injected loaders, the pinned-source drift check, and the real loaders (a registry directory or
 // URL in prof-harvest's layout, the baseline file shipped with prof).
 #pragma once
@@ -22,9 +22,9 @@ namespace prof {
 
 // One line of a registry's index.jsonl as prof-harvest writes it (registry.hpp):
 // {"run_id":"...","signature":{...},"measured_at":"RFC 3339"}. measured_at is compared as an
-// instant (SPEC §1); nullopt (null in the index) sorts before every instant. Many runs share
-// one signature, so lines whose signature text is identical share one parsed value (an index of
-// 200,000 lines over a few signatures then costs ~60 bytes a line, not a parsed tree each).
+// instant; nullopt (null in the index) sorts before every instant. Many runs share
+// one signature, so lines whose signature text is identical share one parsed value (a large index
+// over a few signatures then holds a pointer a line, not a parsed tree each).
 struct registry_entry {
     std::string run_id;
     std::shared_ptr<const json_value> signature;  // any JSON value (never null); only an equal object matches
@@ -73,7 +73,7 @@ struct signature_difference {
 // matters: json_value objects are canonical). Empty iff the signatures are equal.
 std::vector<signature_difference> signature_differences(const json_value& pinned, const json_value& current);
 
-// The outcome of checking a pinned source (issue 4, precedence step 2).
+// The outcome of checking a pinned source (step 2 of the precedence).
 struct pin_check {
     enum class state {
         not_pinned,  // mode off, or source auto/none/baseline: nothing to check
@@ -107,12 +107,12 @@ std::vector<std::string> forced_drift_warnings(const pin_check& c);
 // failure: that is state::unloadable with a warning.
 pin_check check_pinned_source(const resolve_request& req, const evidence_loaders& io);
 
-// Refusal of a drifted pin: exit 78 (EX_CONFIG, SPEC §1).
+// Refusal of a drifted pin: exit 78 (EX_CONFIG).
 struct drift_error : error {
     explicit drift_error(const std::string& m) : error(exit_code::config, m) {}
 };
 
-// The precedence of issue 4, pure over `io`:
+// The precedence, pure over `io`:
 //   1. mode off, or source none            → no evidence (basis assumed, source "none")
 //   2. source RUN_ID                       → that run's harvest, source "run:<id>"; drifted →
 //      throws drift_error unless req.force (then the drift becomes warnings); unloadable → a
@@ -152,10 +152,10 @@ registry_fetch directory_fetch(const std::string& dir);
 http_options registry_http_options();
 
 // A registry served over HTTP(S): BASE/<components, each URL-escaped once more ('%' → "%25",
-// SPEC §1)>, streamed with http_source. Any HTTP error or timeout throws (a warning).
+// as ProfileCache keys)>, streamed with http_source. Any HTTP error or timeout throws (a warning).
 registry_fetch http_fetch(const std::string& base_url, http_options options = registry_http_options());
 
-// The file name prof-harvest gives a run: key_file_name({run_id}) + ".json" (SPEC §1 keys).
+// The file name prof-harvest gives a run: key_file_name({run_id}) + ".json" (ProfileCache keys).
 std::string run_file_name(const std::string& run_id);
 
 // index.jsonl → entries, streamed line by line; a malformed line (bad JSON or UTF-8, no run_id,

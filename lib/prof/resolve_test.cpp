@@ -4,6 +4,7 @@
 
 #include "prof/fsutil.hpp"
 #include "prof/keys.hpp"
+#include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>
 
@@ -27,21 +28,14 @@ json_value sig(const std::string& text) { return prof::parse_json_text(text); }
 // A small real-shaped harvest: one model in one family, stamped with run id and signature.
 compute_profile harvest(const std::string& run_id, const std::optional<std::string>& signature,
                         const std::string& measured_at) {
-    prof::measured_fit f;
-    f.ts_id = "co2";
-    f.model_type = "theta";
-    f.family = "statistical";
-    f.ok = true;
-    f.wall_s = 0.5;
-    f.cpu_s = 0.5;
-    f.process_rss_bytes = 100;
-    f.measured_at = measured_at;
+    auto f = prof::test::fit_of("co2", "theta", "statistical",
+                                {.wall_s = 0.5, .cpu_s = 0.5, .process_rss_bytes = 100, .measured_at = measured_at});
     prof::profile_provenance pv;
     pv.basis = "measured";
     pv.source = "harvest";
     pv.run_id = run_id;
     if (signature) pv.signature = sig(*signature);
-    return prof::build_profile({f}, 1.25, 1.1, pv);
+    return prof::build_profile({f}, {1.25, 1.1}, pv);
 }
 
 compute_profile baseline_profile() {
@@ -142,9 +136,9 @@ TEST_CASE("a nested difference is reported under its top-level key") {
     CHECK(d[0].current->dump() == R"({"x":5,"y":2})");
 }
 
-// The precedence, one row per branch of issue 4. `setup` shapes the registry; the expected
+// The precedence, one row per branch of prof-resolve(1)'s chain. `setup` shapes the registry; the expected
 // source is what provenance.source must say; `warning` a text one warning must contain.
-TEST_CASE("the precedence picks the evidence each branch of issue 4 names") {
+TEST_CASE("the precedence picks the evidence each branch of the chain names") {
     struct row {
         const char* name;
         prof::resolve_request req;
@@ -244,16 +238,11 @@ TEST_CASE("the precedence picks the evidence each branch of issue 4 names") {
 
 TEST_CASE("evidence in which every fit failed is used, with a warning that it sizes nothing") {
     fake_registry reg;
-    prof::measured_fit f;
-    f.ts_id = "co2";
-    f.model_type = "sarimax";
-    f.family = "statistical";
-    f.ok = false;
-    f.error = "exit 1: LinAlgError";
+    auto f = prof::test::fit_of("co2", "sarimax", "statistical", {}, "exit 1: LinAlgError");
     prof::profile_provenance pv;
     pv.run_id = "bad";
     pv.signature = sig(A);
-    reg.runs["bad"] = prof::build_profile({f, f}, 1.25, 1.1, pv);
+    reg.runs["bad"] = prof::build_profile({f, f}, {1.25, 1.1}, pv);
     auto p = prof::resolve_profile_source(request("bad", A), reg.loaders());
     CHECK(p.provenance.source == "run:bad");
     REQUIRE(p.provenance.warnings.size() == 1);
@@ -389,17 +378,13 @@ TEST_CASE("a run's file name is its percent-encoded id, so no id can name a path
 }
 
 namespace {
-struct temp_dir {
-    std::string path;
-    temp_dir() {
-        char tmpl[] = "/tmp/prof-resolve-test-XXXXXX";
-        path = ::mkdtemp(tmpl);
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-};
+using prof::test::temp_dir;
+
+// What prof-resolve answers for `source` (a pin or "auto") and signature A over the registry
+// directory `dir`.
+compute_profile resolve_in_dir(const std::string& dir, const std::string& source) {
+    return prof::resolve_profile_source(request(source, A), prof::test::directory_registry(dir));
+}
 }  // namespace
 
 TEST_CASE("a registry directory on disk resolves a pin and the newest match through real files") {
@@ -414,7 +399,7 @@ TEST_CASE("a registry directory on disk resolves a pin and the newest match thro
                                 ",\"measured_at\":\"2026-11-29T10:00:00Z\"}\n"
                                 "{\"run_id\":\"night/2\",\"signature\":" +
                                 sig(A).dump() + ",\"measured_at\":\"2026-11-29T11:00:00Z\"}\n");
-    auto io = prof::registry_loaders(prof::directory_fetch(d.path), d.path);
+    auto io = prof::test::directory_registry(d.path);
     CHECK(prof::resolve_profile_source(request("auto", A), io).provenance.source == "auto:night/2");
     CHECK(prof::resolve_profile_source(request("night/1", A), io).provenance.source == "run:night/1");
 
@@ -429,8 +414,7 @@ TEST_CASE("a registry directory on disk resolves a pin and the newest match thro
 TEST_CASE("an unreadable registry directory is a warning, not an error") {
     temp_dir d;
     prof::make_dirs(d.path + "/index.jsonl");  // a directory where the index should be: read fails
-    auto io = prof::registry_loaders(prof::directory_fetch(d.path), d.path);
-    auto p = prof::resolve_profile_source(request("auto", A), io);
+    auto p = resolve_in_dir(d.path, "auto");
     CHECK(p.provenance.basis == "assumed");
     CHECK(any_contains(p.provenance.warnings, "index.jsonl': not a regular file"));
 }
@@ -439,8 +423,7 @@ TEST_CASE("a FIFO planted in a registry directory is refused without hanging") {
     temp_dir d;
     prof::make_dirs(d.path + "/runs");
     REQUIRE(::mkfifo((d.path + "/runs/" + prof::run_file_name("r1")).c_str(), 0600) == 0);
-    auto io = prof::registry_loaders(prof::directory_fetch(d.path), d.path);
-    auto p = prof::resolve_profile_source(request("r1", A), io);
+    auto p = resolve_in_dir(d.path, "r1");
     CHECK(p.provenance.basis == "assumed");
     CHECK(any_contains(p.provenance.warnings, "r1.json': not a regular file"));
 }

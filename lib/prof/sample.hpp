@@ -1,4 +1,4 @@
-// The gate (should_profile) and the sample of SPEC §2 "The sample (prof-sample)".
+// The gate (should_profile) and the sample prof-sample draws.
 #pragma once
 
 #include "prof/curve.hpp"

@@ -1,4 +1,4 @@
-// The gate and the sample (SPEC §2 "The sample (prof-sample) and the gate").
+// The gate and the sample (prof-sample(1)).
 #include "prof/sample.hpp"
 
 #include "prof/errors.hpp"

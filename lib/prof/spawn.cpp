@@ -523,29 +523,84 @@ void kill_and_remove_cgroup(const std::string& dir) {
     _exit(0);
 }
 
-void launcher_spawn(int sock, wire& in, std::vector<int>& fds) {
-    std::vector<std::string> argv_s = in.strs(), envp_s = in.strs(), cgroup_procs = in.strs();
-    std::uint64_t ncpus = in.u64();
-    std::vector<int> cpus_v(ncpus);
-    for (auto& c : cpus_v) c = static_cast<int>(in.u64());
-    std::uint64_t ntargets = in.u64();
-    std::vector<int> targets(ntargets);
-    for (auto& t : targets) t = static_cast<int>(in.u64());
+// One spawn request as the launcher received it, its argv and environment as exec takes them
+// (built before the fork, so the child allocates nothing).
+struct spawn_request {
+    std::vector<std::string> argv_s, envp_s, cgroup_procs;
     std::vector<char*> argv, envp;
-    for (auto& s : argv_s) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    for (auto& s : envp_s) envp.push_back(s.data());
-    envp.push_back(nullptr);
     cpu_set_t cpus;
-    CPU_ZERO(&cpus);
-    for (int c : cpus_v) CPU_SET(c, &cpus);
+    std::vector<int> targets;  // the descriptor each passed fd becomes in the child
+};
+
+void read_spawn_request(wire& in, spawn_request& rq) {
+    rq.argv_s = in.strs();
+    rq.envp_s = in.strs();
+    rq.cgroup_procs = in.strs();
+    std::uint64_t ncpus = in.u64();
+    CPU_ZERO(&rq.cpus);
+    for (std::uint64_t k = 0; k < ncpus; ++k) CPU_SET(static_cast<int>(in.u64()), &rq.cpus);
+    rq.targets.resize(in.u64());
+    for (auto& t : rq.targets) t = static_cast<int>(in.u64());
+    for (auto& a : rq.argv_s) rq.argv.push_back(a.data());
+    rq.argv.push_back(nullptr);
+    for (auto& e : rq.envp_s) rq.envp.push_back(e.data());
+    rq.envp.push_back(nullptr);
+}
+
+// In the forked child: dies with the launcher, leads its own process group, joins its cgroups,
+// restores default signal handling and an empty mask, puts the passed descriptors in place
+// (stdin from /dev/null unless one is passed), binds to the CPUs and execs. A failure is
+// written to err_fd as a start_failure (stage 1 exec, 2 cgroup, 3 parent gone).
+[[noreturn]] void exec_child(const spawn_request& rq, const std::vector<int>& fds, int err_fd, pid_t parent) {
+    auto fail = [&](int stage, int err) {
+        start_failure sf{stage, err};
+        ssize_t ignored = ::write(err_fd, &sf, sizeof sf);
+        (void)ignored;
+        _exit(err == ENOENT && stage == 1 ? 127 : 126);
+    };
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent) fail(3, ESRCH);
+    setpgid(0, 0);
+    for (const auto& path : rq.cgroup_procs) {
+        int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) fail(2, errno);
+        if (::write(fd, "0", 1) != 1) fail(2, errno);
+        close(fd);
+    }
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT}) sigaction(s, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Move every descriptor out of the way first, so no dup2 overwrites one still needed.
+    std::vector<int> high(fds.size());
+    for (std::size_t i = 0; i < fds.size(); ++i) high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100);
+    bool have_stdin = false;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+        dup2(high[i], rq.targets[i]);  // dup2 clears close-on-exec on the target
+        if (rq.targets[i] == 0) have_stdin = true;
+    }
+    if (!have_stdin) {
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0 && null != 0) dup2(null, 0);
+    }
+    if (CPU_COUNT(&rq.cpus) > 0) sched_setaffinity(0, sizeof rq.cpus, &rq.cpus);
+    execvpe(rq.argv[0], rq.argv.data(), rq.envp.data());
+    fail(1, errno);
+    _exit(126);  // not reached: fail() exits
+}
+
+void launcher_spawn(int sock, wire& in, std::vector<int>& fds) {
+    spawn_request rq;
+    read_spawn_request(in, rq);
     wire out;
     int errpipe[2];
-    if (fds.size() != targets.size() || pipe2(errpipe, O_CLOEXEC) != 0) {
+    if (fds.size() != rq.targets.size() || pipe2(errpipe, O_CLOEXEC) != 0) {
         out.put_u64(0);
         out.put_f64(0);
         out.put_u64(3);
-        out.put_u64(static_cast<std::uint64_t>(fds.size() != targets.size() ? EINVAL : errno));
+        out.put_u64(static_cast<std::uint64_t>(fds.size() != rq.targets.size() ? EINVAL : errno));
         for (int fd : fds) close(fd);
         send_msg(sock, op::spawn, out.buf, {});
         return;
@@ -553,44 +608,7 @@ void launcher_spawn(int sock, wire& in, std::vector<int>& fds) {
     pid_t self = getpid();
     double t_fork = monotonic_seconds();
     pid_t pid = fork();
-    if (pid == 0) {
-        auto fail = [&](int stage, int err) {
-            start_failure sf{stage, err};
-            ssize_t ignored = ::write(errpipe[1], &sf, sizeof sf);
-            (void)ignored;
-            _exit(err == ENOENT && stage == 1 ? 127 : 126);
-        };
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        if (getppid() != self) fail(3, ESRCH);
-        setpgid(0, 0);
-        for (const auto& path : cgroup_procs) {
-            int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-            if (fd < 0) fail(2, errno);
-            if (::write(fd, "0", 1) != 1) fail(2, errno);
-            close(fd);
-        }
-        struct sigaction dfl {};
-        dfl.sa_handler = SIG_DFL;
-        for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT}) sigaction(s, &dfl, nullptr);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        // Move every descriptor out of the way first, so no dup2 overwrites one still needed.
-        std::vector<int> high(fds.size());
-        for (std::size_t i = 0; i < fds.size(); ++i) high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100);
-        bool have_stdin = false;
-        for (std::size_t i = 0; i < fds.size(); ++i) {
-            dup2(high[i], targets[i]);  // dup2 clears close-on-exec on the target
-            if (targets[i] == 0) have_stdin = true;
-        }
-        if (!have_stdin) {
-            int null = open("/dev/null", O_RDONLY);
-            if (null >= 0 && null != 0) dup2(null, 0);
-        }
-        if (CPU_COUNT(&cpus) > 0) sched_setaffinity(0, sizeof cpus, &cpus);
-        execvpe(argv[0], argv.data(), envp.data());
-        fail(1, errno);
-    }
+    if (pid == 0) exec_child(rq, fds, errpipe[1], self);
     int fork_err = errno;
     close(errpipe[1]);
     for (int fd : fds) close(fd);

@@ -218,4 +218,14 @@ std::string human_seconds(double s) {
     return fmt::format("{:.1f} h", s / 3600);
 }
 
+std::optional<std::uint64_t> parse_size_if_given(std::string_view text, std::string_view flag) {
+    if (text.empty()) return std::nullopt;
+    return parse_size(text, flag);
+}
+
+std::optional<double> parse_duration_if_given(std::string_view text, std::string_view flag) {
+    if (text.empty()) return std::nullopt;
+    return parse_duration(text, flag);
+}
+
 }  // namespace prof

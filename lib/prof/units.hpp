@@ -1,4 +1,4 @@
-// Size and duration flags (SPEC §1 units), RFC 3339 time stamps, and human renderings.
+// Size and duration flags, RFC 3339 time stamps, and human renderings.
 #pragma once
 
 #include <chrono>
@@ -15,6 +15,9 @@ namespace prof {
 std::uint64_t parse_size(std::string_view text, std::string_view flag);
 // "250ms", "30s", "5m", "1h", "1d", "1.5s"; a bare number is seconds. Throws usage_error.
 double parse_duration(std::string_view text, std::string_view flag);
+// The same for an optional flag: none when `text` is empty (the flag was not given).
+std::optional<std::uint64_t> parse_size_if_given(std::string_view text, std::string_view flag);
+std::optional<double> parse_duration_if_given(std::string_view text, std::string_view flag);
 // Parses a positive or non-negative number flag value; throws usage_error.
 double parse_double_flag(std::string_view text, std::string_view flag);
 

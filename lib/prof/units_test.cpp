@@ -1,4 +1,4 @@
-// Size and duration flags, RFC 3339 time stamps, key file names (SPEC §1).
+// Size and duration flags, RFC 3339 time stamps, key file names.
 #include "prof/keys.hpp"
 #include "prof/units.hpp"
 #include "prof/json_out.hpp"

@@ -42,6 +42,60 @@ std::string middle(std::string_view name, std::string_view from, std::string_vie
         name, from, keys, value);
 }
 
+// The `lines` CTE (one JSON object per result row, prof-records(5)) and the final SELECT.
+std::string result_rows(bool pg, const std::string& inf) {
+    const std::string C = pg ? " COLLATE \"C\"" : "";
+    const std::string obj = pg ? "json_build_object" : "json_object";
+    const std::string wall_nan = pg ? "e.wall = CAST('NaN' AS DOUBLE PRECISION)" : "isnan(e.wall)";  // PostgreSQL: NaN = NaN
+    std::string q;
+    q += "lines AS (\n";
+    q += fmt::format(
+        "SELECT r.run_id AS k, 0 AS kind, {0}('aggregate', 'run', 'run_id', r.run_id, 'rows_read', r.rows_read, "
+        "'fold_rows_skipped', r.fold_rows, 'ensemble_rows_skipped', r.ensemble_rows, 'n_measurements', "
+        "COALESCE(f.n_measurements, 0), 'n_ok', COALESCE(f.n_ok, 0), 'n_sample_series', COALESCE(f.n_series, 0), "
+        "'finished_us', f.finished_us) AS line FROM runs r LEFT JOIN rfits f ON f.run_id = r.run_id\n",
+        obj);
+    q += fmt::format("UNION ALL SELECT run_id, 1, {}('aggregate', 'series', 'run_id', run_id, 'ts_id', ts_id) FROM series "
+                     "WHERE rn <= 100\n",
+                     obj);
+    q += fmt::format(
+        "UNION ALL SELECT m.run_id, 2, {}('aggregate', 'model', 'run_id', m.run_id, 'model_type', m.model_type, "
+        "'family', m.family, 'n_families', m.n_families, 'unmapped', m.unmapped, 'n_fits', m.n_fits, 'n_ok', m.n_ok, "
+        "'max_n_obs', m.max_n_obs, 'max_process_rss_bytes', m.max_process_rss_bytes, 'max_peak_rss_bytes', "
+        "m.max_peak_rss_bytes, 'max_peak_gpu_bytes', m.max_peak_gpu_bytes, 'wall_s_lo', w.lo, 'wall_s_hi', w.hi, "
+        "'cpu_s_lo', c.lo, 'cpu_s_hi', c.hi, 'max_effective_cores', m.max_effective_cores, 'n_eff_unsure', "
+        "m.n_eff_unsure, 'n_threads', m.n_threads, 'n_threads_known', m.n_threads_known, 'intraop_threads', "
+        "m.intraop_threads, 'n_oom_killed', m.n_oom_killed, 'n_oom_no_limit', m.n_oom_no_limit, 'oom_limit_bytes', "
+        "m.oom_limit_bytes, 'n_gpu_oom', m.n_gpu_oom, 'gpu_oom_peak_bytes', m.gpu_oom_peak_bytes, "
+        "'first_error_ts_id', m.first_error_ts_id, 'n_lengths', m.n_lengths) FROM models m LEFT JOIN wmed w ON "
+        "w.run_id = m.run_id AND w.model_type = m.model_type LEFT JOIN cmed c ON c.run_id = m.run_id AND "
+        "c.model_type = m.model_type\n",
+        obj);
+    q += fmt::format(
+        "UNION ALL SELECT d.run_id, 3, {}('aggregate', 'model_family', 'run_id', d.run_id, 'model_type', "
+        "d.model_type, 'family', d.fam) FROM (SELECT DISTINCT run_id, model_type, fam FROM fits) d JOIN models m ON "
+        "m.run_id = d.run_id AND m.model_type = d.model_type WHERE m.n_families > 1\n",
+        obj);
+    q += fmt::format(
+        "UNION ALL SELECT w.run_id, 4, {}('aggregate', 'point', 'run_id', w.run_id, 'model_type', w.model_type, "
+        "'n_obs', w.len, 'n_fits', w.cnt, 'wall_s_lo', w.lo, 'wall_s_hi', w.hi, 'cpu_s_lo', c.lo, 'cpu_s_hi', c.hi) "
+        "FROM pw w LEFT JOIN pc c ON c.run_id = w.run_id AND c.model_type = w.model_type AND c.len = w.len\n",
+        obj);
+    q += fmt::format("UNION ALL SELECT run_id, 5, {}('aggregate', 'family', 'run_id', run_id, 'family', family, "
+                     "'wall_s_lo', lo, 'wall_s_hi', hi) FROM fmed\n",
+                     obj);
+    q += fmt::format(
+        "UNION ALL SELECT e.run_id, 6, {0}('aggregate', 'error', 'run_id', e.run_id, 'model_type', e.model_type, "
+        "'ts_id', e.ts_id, 'error', e.error, 'fit_seconds', CASE WHEN e.wall IS NULL OR (e.wall > -{1} AND e.wall < "
+        "{1}) THEN to_json(e.wall) WHEN {2} THEN to_json(CAST('NaN' AS TEXT)) WHEN e.wall > 0 THEN "
+        "to_json(CAST('Infinity' AS TEXT)) ELSE to_json(CAST('-Infinity' AS TEXT)) END) FROM (SELECT DISTINCT "
+        "c.run_id, c.model_type, c.ts_id, c.error, c.wall FROM cls c JOIN models m ON m.run_id = c.run_id AND "
+        "m.model_type = c.model_type AND c.ts_id = m.first_error_ts_id WHERE NOT c.ok) e\n",
+        obj, inf, wall_nan);
+    q += fmt::format(")\nSELECT CAST(line AS TEXT) FROM lines ORDER BY k{}, kind;\n", C);
+    return q;
+}
+
 }  // namespace
 
 sql_dialect parse_sql_dialect(std::string_view name) {
@@ -54,9 +108,7 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
     const bool pg = dialect == sql_dialect::postgres;
     const std::string C = pg ? " COLLATE \"C\"" : "";          // bytewise order
     const std::string N = pg ? "numeric" : "HUGEINT";           // an exact integer of any u64
-    const std::string obj = pg ? "json_build_object" : "json_object";
     const std::string inf = "CAST('Infinity' AS DOUBLE PRECISION)";
-    const std::string wall_nan = pg ? "e.wall = CAST('NaN' AS DOUBLE PRECISION)" : "isnan(e.wall)";  // PostgreSQL: NaN = NaN
     const std::string epoch_us = pg ? "CAST(EXTRACT(EPOCH FROM finished_at) * 1000000 AS BIGINT)" : "epoch_us(finished_at)";
     std::string fmap;
     for (const auto& [model, family] : config.family_map)
@@ -126,52 +178,7 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
     q += middle("fmed", "fw", "run_id, family", "uw");
     q += middle("pw", "curved", "run_id, model_type, len", "uw");
     q += middle("pc", "curved", "run_id, model_type, len", "uc");
-    q += "lines AS (\n";
-    q += fmt::format(
-        "SELECT r.run_id AS k, 0 AS kind, {0}('aggregate', 'run', 'run_id', r.run_id, 'rows_read', r.rows_read, "
-        "'fold_rows_skipped', r.fold_rows, 'ensemble_rows_skipped', r.ensemble_rows, 'n_measurements', "
-        "COALESCE(f.n_measurements, 0), 'n_ok', COALESCE(f.n_ok, 0), 'n_sample_series', COALESCE(f.n_series, 0), "
-        "'finished_us', f.finished_us) AS line FROM runs r LEFT JOIN rfits f ON f.run_id = r.run_id\n",
-        obj);
-    q += fmt::format("UNION ALL SELECT run_id, 1, {}('aggregate', 'series', 'run_id', run_id, 'ts_id', ts_id) FROM series "
-                     "WHERE rn <= 100\n",
-                     obj);
-    q += fmt::format(
-        "UNION ALL SELECT m.run_id, 2, {}('aggregate', 'model', 'run_id', m.run_id, 'model_type', m.model_type, "
-        "'family', m.family, 'n_families', m.n_families, 'unmapped', m.unmapped, 'n_fits', m.n_fits, 'n_ok', m.n_ok, "
-        "'max_n_obs', m.max_n_obs, 'max_process_rss_bytes', m.max_process_rss_bytes, 'max_peak_rss_bytes', "
-        "m.max_peak_rss_bytes, 'max_peak_gpu_bytes', m.max_peak_gpu_bytes, 'wall_s_lo', w.lo, 'wall_s_hi', w.hi, "
-        "'cpu_s_lo', c.lo, 'cpu_s_hi', c.hi, 'max_effective_cores', m.max_effective_cores, 'n_eff_unsure', "
-        "m.n_eff_unsure, 'n_threads', m.n_threads, 'n_threads_known', m.n_threads_known, 'intraop_threads', "
-        "m.intraop_threads, 'n_oom_killed', m.n_oom_killed, 'n_oom_no_limit', m.n_oom_no_limit, 'oom_limit_bytes', "
-        "m.oom_limit_bytes, 'n_gpu_oom', m.n_gpu_oom, 'gpu_oom_peak_bytes', m.gpu_oom_peak_bytes, "
-        "'first_error_ts_id', m.first_error_ts_id, 'n_lengths', m.n_lengths) FROM models m LEFT JOIN wmed w ON "
-        "w.run_id = m.run_id AND w.model_type = m.model_type LEFT JOIN cmed c ON c.run_id = m.run_id AND "
-        "c.model_type = m.model_type\n",
-        obj);
-    q += fmt::format(
-        "UNION ALL SELECT d.run_id, 3, {}('aggregate', 'model_family', 'run_id', d.run_id, 'model_type', "
-        "d.model_type, 'family', d.fam) FROM (SELECT DISTINCT run_id, model_type, fam FROM fits) d JOIN models m ON "
-        "m.run_id = d.run_id AND m.model_type = d.model_type WHERE m.n_families > 1\n",
-        obj);
-    q += fmt::format(
-        "UNION ALL SELECT w.run_id, 4, {}('aggregate', 'point', 'run_id', w.run_id, 'model_type', w.model_type, "
-        "'n_obs', w.len, 'n_fits', w.cnt, 'wall_s_lo', w.lo, 'wall_s_hi', w.hi, 'cpu_s_lo', c.lo, 'cpu_s_hi', c.hi) "
-        "FROM pw w LEFT JOIN pc c ON c.run_id = w.run_id AND c.model_type = w.model_type AND c.len = w.len\n",
-        obj);
-    q += fmt::format("UNION ALL SELECT run_id, 5, {}('aggregate', 'family', 'run_id', run_id, 'family', family, "
-                     "'wall_s_lo', lo, 'wall_s_hi', hi) FROM fmed\n",
-                     obj);
-    q += fmt::format(
-        "UNION ALL SELECT e.run_id, 6, {0}('aggregate', 'error', 'run_id', e.run_id, 'model_type', e.model_type, "
-        "'ts_id', e.ts_id, 'error', e.error, 'fit_seconds', CASE WHEN e.wall IS NULL OR (e.wall > -{1} AND e.wall < "
-        "{1}) THEN to_json(e.wall) WHEN {2} THEN to_json(CAST('NaN' AS TEXT)) WHEN e.wall > 0 THEN "
-        "to_json(CAST('Infinity' AS TEXT)) ELSE to_json(CAST('-Infinity' AS TEXT)) END) FROM (SELECT DISTINCT "
-        "c.run_id, c.model_type, c.ts_id, c.error, c.wall FROM cls c JOIN models m ON m.run_id = c.run_id AND "
-        "m.model_type = c.model_type AND c.ts_id = m.first_error_ts_id WHERE NOT c.ok) e\n",
-        obj, inf, wall_nan);
-    q += fmt::format(")\nSELECT CAST(line AS TEXT) FROM lines ORDER BY k{}, kind;\n", C);
-    return q;
+    return q + result_rows(pg, inf);
 }
 
 }  // namespace prof
@@ -233,9 +240,7 @@ std::optional<double> median_of(const json_value& row, std::string_view lo_key, 
 
 }  // namespace
 
-aggregate_reader::aggregate_reader(harvest_config config) : config_(std::move(config)) {
-    check_margins(config_.memory_margin, config_.time_margin);
-}
+aggregate_reader::aggregate_reader(harvest_config config) : config_(std::move(config)) {}
 
 void aggregate_reader::read(line_reader& in) {
     for_each_object(in, 0, [&](simdjson::ondemand::object& obj, std::size_t) {
@@ -248,6 +253,11 @@ void aggregate_reader::read(line_reader& in) {
         std::sort(row.obj.begin(), row.obj.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         add(row);
     });
+}
+
+void aggregate_reader::read(std::unique_ptr<byte_source> src) {
+    line_reader in(std::move(src));
+    read(in);
 }
 
 void aggregate_reader::add(const json_value& row) {
@@ -303,15 +313,14 @@ void aggregate_reader::add(const json_value& row) {
 compute_profile aggregate_reader::profile_of(const std::string& run_id, const run_rows& r) const {
     std::vector<std::string> unmapped;
     for (const auto& [name, m] : r.models)
-        if (member(m.row, "unmapped").t == json_value::type::boolean && member(m.row, "unmapped").b)
-            unmapped.push_back(name);
-    std::optional<std::int64_t> latest_ns;
-    if (r.finished_us) latest_ns = *r.finished_us * 1000;
-    profile_provenance pv = harvest_provenance(config_, run_id, latest_ns, unmapped);
+        if (member(m.row, "unmapped").t == json_value::type::boolean && member(m.row, "unmapped").b) unmapped.push_back(name);
+    latest_instant latest;
+    if (r.finished_us) latest.add(*r.finished_us * 1000);
+    profile_provenance pv = harvest_provenance(config_, run_id, latest, unmapped);
     compute_profile p;
     p.provenance = std::move(pv);
-    p.memory_margin = config_.memory_margin;
-    p.time_margin = config_.time_margin;
+    p.memory_margin = config_.margin.memory();
+    p.time_margin = config_.margin.time();
     p.n_measurements = r.n_measurements;
     p.n_ok = r.n_ok;
     p.n_sample_series = r.n_series;

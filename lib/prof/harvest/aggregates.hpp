@@ -63,6 +63,7 @@ class aggregate_reader {
 public:
     explicit aggregate_reader(harvest_config config);
     void read(line_reader& in);
+    void read(std::unique_ptr<byte_source> src);  // the same, for one whole source
     std::vector<compute_profile> finish() const;
 
 private:

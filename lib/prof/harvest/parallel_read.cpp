@@ -35,7 +35,7 @@ void harvester::merge(harvester&& other) {
         m.counts.rows_read += r.counts.rows_read;
         m.counts.fold_rows_skipped += r.counts.fold_rows_skipped;
         m.counts.ensemble_rows_skipped += r.counts.ensemble_rows_skipped;
-        if (r.latest_ns && (!m.latest_ns || *r.latest_ns > *m.latest_ns)) m.latest_ns = r.latest_ns;
+        m.latest.add(r.latest);
         m.unmapped_models.merge(r.unmapped_models);
         m.builder.merge(std::move(r.builder));
     }
