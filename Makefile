@@ -58,7 +58,7 @@ $(BUILD)/config.mk: scripts/install-deps
 	@{ echo "DEP_CFLAGS := $$(pkg-config --cflags simdjson fmt)"; \
 	   if grep -qw avx2 /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo && grep -qw pclmulqdq /proc/cpuinfo; then \
 	     echo "ARCH_FLAGS ?= -march=x86-64-v3 -mpclmul"; fi; \
-	   echo "DEP_LIBS := $$(pkg-config --libs simdjson fmt libcurl zlib libcrypto) -ldl -lpthread"; } > $@.tmp
+	   echo "DEP_LIBS := $$(pkg-config --libs simdjson fmt zlib libcrypto libisal) -ldl -lpthread"; } > $@.tmp
 	@mv $@.tmp $@
 
 .PHONY: all check unit demo bench install sanitize fuzz fuzz-targets clean help

@@ -2,6 +2,7 @@
 #include "prof/cli.hpp"
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
+#include "prof/io/input.hpp"
 #include "prof/json_in.hpp"
 #include "prof/profile.hpp"
 #include "prof/records.hpp"
@@ -38,20 +39,16 @@ int run(int argc, char** argv) {
                  "Fold fits of one model measured under different params (params_digest) instead of refusing them");
     prof::cli::parse(app, argc, argv);
     prof::profile_builder builder(c.margins.value());
-    std::size_t bad = 0, fits = 0;
+    std::size_t fits = 0;
     std::optional<prof::json_value> sample;
-    for (const auto& path : prof::cli::inputs_or_stdin(c.files)) {
-        prof::line_reader in(prof::open_input(path));
-        auto stats = prof::for_each_object(in, c.max_bad_lines - bad, [&](simdjson::ondemand::object& obj, std::size_t) {
-            if (!prof::is_sample_record(obj)) {
-                ++fits;
-                return builder.add(prof::read_fit(obj));
-            }
-            prof::keep_sample_record(sample, prof::read_object_value(obj));
-        });
-        bad += stats.bad_lines;
-    }
-    if (bad) prof::warn(fmt::format("skipped {} malformed line(s)", bad));
+    prof::bad_line_policy policy(c.max_bad_lines);
+    prof::for_each_record(prof::cli::inputs_or_stdin(c.files), policy, [&](simdjson::ondemand::object& obj, const prof::record_place&) {
+        if (!prof::is_sample_record(obj)) {
+            ++fits;
+            return builder.add(prof::read_fit(obj));
+        }
+        prof::keep_sample_record(sample, prof::read_object_value(obj));
+    });
     // No fit, no profile: a sample record alone (its pre-pass measured nothing, e.g. a worker
     // that could not start) must not become a "measured" profile that sizes from defaults.
     if (fits == 0) {

@@ -7,6 +7,7 @@
 #include "prof/harvest.hpp"
 #include "prof/harvest/aggregates.hpp"
 #include "prof/http.hpp"
+#include "prof/io/input.hpp"
 #include "prof/json_in.hpp"
 #include "prof/registry.hpp"
 #include "prof/spawn.hpp"
@@ -117,13 +118,11 @@ int run(int argc, char** argv) {
     {
         prof::cli::progress_meter progress(prof::cli::show_progress(c.quiet));
         for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
-            // gzip is recognised by its magic on every input (a .gz URL, `cat x.gz |`).
-            auto src = prof::is_http_url(in) ? prof::http_source(in, http) : prof::open_input(in);
-            if (c.from_aggregates) aggregates.read(prof::gunzip_if_gzip(std::move(src)));
-            else h.read(prof::gunzip_if_gzip(std::move(src)), c.jobs, progress.callback());
+            if (c.from_aggregates) aggregates.read(prof::open_input(in, &http));
+            else h.read(prof::open_input(in, &http), c.jobs, progress.callback());
         }
     }
-    if (h.bad_lines()) prof::warn(fmt::format("skipped {} malformed line(s)", h.bad_lines()));
+    prof::warn_skipped(prof::bad_line_policy(), h.bad_lines());
 
     auto profiles = c.from_aggregates ? aggregates.finish() : h.finish();
     if (profiles.empty() && hc.run_id) prof::warn(fmt::format("no rows of run '{}' in the input", *hc.run_id));

@@ -92,7 +92,6 @@ int run(int argc, char** argv) {
         }
 
         auto in = prof::read_measure_input(prof::cli::inputs_or_stdin(c.files), c.max_bad_lines);
-        if (in.bad_lines) prof::warn(fmt::format("skipped {} malformed cell line(s)", in.bad_lines));
         auto run_words = prof::command_words(c.run_template, "--run: empty command template");
         auto worker_words = prof::command_words(c.worker_cmd, "--worker: empty command");
         prof::cell_loop loop{run_words, worker_words, c.ready, setup.ready_timeout_s, scope, prof::cli::show_progress(c.quiet),

@@ -2,6 +2,7 @@
 #include "prof/cli.hpp"
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
+#include "prof/io/input.hpp"
 #include "prof/json_in.hpp"
 #include "prof/plan.hpp"
 #include "prof/sample.hpp"
@@ -28,8 +29,7 @@ struct config {
 // case. More than one record is refused: a plan sizes one profile.
 std::optional<prof::compute_profile> read_one_profile(const std::string& path) {
     std::optional<prof::compute_profile> profile;
-    prof::line_reader in(prof::open_input(path));
-    prof::for_each_object(in, 0, [&](simdjson::ondemand::object& obj, std::size_t) {
+    prof::for_each_record({path}, prof::bad_line_policy(), [&](simdjson::ondemand::object& obj, const prof::record_place&) {
         if (profile)
             throw prof::field_error("a second record: prof-plan sizes one profile (pick one with prof-resolve)");
         profile = prof::read_profile(obj);
@@ -123,9 +123,7 @@ int run(int argc, char** argv) {
     prof::check_plan_goal(c.rq.deadline_s, c.rq.nodes);
 
     if (!c.panel.empty()) {
-        prof::line_reader in(prof::open_input(c.panel));
-        auto panel = prof::read_panel(in, c.max_bad_lines);
-        if (panel.bad_lines) prof::warn(fmt::format("--panel: skipped {} malformed line(s)", panel.bad_lines));
+        auto panel = prof::read_panel(c.panel, prof::bad_line_policy(c.max_bad_lines, "line", "--panel: "));
         std::vector<std::uint64_t> lengths;
         for (const auto& s : panel.usable) lengths.push_back(s.n_obs);
         c.rq.panel = prof::distribution_of_lengths(lengths);

@@ -77,9 +77,7 @@ int run(int argc, char** argv) {
             if (!seen_models.count(model)) prof::warn(fmt::format("--params: '{}' is not a --model; its params are not used", model));
     }
 
-    prof::line_reader in(prof::open_input(c.panel));
-    prof::panel panel = prof::read_panel(in, c.max_bad_lines);
-    if (panel.bad_lines) prof::warn(fmt::format("skipped {} malformed panel line(s)", panel.bad_lines));
+    prof::panel panel = prof::read_panel(c.panel, prof::bad_line_policy(c.max_bad_lines, "panel line"));
     if (panel.unusable)
         prof::note(fmt::format("{} series without observations (n_obs null, missing or 0) are not usable", panel.unusable));
     std::vector<prof::series_ref>& usable = panel.usable;

@@ -3,6 +3,7 @@
 
 #include "prof/curve.hpp"
 #include "prof/errors.hpp"
+#include "prof/io/input.hpp"
 #include "prof/json_out.hpp"
 #include "prof/sample.hpp"
 #include "prof/units.hpp"
@@ -172,8 +173,7 @@ std::string percent(double ratio) { return fmt::format("{:+.1f} %", (ratio - 1.0
 
 compute_profile read_single_profile(const std::string& path) {
     std::optional<compute_profile> profile;
-    line_reader in(open_input(path));
-    for_each_object(in, 0, [&](simdjson::ondemand::object& obj, std::size_t) {
+    for_each_record({path}, bad_line_policy(), [&](simdjson::ondemand::object& obj, const record_place&) {
         if (profile)
             throw field_error("a second record: each side of a diff is one profile (pick one with jq, or name "
                               "run:ID with --registry)");

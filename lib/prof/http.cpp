@@ -4,16 +4,14 @@
 #include "prof/http.hpp"
 
 #include "prof/diag.hpp"
+#include "prof/io/curl_api.hpp"
 
-#include <curl/curl.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fmt/format.h>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -27,11 +25,6 @@ namespace {
 
 constexpr std::size_t buffer_limit = 1u << 20;  // pause libcurl above this many unread bytes
 constexpr double max_backoff_s = 30;
-
-void global_init() {
-    static std::once_flag once;
-    std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 bool iequals_prefix(std::string_view s, std::string_view prefix) {
     if (s.size() < prefix.size()) return false;
@@ -71,19 +64,23 @@ bool retryable_status(long s) { return s == 429 || (s >= 500 && s <= 599); }
 class http_byte_source final : public byte_source {
 public:
     http_byte_source(std::string url, http_options opt) : url_(std::move(url)), opt_(std::move(opt)) {
-        global_init();
         name_ = redact_url(url_);
+        try {
+            curl();  // libcurl is loaded here, at the first URL
+        } catch (const unavailable_error& e) {
+            throw unavailable_error(fmt::format("{}: {}", name_, e.what()));
+        }
         if (!opt_.sleep) opt_.sleep = real_sleep;
-        multi_ = curl_multi_init();
+        multi_ = curl().multi_init();
         if (!multi_) throw io_error(fmt::format("{}: cannot start libcurl", name_));
-        for (const auto& h : opt_.headers) headers_ = curl_slist_append(headers_, h.c_str());
-        if (opt_.accept_compressed) headers_ = curl_slist_append(headers_, "Accept-Encoding: gzip");
+        for (const auto& h : opt_.headers) headers_ = curl().slist_append(headers_, h.c_str());
+        if (opt_.accept_compressed) headers_ = curl().slist_append(headers_, "Accept-Encoding: gzip");
         start();
     }
     ~http_byte_source() override {
         stop();
-        curl_slist_free_all(headers_);
-        if (multi_) curl_multi_cleanup(multi_);
+        curl().slist_free_all(headers_);
+        if (multi_) curl().multi_cleanup(multi_);
     }
 
     std::size_t read(char* out, std::size_t n) override {
@@ -98,7 +95,7 @@ public:
                     pos_ = 0;
                     if (paused_) {
                         paused_ = false;
-                        curl_easy_pause(easy_, CURLPAUSE_CONT);  // may refill buf_ at once
+                        curl().easy_pause(easy_, CURLPAUSE_CONT);  // may refill buf_ at once
                     }
                 }
                 return k;
@@ -120,7 +117,7 @@ private:
 
     void start() {
         ++attempt_;
-        easy_ = curl_easy_init();
+        easy_ = curl().easy_init();
         if (!easy_) throw io_error(fmt::format("{}: cannot start libcurl", name_));
         errbuf_[0] = '\0';
         status_ = 0;
@@ -132,36 +129,36 @@ private:
         buf_.clear();
         pos_ = 0;
         paused_ = false;
-        curl_easy_setopt(easy_, CURLOPT_URL, url_.c_str());
-        curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
-        curl_easy_setopt(easy_, CURLOPT_MAXREDIRS, 5L);
-        curl_easy_setopt(easy_, CURLOPT_FAILONERROR, 1L);
-        curl_easy_setopt(easy_, CURLOPT_USERAGENT, "prof/" PROF_VERSION);
-        curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, errbuf_);
-        curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opt_.connect_timeout_s * 1000));
-        if (opt_.timeout_s > 0) curl_easy_setopt(easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(opt_.timeout_s * 1000));
+        curl().easy_setopt(easy_, CURLOPT_URL, url_.c_str());
+        curl().easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
+        curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
+        curl().easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+        curl().easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
+        curl().easy_setopt(easy_, CURLOPT_MAXREDIRS, 5L);
+        curl().easy_setopt(easy_, CURLOPT_FAILONERROR, 1L);
+        curl().easy_setopt(easy_, CURLOPT_USERAGENT, "prof/" PROF_VERSION);
+        curl().easy_setopt(easy_, CURLOPT_ERRORBUFFER, errbuf_);
+        curl().easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opt_.connect_timeout_s * 1000));
+        if (opt_.timeout_s > 0) curl().easy_setopt(easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(opt_.timeout_s * 1000));
         if (opt_.stall_timeout_s > 0) {
-            curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
-            curl_easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(opt_.stall_timeout_s)));
+            curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
+            curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(opt_.stall_timeout_s)));
         }
         // gzip is asked for and decoded by prof's own decoder (json_in.hpp: gunzip), which
         // checks the trailer: libcurl's decoding takes a body cut at a flush point as whole.
-        curl_easy_setopt(easy_, CURLOPT_HTTP_CONTENT_DECODING, 0L);
-        if (headers_) curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
-        curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &http_byte_source::on_body);
-        curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
-        curl_easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &http_byte_source::on_header);
-        curl_easy_setopt(easy_, CURLOPT_HEADERDATA, this);
-        curl_multi_add_handle(multi_, easy_);
+        curl().easy_setopt(easy_, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+        if (headers_) curl().easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
+        curl().easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &http_byte_source::on_body);
+        curl().easy_setopt(easy_, CURLOPT_WRITEDATA, this);
+        curl().easy_setopt(easy_, CURLOPT_HEADERFUNCTION, &http_byte_source::on_header);
+        curl().easy_setopt(easy_, CURLOPT_HEADERDATA, this);
+        curl().multi_add_handle(multi_, easy_);
     }
 
     void stop() {
         if (!easy_) return;
-        curl_multi_remove_handle(multi_, easy_);
-        curl_easy_cleanup(easy_);
+        curl().multi_remove_handle(multi_, easy_);
+        curl().easy_cleanup(easy_);
         easy_ = nullptr;
     }
 
@@ -223,10 +220,10 @@ private:
     void pump() {
         while (!finished_ && pos_ == buf_.size()) {
             int running = 0;
-            CURLMcode mc = curl_multi_perform(multi_, &running);
-            if (mc != CURLM_OK) throw io_error(fmt::format("{}: libcurl: {}", name_, curl_multi_strerror(mc)));
+            CURLMcode mc = curl().multi_perform(multi_, &running);
+            if (mc != CURLM_OK) throw io_error(fmt::format("{}: libcurl: {}", name_, curl().multi_strerror(mc)));
             int left = 0;
-            while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+            while (CURLMsg* msg = curl().multi_info_read(multi_, &left)) {
                 if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy_) {
                     complete(msg->data.result);
                     return;
@@ -234,8 +231,8 @@ private:
             }
             if (pos_ < buf_.size()) return;
             if (paused_) continue;  // cannot happen with an empty buffer, but never block on it
-            mc = curl_multi_poll(multi_, nullptr, 0, 1000, nullptr);
-            if (mc != CURLM_OK) throw io_error(fmt::format("{}: libcurl: {}", name_, curl_multi_strerror(mc)));
+            mc = curl().multi_poll(multi_, nullptr, 0, 1000, nullptr);
+            if (mc != CURLM_OK) throw io_error(fmt::format("{}: libcurl: {}", name_, curl().multi_strerror(mc)));
         }
     }
 
@@ -245,16 +242,16 @@ private:
 
     // The transfer ended: accept it, retry it, or turn it into the documented error.
     void complete(CURLcode rc) {
-        curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status_);
+        curl().easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status_);
         if (!length_conflict_.empty()) {
             stop();
             throw io_error(fmt::format("{}: the response has conflicting Content-Length headers ({}); refused", name_,
                                        length_conflict_));
         }
         curl_off_t got = 0, expected = -1;
-        curl_easy_getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &got);
-        curl_easy_getinfo(easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
-        std::string detail = errbuf_[0] ? std::string(errbuf_) : std::string(curl_easy_strerror(rc));
+        curl().easy_getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &got);
+        curl().easy_getinfo(easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
+        std::string detail = errbuf_[0] ? std::string(errbuf_) : std::string(curl().easy_strerror(rc));
         if (rc == CURLE_OK && status_ >= 200 && status_ < 300) {
             finished_ = true;
             stop();
@@ -308,27 +305,6 @@ private:
     std::string content_encoding_, content_length_, length_conflict_;
 };
 
-// A source with a few bytes put back in front of it.
-class prefixed_source final : public byte_source {
-public:
-    prefixed_source(std::string prefix, std::unique_ptr<byte_source> src) : prefix_(std::move(prefix)), src_(std::move(src)) {}
-    std::size_t read(char* out, std::size_t n) override {
-        if (pos_ < prefix_.size()) {
-            std::size_t k = std::min(n, prefix_.size() - pos_);
-            std::memcpy(out, prefix_.data() + pos_, k);
-            pos_ += k;
-            return k;
-        }
-        return src_->read(out, n);
-    }
-    const std::string& name() const override { return src_->name(); }
-
-private:
-    std::string prefix_;
-    std::size_t pos_ = 0;
-    std::unique_ptr<byte_source> src_;
-};
-
 // An HTTP body decoded by its Content-Encoding: identity passes through, gzip goes through
 // prof's decoder, anything else (never asked for) is refused. The encoding is known once the
 // first read has returned, so that read is taken here and put back in front of the stream.
@@ -341,7 +317,7 @@ public:
             first.resize(raw_->read(first.data(), first.size()));
             std::string enc = raw_->content_encoding();
             for (char& c : enc) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-            auto rest = std::make_unique<prefixed_source>(std::move(first), std::move(owned_));
+            auto rest = prefixed_source(std::move(first), std::move(owned_));
             if (enc.empty() || enc == "identity") chain_ = std::move(rest);
             else if (enc == "gzip" || enc == "x-gzip") chain_ = gunzip(std::move(rest));
             else throw io_error(fmt::format("{}: unsupported Content-Encoding '{}' (prof asks for gzip only)", name(), enc));
@@ -357,20 +333,6 @@ private:
 };
 
 }  // namespace
-
-std::unique_ptr<byte_source> gunzip_if_gzip(std::unique_ptr<byte_source> src) {
-    char head[2];
-    std::size_t got = 0;
-    while (got < 2) {
-        std::size_t r = src->read(head + got, 2 - got);
-        if (r == 0) break;
-        got += r;
-    }
-    if (got == 2 && static_cast<unsigned char>(head[0]) == 0x1f && static_cast<unsigned char>(head[1]) == 0x8b) {
-        return gunzip(std::make_unique<prefixed_source>(std::string(head, 2), std::move(src)));
-    }
-    return std::make_unique<prefixed_source>(std::string(head, got), std::move(src));
-}
 
 bool is_http_url(std::string_view text) { return iequals_prefix(text, "http://") || iequals_prefix(text, "https://"); }
 

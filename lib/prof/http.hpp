@@ -65,13 +65,6 @@ std::string check_header(std::string_view header, std::string_view flag);
 // happened.
 std::unique_ptr<byte_source> http_source(const std::string& url, const http_options& options);
 
-// Wraps `src` so that a gzip stream (one or more members, recognised by its magic bytes
-// 1f 8b, whatever the name) is decompressed as it is read; anything else passes through
-// unchanged. For a URL such as …/export.jsonl.gz served as application/gzip without
-// Content-Encoding. The decoder is gunzip (json_in.hpp): a gzip stream that ends early or is
-// corrupt throws io_error (74).
-std::unique_ptr<byte_source> gunzip_if_gzip(std::unique_ptr<byte_source> src);
-
 // GETs a small body whole (a registry index, a profile): the same statuses, retries and
 // errors; a body above max_bytes is refused with io_error.
 std::string http_get(const std::string& url, const http_options& options, std::size_t max_bytes = 64u << 20);

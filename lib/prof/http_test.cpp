@@ -1,6 +1,7 @@
 // Unit tests of the libcurl byte source against a real HTTP server on 127.0.0.1 (a thread
 // with a listening socket that plays scripted raw responses, one per connection).
 #include "prof/http.hpp"
+#include "prof/io/curl_api.hpp"
 
 #include <doctest/doctest.h>
 
@@ -403,4 +404,26 @@ TEST_CASE("a Content-Encoding other than gzip is refused, never passed on as row
     auto src = prof::http_source(srv.url(), fast_options());
     CHECK_THROWS_WITH_AS(read_all(*src), (srv.url() + ": unsupported Content-Encoding 'br' (prof asks for gzip only)").c_str(),
                          prof::io_error);
+}
+
+TEST_CASE("a libcurl that cannot be loaded is exit 69 with how to install it, never a crash") {
+    try {
+        prof::load_curl_api("libprof-test-no-such-curl.so.4");
+        FAIL("loaded a library that does not exist");
+    } catch (const prof::unavailable_error& e) {
+        CHECK(e.code() == prof::exit_code::unavailable);
+        CHECK(std::string(e.what()).rfind("URLs need libcurl (Debian: apt-get install libcurl4), which cannot be loaded: "
+                                          "libprof-test-no-such-curl.so.4: cannot open shared object file", 0) == 0);
+    }
+}
+
+TEST_CASE("the libcurl table resolves every function prof uses from libcurl.so.4") {
+    prof::curl_api a = prof::load_curl_api("libcurl.so.4");
+    for (const void* f : {(const void*)a.global_init, (const void*)a.easy_init, (const void*)a.easy_setopt,
+                          (const void*)a.easy_getinfo, (const void*)a.easy_pause, (const void*)a.easy_cleanup,
+                          (const void*)a.easy_strerror, (const void*)a.multi_init, (const void*)a.multi_add_handle,
+                          (const void*)a.multi_remove_handle, (const void*)a.multi_perform, (const void*)a.multi_poll,
+                          (const void*)a.multi_info_read, (const void*)a.multi_strerror, (const void*)a.multi_cleanup,
+                          (const void*)a.slist_append, (const void*)a.slist_free_all})
+        CHECK(f != nullptr);
 }

@@ -7,123 +7,17 @@
 #include "prof/json_out.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <limits>
-#include <unistd.h>
 #include <vector>
-#include <zlib.h>
 
 namespace prof {
 namespace od = simdjson::ondemand;
 
 namespace {
-
-class fd_byte_source final : public byte_source {
-public:
-    fd_byte_source(int fd, std::string name, bool owns) : fd_(fd), name_(std::move(name)), owns_(owns) {}
-    ~fd_byte_source() override {
-        if (owns_) ::close(fd_);
-    }
-    std::size_t read(char* buf, std::size_t n) override {
-        for (;;) {
-            ssize_t r = ::read(fd_, buf, n);
-            if (r >= 0) return static_cast<std::size_t>(r);
-            if (errno == EINTR) continue;
-            throw io_error(fmt::format("{}: read error: {}", name_, std::strerror(errno)));
-        }
-    }
-    const std::string& name() const override { return name_; }
-
-private:
-    int fd_;
-    std::string name_;
-    bool owns_;
-};
-
-// The one gzip decoder (json_in.hpp: gunzip): zlib's inflate with the gzip wrapper, which
-// checks each member's CRC-32 and ISIZE trailer; the end of a member is Z_STREAM_END, and only
-// after one may the input end. A body cut at a flush point decodes cleanly up to the cut, so
-// the missing trailer is what tells it apart from a whole stream.
-class gunzip_byte_source final : public byte_source {
-public:
-    explicit gunzip_byte_source(std::unique_ptr<byte_source> src) : src_(std::move(src)), in_(1 << 17) {
-        std::memset(&z_, 0, sizeof z_);
-        if (inflateInit2(&z_, 15 + 16) != Z_OK) throw io_error(fmt::format("{}: cannot start gzip decoding", src_->name()));
-    }
-    ~gunzip_byte_source() override { inflateEnd(&z_); }
-    std::size_t read(char* out, std::size_t n) override {
-        if (n == 0) return 0;
-        z_.next_out = reinterpret_cast<Bytef*>(out);
-        z_.avail_out = static_cast<uInt>(std::min<std::size_t>(n, 1u << 30));
-        for (;;) {
-            if (z_.avail_in == 0 && !eof_) {
-                std::size_t r = src_->read(in_.data(), in_.size());
-                if (r == 0) eof_ = true;
-                z_.next_in = reinterpret_cast<Bytef*>(in_.data());
-                z_.avail_in = static_cast<uInt>(r);
-            }
-            if (member_done_) {
-                if (z_.avail_in == 0) {
-                    if (eof_) return 0;
-                    continue;
-                }
-                inflateReset(&z_);  // another gzip member follows (concatenated .gz files)
-                member_done_ = false;
-            }
-            if (!started_ && z_.avail_in == 0 && eof_) return 0;  // no byte at all: an empty input
-            started_ = true;
-            // inflate is called even when all input has been taken: zlib may hold decoded bytes
-            // that did not fit the last output buffer. Only a call that can make no progress
-            // (Z_BUF_ERROR) with the input at its end means the stream was cut.
-            int rc = inflate(&z_, Z_NO_FLUSH);
-            std::size_t got = static_cast<std::size_t>(reinterpret_cast<char*>(z_.next_out) - out);
-            if (rc == Z_STREAM_END) {
-                member_done_ = true;
-            } else if (rc == Z_BUF_ERROR) {
-                if (eof_ && z_.avail_in == 0 && got == 0)
-                    throw io_error(fmt::format("{}: gzip stream cut short", src_->name()));
-            } else if (rc != Z_OK) {
-                throw io_error(fmt::format("{}: gzip error: {}", src_->name(), z_.msg ? z_.msg : "corrupt data"));
-            }
-            if (got > 0) return got;
-        }
-    }
-    const std::string& name() const override { return src_->name(); }
-
-private:
-    std::unique_ptr<byte_source> src_;
-    std::vector<char> in_;
-    z_stream z_;
-    bool eof_ = false, started_ = false, member_done_ = false;
-};
-
-class string_byte_source final : public byte_source {
-public:
-    string_byte_source(std::string data, std::string name, std::size_t max_read)
-        : data_(std::move(data)), name_(std::move(name)), max_read_(max_read) {}
-    std::size_t read(char* buf, std::size_t n) override {
-        std::size_t k = std::min({n, max_read_, data_.size() - pos_});
-        std::memcpy(buf, data_.data() + pos_, k);
-        pos_ += k;
-        return k;
-    }
-    const std::string& name() const override { return name_; }
-
-private:
-    std::string data_;
-    std::size_t pos_ = 0;
-    std::string name_;
-    std::size_t max_read_;
-};
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 std::string describe(od::value& v) {
     od::json_type t;
@@ -222,26 +116,6 @@ bool document_at_end(simdjson::ondemand::document& doc) {
     // exactly when no structural character is left, i.e. nothing follows the root value.
     const char* loc = nullptr;
     return doc.current_location().get(loc) != simdjson::SUCCESS;
-}
-
-std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd) {
-    return std::make_unique<fd_byte_source>(fd, std::move(name), owns_fd);
-}
-
-std::unique_ptr<byte_source> gunzip(std::unique_ptr<byte_source> src) {
-    return std::make_unique<gunzip_byte_source>(std::move(src));
-}
-
-std::unique_ptr<byte_source> string_source(std::string data, std::string name, std::size_t max_read) {
-    return std::make_unique<string_byte_source>(std::move(data), std::move(name), max_read);
-}
-
-std::unique_ptr<byte_source> open_input(const std::string& path) {
-    if (path == "-") return fd_source(0, "<stdin>", false);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    if (ends_with(path, ".gz")) return gunzip(std::make_unique<fd_byte_source>(fd, path, true));
-    return std::make_unique<fd_byte_source>(fd, path, true);
 }
 
 // ---- line_reader ------------------------------------------------------------------------

@@ -1,6 +1,8 @@
-// JSON Lines input (prof-records(5) DESCRIPTION): byte sources, the line reader, typed field readers with
+// JSON Lines input (prof-records(5) DESCRIPTION): the line reader over a byte source, typed field readers with
 // line-numbered errors, the --max-bad-lines policy, and a generic canonical JSON value.
 #pragma once
+
+#include "prof/io/byte_source.hpp"
 
 #include <simdjson.h>
 
@@ -15,32 +17,6 @@
 #include <vector>
 
 namespace prof {
-
-// Where bytes come from: a file, stdin, a gzip stream, an HTTP body. read() returns 0 at end
-// of input and throws prof::io_error (or a subclass) on failure.
-class byte_source {
-public:
-    virtual ~byte_source() = default;
-    virtual std::size_t read(char* buf, std::size_t n) = 0;
-    virtual const std::string& name() const = 0;
-};
-
-// A file descriptor source; `name` is what diagnostics print ("<stdin>" for fd 0).
-std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd);
-// Opens PATH for reading: "-" is stdin, a name ending in ".gz" is decompressed as it streams.
-// Throws no_input_error (exit 66) when the file cannot be opened.
-std::unique_ptr<byte_source> open_input(const std::string& path);
-// Decompresses the gzip stream read from `src` (one or more members) as it is read: the one gzip
-// decoder of prof, for .gz files and gzip HTTP bodies alike. zlib checks each member's CRC-32
-// and length trailer; a stream that ends inside a member ("gzip stream cut short": a body cut at
-// a flush point decodes cleanly up to the cut, and only the missing trailer tells), corrupt
-// data, or bytes after a member that do not start another throw io_error (74) naming the
-// source. A source with no byte at all reads as empty.
-std::unique_ptr<byte_source> gunzip(std::unique_ptr<byte_source> src);
-// An in-memory source (tests, and data already read whole); each read hands out at most
-// `max_read` bytes (a pipe hands out 64 KiB: tests of readers fed in small pieces).
-std::unique_ptr<byte_source> string_source(std::string data, std::string name,
-                                           std::size_t max_read = static_cast<std::size_t>(-1));
 
 struct text_line {
     std::size_t number = 0;   // 1-based physical line number in the source

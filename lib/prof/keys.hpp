@@ -17,7 +17,7 @@ std::string percent_decode(std::string_view encoded);
 // then '~' and the lower-case hex SHA-256 of the whole joined name. Two different keys never
 // share a name.
 std::string key_file_name(const std::vector<std::string>& components);
-// Lower-case hex SHA-256 of `data` (OpenSSL's libcrypto).
+// Lower-case hex SHA-256 of `data` (FIPS 180-4; prof's own, so no binary links libcrypto).
 std::string sha256_hex(std::string_view data);
 // root + "/" + name, after checking that the lexically normalised result lies inside root;
 // throws prof::error (exit 73) otherwise.

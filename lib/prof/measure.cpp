@@ -3,6 +3,7 @@
 
 #include "prof/cgroup.hpp"
 #include "prof/diag.hpp"
+#include "prof/io/input.hpp"
 #include "prof/json_out.hpp"
 #include "prof/units.hpp"
 
@@ -473,7 +474,7 @@ void warm_worker::start() {
     reply_fd_ = rep[0];
     fcntl(in_fd_, F_SETFL, O_NONBLOCK);
     fcntl(reply_fd_, F_SETFL, O_NONBLOCK);
-    reply_buf_.clear();
+    replies_.clear();
     alive_ = true;
     if (!wait_ready_) return;
     // Optional handshake: a worker built on prof_worker.py writes {"ready":true} on fd 3 once its
@@ -498,7 +499,7 @@ void warm_worker::start() {
         if (pfds[0].revents) {
             char buf[4096];
             ssize_t r = ::read(reply_fd_, buf, sizeof buf);
-            if (r > 0) reply_buf_.append(buf, static_cast<std::size_t>(r));
+            if (r > 0) replies_.append(buf, static_cast<std::size_t>(r));
             else if (r == 0) pfds[1].revents = POLLIN;  // reply pipe closed: treat as death
         }
         if ((pfds[1].revents & POLLIN) && !read_reply_line(line)) {
@@ -527,13 +528,7 @@ std::string warm_worker::command_text() const {
     return out;
 }
 
-bool warm_worker::read_reply_line(std::string& line) {
-    auto nl = reply_buf_.find('\n');
-    if (nl == std::string::npos) return false;
-    line = reply_buf_.substr(0, nl);
-    reply_buf_.erase(0, nl + 1);
-    return true;
-}
+bool warm_worker::read_reply_line(std::string& line) { return replies_.take(line); }
 
 void warm_worker::reap_dead(int* exit_status, int* sig, cgroup_reading* last) {
     int status = wait_child(child_.pid).status;
@@ -585,7 +580,7 @@ measured_fit warm_worker::measure(const cell& c) {
     {
         char buf[4096];
         ssize_t r;
-        while ((r = ::read(reply_fd_, buf, sizeof buf)) > 0) reply_buf_.append(buf, static_cast<std::size_t>(r));
+        while ((r = ::read(reply_fd_, buf, sizeof buf)) > 0) replies_.append(buf, static_cast<std::size_t>(r));
         std::string stale;
         while (read_reply_line(stale))
             if (stale.find("\"ready\"") == std::string::npos)
@@ -668,7 +663,7 @@ measured_fit warm_worker::measure(const cell& c) {
         if (pfds[0].revents) {
             char buf[4096];
             ssize_t n = ::read(reply_fd_, buf, sizeof buf);
-            if (n > 0) reply_buf_.append(buf, static_cast<std::size_t>(n));
+            if (n > 0) replies_.append(buf, static_cast<std::size_t>(n));
             while (read_reply_line(reply)) {
                 if (reply.find("\"ready\"") != std::string::npos && reply.find("\"ok\"") == std::string::npos) continue;
                 got = true;
@@ -784,26 +779,24 @@ measured_fit warm_worker::measure(const cell& c) {
 
 measure_input read_measure_input(const std::vector<std::string>& files, std::size_t max_bad_lines) {
     measure_input in;
-    for (const auto& path : files) {
-        line_reader lines(open_input(path));
-        // A line naming another kind is not a cell: kept whole, to be written through.
-        auto other_kind = [&](std::string_view text) {
-            if (text.find("\"kind\"") == std::string_view::npos) return false;
-            std::optional<std::string> kind;
-            parse_object_text(text, [&](simdjson::ondemand::object& obj) {
-                for (auto field : obj)
-                    if (field.unescaped_key().value() == "kind") kind = read_string(field.value(), "kind");
-            });
-            if (!kind || *kind == "cell") return false;
-            in.passthrough.emplace_back(text);
-            in.passthrough_at.push_back(in.cells.size());
-            return true;
-        };
-        in.bad_lines += for_each_object(lines, max_bad_lines - in.bad_lines,
-                                        [&](simdjson::ondemand::object& obj, std::size_t) { in.cells.push_back(read_cell(obj)); },
-                                        other_kind)
-                            .bad_lines;
-    }
+    // A line naming another kind is not a cell: kept whole, to be written through.
+    auto other_kind = [&](std::string_view text) {
+        if (text.find("\"kind\"") == std::string_view::npos) return false;
+        std::optional<std::string> kind;
+        parse_object_text(text, [&](simdjson::ondemand::object& obj) {
+            for (auto field : obj)
+                if (field.unescaped_key().value() == "kind") kind = read_string(field.value(), "kind");
+        });
+        if (!kind || *kind == "cell") return false;
+        in.passthrough.emplace_back(text);
+        in.passthrough_at.push_back(in.cells.size());
+        return true;
+    };
+    bad_line_policy policy(max_bad_lines, "cell line");
+    in.bad_lines = for_each_record(files, policy,
+                                   [&](simdjson::ondemand::object& obj, const record_place&) { in.cells.push_back(read_cell(obj)); },
+                                   other_kind)
+                       .bad_lines;
     return in;
 }
 

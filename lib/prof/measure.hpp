@@ -3,6 +3,7 @@
 // serves many cells (/proc VmHWM after a clear_refs reset, CPU of all threads in nanoseconds).
 #pragma once
 
+#include "prof/measure/reply_lines.hpp"
 #include "prof/cgroup.hpp"
 #include "prof/errors.hpp"
 #include "prof/nvml.hpp"
@@ -113,7 +114,7 @@ private:
     std::unique_ptr<cgroup_cell> cg_;  // the worker's group (tree-wide counters), when cgroups are used
     std::uint64_t applied_limit_ = 0;  // the memory limit the kernel applied to cg_
     int in_fd_ = -1, reply_fd_ = -1;
-    std::string reply_buf_;
+    reply_lines replies_;
     bool alive_ = false;
 };
 
@@ -129,7 +130,8 @@ struct measure_input {
     std::vector<std::size_t> passthrough_at;
     std::size_t bad_lines = 0;
 };
-// Reads FILES ('-' = stdin) as for_each_object does, --max-bad-lines applying to all of them.
+// Reads FILES ('-' = stdin) through for_each_record (io/input.hpp), --max-bad-lines applying to
+// all of them; skipped lines end with "skipped N malformed cell line(s)" on stderr.
 measure_input read_measure_input(const std::vector<std::string>& files, std::size_t max_bad_lines);
 
 // --worker-scope: one warm worker for the whole run, one per family, or one per model.

@@ -307,6 +307,15 @@ TEST_CASE("worker mode failures: dying, being killed, hanging and ok:false repli
     for (int i : {1, 3, 5, 7}) CHECK(v[static_cast<std::size_t>(i)].ok);
 }
 
+TEST_CASE("worker mode: a reply line of 8 MiB is read whole and the next cell still gets its own reply") {
+    // tests/helpers/worker.c answers "bigreply" with {"ok":true,"pad":"x…"} padded to 8 MiB.
+    auto v = run_cells(cells({"bigreply", "fail", "noop"}), "--worker " + helper("worker") + " --timeout 60s");
+    REQUIRE(v.size() == 3);
+    CHECK(v[0].ok);
+    CHECK(v[1].error.value() == "ValueError: series too short");
+    CHECK(v[2].ok);
+}
+
 TEST_CASE("a closed stdout pipe ends prof-measure quietly and leaves no child behind") {
     std::string lines;
     for (int i = 0; i < 20; ++i) lines += "{\"ts_id\":\"s" + std::to_string(i) + "\",\"model_type\":\"sleepy\"}\n";

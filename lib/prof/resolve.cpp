@@ -355,7 +355,7 @@ registry_fetch directory_fetch(const std::string& dir) {
     return [dir](const std::vector<std::string>& components) {
         std::string rel;
         for (const auto& c : components) rel += (rel.empty() ? "" : "/") + c;
-        // A plain fd source, never open_input: a name ending in ".gz" is not decompressed here.
+        // A plain fd source, never open_input: a registry file is read as it is, never inflated.
         // O_NONBLOCK so a FIFO planted in the registry cannot hang the open; anything but a
         // regular file is refused before a byte is read.
         std::string path = path_under(dir, rel);

@@ -69,10 +69,11 @@ std::vector<cell> sample_cells(const std::vector<series_ref>& sample, const std:
     return out;
 }
 
-panel read_panel(line_reader& in, std::size_t max_bad_lines) {
+panel read_panel(const std::string& spec, const bad_line_policy& policy) {
     panel out;
     std::map<std::string, std::size_t> first_line;
-    auto stats = for_each_object(in, max_bad_lines, [&](simdjson::ondemand::object& obj, std::size_t line) {
+    auto stats = for_each_record({spec}, policy, [&](simdjson::ondemand::object& obj, const record_place& at) {
+        std::size_t line = at.line;
         std::optional<std::string> ts_id;
         std::optional<std::uint64_t> n_obs;
         for (auto field : obj) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "prof/curve.hpp"
+#include "prof/io/input.hpp"
 #include "prof/json_in.hpp"
 #include "prof/records.hpp"
 
@@ -52,9 +53,10 @@ std::vector<cell> sample_cells(const std::vector<series_ref>& sample, const std:
 struct panel {
     std::vector<series_ref> usable;
     std::size_t unusable = 0;
-    std::size_t bad_lines = 0;  // malformed lines skipped under max_bad_lines
+    std::size_t bad_lines = 0;  // malformed lines skipped under the policy (and warned of)
 };
-panel read_panel(line_reader& in, std::size_t max_bad_lines);
+// Reads the panel at SPEC (io/input.hpp: open_input) under `policy`.
+panel read_panel(const std::string& spec, const bad_line_policy& policy);
 
 // The `sample` record prof-sample writes ahead of its cells, so the profile built from them
 // knows the run they stand for (prof-measure passes it through; prof-aggregate keeps it):

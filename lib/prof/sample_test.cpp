@@ -5,6 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
 using namespace prof;
 
 TEST_CASE("the gate compares cells with --min-cells in auto mode") {
@@ -74,20 +78,30 @@ TEST_CASE("the sample record carries the panel's lengths, which read back as the
                       "field 'sample.lengths[0]': expected 0 < n_obs_min <= n_obs <= n_obs_max");
 }
 
+namespace {
+// TEXT in a file under the temporary directory, removed when the test ends.
+struct temp_panel {
+    explicit temp_panel(const std::string& text)
+        : path((std::filesystem::temp_directory_path() / ("prof-sample-test-" + std::to_string(::getpid()) + ".jsonl")).string()) {
+        std::ofstream(path) << text;
+    }
+    ~temp_panel() { std::filesystem::remove(path); }
+    std::string path;
+};
+}  // namespace
+
 TEST_CASE("a panel's integer ts_id is kept as its decimal text, as prof-harvest keeps it") {
     std::string text = "{\"ts_id\":7,\"n_obs\":10}\n{\"ts_id\":\"b\",\"n_obs\":20}\n"
                        "{\"ts_id\":18446744073709551615,\"n_obs\":30}\n";
-    prof::line_reader in(prof::string_source(text, "panel"));
-    auto p = prof::read_panel(in, 0);
+    auto p = prof::read_panel(temp_panel(text).path, prof::bad_line_policy());
     REQUIRE(p.usable.size() == 3);
     CHECK(p.usable[0].ts_id == "7");
     CHECK(p.usable[1].ts_id == "b");
     CHECK(p.usable[2].ts_id == "18446744073709551615");  // 2^64 - 1: exact, never through a double
     // 7 and "7" are one series: the second is a duplicate naming the first line
     std::string dup = "{\"ts_id\":7,\"n_obs\":10}\n{\"ts_id\":\"7\",\"n_obs\":20}\n";
-    prof::line_reader in2(prof::string_source(dup, "panel"));
-    CHECK_THROWS_WITH(prof::read_panel(in2, 0), doctest::Contains("\"7\" already given on line 1"));
+    CHECK_THROWS_WITH(prof::read_panel(temp_panel(dup).path, prof::bad_line_policy()), doctest::Contains("\"7\" already given on line 1"));
     // a fraction is no identifier
-    prof::line_reader in3(prof::string_source("{\"ts_id\":7.5,\"n_obs\":10}\n", "panel"));
-    CHECK_THROWS_WITH(prof::read_panel(in3, 0), doctest::Contains("field 'ts_id': expected a string or an integer"));
+    CHECK_THROWS_WITH(prof::read_panel(temp_panel("{\"ts_id\":7.5,\"n_obs\":10}\n").path, prof::bad_line_policy()),
+                      doctest::Contains("field 'ts_id': expected a string or an integer"));
 }

@@ -3,6 +3,7 @@
 
 #include "prof/diag.hpp"
 #include "prof/errors.hpp"
+#include "prof/io/input.hpp"
 #include "prof/json_in.hpp"
 #include "prof/json_out.hpp"
 
@@ -178,15 +179,9 @@ query_profile read_query_profile(od::object& obj) {
 std::vector<located_query_profile> read_query_profile_lines(const std::vector<std::string>& paths,
                                                             std::size_t max_bad_lines) {
     std::vector<located_query_profile> out;
-    std::size_t bad = 0;
-    for (const auto& path : paths) {
-        line_reader in(open_input(path));
-        std::string source = path == "-" ? "<stdin>" : path;
-        bad += for_each_object(in, max_bad_lines - bad, [&](od::object& o, std::size_t line) {
-                   out.push_back({read_query_profile(o), source, line});
-               }).bad_lines;
-    }
-    if (bad) warn(fmt::format("skipped {} malformed line(s)", bad));
+    for_each_record(paths, bad_line_policy(max_bad_lines), [&](od::object& o, const record_place& at) {
+        out.push_back({read_query_profile(o), std::string(at.source), at.line});
+    });
     return out;
 }
 

@@ -2,7 +2,8 @@
    descriptor named by PROF_REPLY_FD. The cell's model_type says what to do:
    alloc300 (allocate, touch and free 300 MiB), noop, fail (ok:false), die (exit 3 mid-cell),
    kill (SIGKILL itself), hang (never reply), chatty (print to stdout, then reply),
-   keep200 (allocate and touch 200 MiB and keep it: a leak).
+   keep200 (allocate and touch 200 MiB and keep it: a leak), bigreply (an ok reply line
+   padded to 8 MiB).
    With PROF_TEST_READY=1 it sends {"ready":true} first. */
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,15 @@ int main(void) {
             raise(SIGKILL);
         } else if (strstr(line, "\"model_type\":\"hang\"")) {
             for (;;) pause();
+        } else if (strstr(line, "\"model_type\":\"bigreply\"")) {
+            size_t pad = (size_t)8 << 20;
+            char *s = malloc(pad + 64);
+            strcpy(s, "{\"ok\":true,\"pad\":\"");
+            size_t at = strlen(s);
+            memset(s + at, 'x', pad);
+            strcpy(s + at + pad, "\"}\n");
+            reply(fd, s);
+            free(s);
         } else if (strstr(line, "\"model_type\":\"chatty\"")) {
             printf("{\"ok\":false,\"error\":\"this is stdout, not a reply\"}\n");
             fflush(stdout);
