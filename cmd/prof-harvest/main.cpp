@@ -5,6 +5,7 @@
 #include "prof/errors.hpp"
 #include "prof/fsutil.hpp"
 #include "prof/harvest.hpp"
+#include "prof/harvest/aggregates.hpp"
 #include "prof/http.hpp"
 #include "prof/io/input.hpp"
 #include "prof/json_in.hpp"
@@ -21,7 +22,8 @@ namespace {
 struct config {
     std::vector<std::string> inputs;
     std::string run_id, family_map, signature, signature_map, registry, format = "json";
-    bool force = false, quiet = false;
+    bool force = false, quiet = false, from_aggregates = false;
+    std::string emit_sql;
     prof::cli::margin_flags margins;
     std::uint64_t max_bad_lines = 0;
     std::vector<std::string> headers, headers_from_env;
@@ -87,6 +89,9 @@ void add_options(CLI::App& app, config& c) {
     app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
         ->check(CLI::Range(1u, 256u));
     prof::cli::add_quiet_flag(app, c.quiet);
+    app.add_option("--emit-sql", c.emit_sql, "Print the query that computes the aggregates in the warehouse, and exit")
+        ->check(CLI::IsMember({"postgres", "duckdb"}));
+    app.add_flag("--from-aggregates", c.from_aggregates, "Inputs are that query's result rows, not table rows");
 }
 
 int run(int argc, char** argv) {
@@ -104,17 +109,22 @@ int run(int argc, char** argv) {
     if (!c.signature_map.empty())
         hc.signature_map = prof::parse_signature_map(prof::read_file(c.signature_map), c.signature_map);
     prof::http_options http = http_options_from(c);
-
+    if (!c.emit_sql.empty()) {
+        std::fputs(prof::harvest_aggregates_sql(prof::parse_sql_dialect(c.emit_sql), hc).c_str(), stdout);
+        return 0;
+    }
+    prof::aggregate_reader aggregates(hc);
     prof::harvester h(hc);
     {
         prof::cli::progress_meter progress(prof::cli::show_progress(c.quiet));
         for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
-            h.read(prof::open_input(in, &http), c.jobs, progress.callback());
+            if (c.from_aggregates) aggregates.read(prof::open_input(in, &http));
+            else h.read(prof::open_input(in, &http), c.jobs, progress.callback());
         }
     }
     prof::warn_skipped(prof::bad_line_policy(), h.bad_lines());
 
-    auto profiles = h.finish();
+    auto profiles = c.from_aggregates ? aggregates.finish() : h.finish();
     if (profiles.empty() && hc.run_id) prof::warn(fmt::format("no rows of run '{}' in the input", *hc.run_id));
     std::set<std::string> warned;
     for (const auto& p : profiles) {

@@ -282,6 +282,26 @@ std::map<std::string, json_value> parse_signature_map(std::string_view text, con
     return out;
 }
 
+profile_provenance harvest_provenance(const harvest_config& config, const std::string& run_id,
+                                      const latest_instant& latest,
+                                      const std::vector<std::string>& unmapped_models) {
+    profile_provenance pv;
+    pv.basis = "measured";
+    pv.source = "harvest";
+    pv.run_id = run_id;
+    if (auto it = config.signature_map.find(run_id); it != config.signature_map.end()) pv.signature = it->second;
+    else pv.signature = config.signature;
+    pv.measured_at = latest.rfc3339();
+    if (!unmapped_models.empty()) {
+        std::string names;
+        for (const auto& m : unmapped_models) names += (names.empty() ? "" : ", ") + m;
+        pv.warnings.push_back(fmt::format("no family for model(s) {}: each counted as its own family; "
+                                          "add a 'family' column or give --family-map FILE",
+                                          names));
+    }
+    return pv;
+}
+
 std::string harvest_summary(const std::vector<compute_profile>& profiles, std::uint64_t bad_lines) {
     std::uint64_t rows = 0, ok = 0, failed = 0, folds = 0, ensembles = 0;
     for (const auto& p : profiles) {
@@ -407,21 +427,8 @@ std::vector<compute_profile> harvester::finish() const {
     }
     std::vector<compute_profile> out;
     for (const auto& [run_id, r] : runs_) {  // a sorted map: profiles come out by run_id
-        profile_provenance pv;
-        pv.basis = "measured";
-        pv.source = "harvest";
-        pv.run_id = run_id;
-        if (auto it = config_.signature_map.find(run_id); it != config_.signature_map.end()) pv.signature = it->second;
-        else pv.signature = config_.signature;
-        pv.measured_at = r.latest.rfc3339();
-        if (!r.unmapped_models.empty()) {
-            std::string names;
-            for (const auto& m : r.unmapped_models) names += (names.empty() ? "" : ", ") + m;
-            pv.warnings.push_back(fmt::format("no family for model(s) {}: each counted as its own family; "
-                                              "add a 'family' column or give --family-map FILE",
-                                              names));
-        }
-        compute_profile p = r.builder.finish(std::move(pv));
+        std::vector<std::string> unmapped(r.unmapped_models.begin(), r.unmapped_models.end());
+        compute_profile p = r.builder.finish(harvest_provenance(config_, run_id, r.latest, unmapped));
         harvest_counts c = r.counts;
         c.bad_lines_skipped = bad_lines_;
         p.harvest = harvest_counts_json(c);

@@ -137,6 +137,13 @@ json_value parse_signature(std::string_view text, const std::string& source);
 // prof::error (exit 65) naming `source` and the run otherwise.
 std::map<std::string, json_value> parse_signature_map(std::string_view text, const std::string& source);
 
+// A harvested run's provenance: basis "measured", source "harvest", the run_id, its
+// signature (the signature_map entry, else the config's), measured_at = the latest finished_at
+// when there was one, and the warning naming the models (sorted) that had no family.
+profile_provenance harvest_provenance(const harvest_config& config, const std::string& run_id,
+                                      const latest_instant& latest,
+                                      const std::vector<std::string>& unmapped_models);
+
 // The line prof-harvest ends with on stderr: rows read, runs, fits ok and failed, rows skipped.
 std::string harvest_summary(const std::vector<compute_profile>& profiles, std::uint64_t bad_lines);
 

@@ -214,6 +214,25 @@ bool fit_was_device_oom(const fit_evidence& f) {
     return false;
 }
 
+void append_oom_warnings(std::vector<std::string>& out, const std::string& model, std::uint64_t n_oom_no_limit,
+                         std::uint64_t n_gpu_oom, const std::optional<std::uint64_t>& gpu_oom_peak) {
+    if (n_oom_no_limit)
+        out.push_back(fmt::format(
+            "model '{}': {} fit(s) killed for memory under no known limit: no lower bound on its memory; record "
+            "the limit (prof-measure --memory-limit, or a memory_limit_bytes column)",
+            model, n_oom_no_limit));
+    if (n_gpu_oom) out.push_back(gpu_oom_warning(model, n_gpu_oom, gpu_oom_peak));
+}
+
+void append_family_warning(std::vector<std::string>& out, const std::string& model,
+                           const std::vector<std::string>& families) {
+    if (families.size() < 2) return;
+    std::string all;
+    for (const auto& f : families) all += (all.empty() ? "" : ", ") + f;
+    out.push_back(fmt::format("model '{}' appears under families {}; counted under '{}': give each model one family",
+                              model, all, families.front()));
+}
+
 // ---- profile_builder --------------------------------------------------------------------
 
 profile_builder::profile_builder(const margins& m) : margins_(m) {}
@@ -399,25 +418,13 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         bool any_axis = acc.max_process_rss || acc.max_peak_rss || (acc.max_peak_gpu && *acc.max_peak_gpu > 0) ||
                         !acc.wall.empty() || !acc.cpu.empty() || acc.oom_limit || acc.gpu_oom_peak;
         const std::string& family = acc.families.front();
-        if (acc.n_oom_no_limit)
-            p.provenance.warnings.push_back(fmt::format(
-                "model '{}': {} fit(s) killed for memory under no known limit: no lower bound on its memory; record "
-                "the limit (prof-measure --memory-limit, or a memory_limit_bytes column)",
-                name, acc.n_oom_no_limit));
-        if (acc.n_gpu_oom)
-            p.provenance.warnings.push_back(gpu_oom_warning(name, acc.n_gpu_oom, acc.gpu_oom_peak));
+        append_oom_warnings(p.provenance.warnings, name, acc.n_oom_no_limit, acc.n_gpu_oom, acc.gpu_oom_peak);
         if (!any_axis) {
             p.dropped_models.push_back(name);
             p.dropped_model_families[name] = family;
             continue;
         }
-        if (acc.families.size() > 1) {
-            std::string all;
-            for (const auto& f : acc.families) all += (all.empty() ? "" : ", ") + f;
-            p.provenance.warnings.push_back(fmt::format(
-                "model '{}' appears under families {}; counted under '{}': give each model one family", name,
-                all, family));
-        }
+        append_family_warning(p.provenance.warnings, name, acc.families);
         acc.wall.parts(family_walls[family]);
         p.models.emplace(name, cost_of(name, family, acc));
     }

@@ -185,6 +185,14 @@ inline constexpr std::string_view memory_error_patterns[] = {
 inline constexpr std::string_view killed_error_patterns[] = {"Killed", "SIGKILL", "signal 9", "exit 137",
                                                              "exit code 137", "exit status 137"};
 
+// The warnings profile_builder::finish gives for one model, in its order: fits killed for
+// memory under no known limit, then device OOMs (with the largest peak one reached).
+void append_oom_warnings(std::vector<std::string>& out, const std::string& model, std::uint64_t n_oom_no_limit,
+                         std::uint64_t n_gpu_oom, const std::optional<std::uint64_t>& gpu_oom_peak);
+// The warning for a model seen under several families (`families` sorted; the first counts).
+void append_family_warning(std::vector<std::string>& out, const std::string& model,
+                           const std::vector<std::string>& families);
+
 class profile_builder {
 public:
     explicit profile_builder(const margins& m);

@@ -1,0 +1,407 @@
+// The warehouse-side aggregate query and its result rows (see aggregates.hpp).
+#include "prof/harvest/aggregates.hpp"
+
+#include "prof/errors.hpp"
+#include "prof/json_out.hpp"
+#include "prof/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace prof {
+
+namespace {
+
+// A SQL string literal: quotes doubled (standard_conforming_strings: a backslash is itself).
+std::string quoted(std::string_view s, std::string_view what) {
+    if (s.find('\0') != std::string_view::npos)
+        throw usage_error(fmt::format("{} holds a NUL byte, which no SQL text value can hold", what));
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+}
+
+// `error` holds one of the patterns (case-sensitive, anywhere): the SQL twin of the loops in
+// fit_was_oom_killed and fit_was_device_oom.
+template <std::size_t N>
+std::string any_pattern(const std::string_view (&patterns)[N]) {
+    std::string out;
+    for (std::string_view p : patterns) out += fmt::format("{}strpos(error, {}) > 0", out.empty() ? "" : " OR ", quoted(p, "a pattern"));
+    return "(" + out + ")";
+}
+
+// A CTE `name` with the two middle values (lo, hi; equal for an odd count) and the count of
+// `value` over the rows of `from`, per `keys`: ranks, no engine's percentile interpolation.
+std::string middle(std::string_view name, std::string_view from, std::string_view keys, std::string_view value) {
+    return fmt::format(
+        "{0}_r AS (SELECT {2}, {3} AS v, row_number() OVER (PARTITION BY {2} ORDER BY {3}) AS rn, count(*) OVER "
+        "(PARTITION BY {2}) AS cnt FROM {1} WHERE {3} IS NOT NULL),\n"
+        "{0} AS (SELECT {2}, max(v) FILTER (WHERE 2 * rn IN (cnt, cnt + 1)) AS lo, max(v) FILTER (WHERE 2 * rn IN "
+        "(cnt + 1, cnt + 2)) AS hi, max(cnt) AS cnt FROM {0}_r GROUP BY {2}),\n",
+        name, from, keys, value);
+}
+
+// The `lines` CTE (one JSON object per result row, prof-records(5)) and the final SELECT.
+std::string result_rows(bool pg, const std::string& inf) {
+    const std::string C = pg ? " COLLATE \"C\"" : "";
+    const std::string obj = pg ? "json_build_object" : "json_object";
+    const std::string wall_nan = pg ? "e.wall = CAST('NaN' AS DOUBLE PRECISION)" : "isnan(e.wall)";  // PostgreSQL: NaN = NaN
+    std::string q;
+    q += "lines AS (\n";
+    q += fmt::format(
+        "SELECT r.run_id AS k, 0 AS kind, {0}('aggregate', 'run', 'run_id', r.run_id, 'rows_read', r.rows_read, "
+        "'fold_rows_skipped', r.fold_rows, 'ensemble_rows_skipped', r.ensemble_rows, 'n_measurements', "
+        "COALESCE(f.n_measurements, 0), 'n_ok', COALESCE(f.n_ok, 0), 'n_sample_series', COALESCE(f.n_series, 0), "
+        "'finished_us', f.finished_us) AS line FROM runs r LEFT JOIN rfits f ON f.run_id = r.run_id\n",
+        obj);
+    q += fmt::format("UNION ALL SELECT run_id, 1, {}('aggregate', 'series', 'run_id', run_id, 'ts_id', ts_id) FROM series "
+                     "WHERE rn <= 100\n",
+                     obj);
+    q += fmt::format(
+        "UNION ALL SELECT m.run_id, 2, {}('aggregate', 'model', 'run_id', m.run_id, 'model_type', m.model_type, "
+        "'family', m.family, 'n_families', m.n_families, 'unmapped', m.unmapped, 'n_fits', m.n_fits, 'n_ok', m.n_ok, "
+        "'max_n_obs', m.max_n_obs, 'max_process_rss_bytes', m.max_process_rss_bytes, 'max_peak_rss_bytes', "
+        "m.max_peak_rss_bytes, 'max_peak_gpu_bytes', m.max_peak_gpu_bytes, 'wall_s_lo', w.lo, 'wall_s_hi', w.hi, "
+        "'cpu_s_lo', c.lo, 'cpu_s_hi', c.hi, 'max_effective_cores', m.max_effective_cores, 'n_eff_unsure', "
+        "m.n_eff_unsure, 'n_threads', m.n_threads, 'n_threads_known', m.n_threads_known, 'intraop_threads', "
+        "m.intraop_threads, 'n_oom_killed', m.n_oom_killed, 'n_oom_no_limit', m.n_oom_no_limit, 'oom_limit_bytes', "
+        "m.oom_limit_bytes, 'n_gpu_oom', m.n_gpu_oom, 'gpu_oom_peak_bytes', m.gpu_oom_peak_bytes, "
+        "'first_error_ts_id', m.first_error_ts_id, 'n_lengths', m.n_lengths) FROM models m LEFT JOIN wmed w ON "
+        "w.run_id = m.run_id AND w.model_type = m.model_type LEFT JOIN cmed c ON c.run_id = m.run_id AND "
+        "c.model_type = m.model_type\n",
+        obj);
+    q += fmt::format(
+        "UNION ALL SELECT d.run_id, 3, {}('aggregate', 'model_family', 'run_id', d.run_id, 'model_type', "
+        "d.model_type, 'family', d.fam) FROM (SELECT DISTINCT run_id, model_type, fam FROM fits) d JOIN models m ON "
+        "m.run_id = d.run_id AND m.model_type = d.model_type WHERE m.n_families > 1\n",
+        obj);
+    q += fmt::format(
+        "UNION ALL SELECT w.run_id, 4, {}('aggregate', 'point', 'run_id', w.run_id, 'model_type', w.model_type, "
+        "'n_obs', w.len, 'n_fits', w.cnt, 'wall_s_lo', w.lo, 'wall_s_hi', w.hi, 'cpu_s_lo', c.lo, 'cpu_s_hi', c.hi) "
+        "FROM pw w LEFT JOIN pc c ON c.run_id = w.run_id AND c.model_type = w.model_type AND c.len = w.len\n",
+        obj);
+    q += fmt::format("UNION ALL SELECT run_id, 5, {}('aggregate', 'family', 'run_id', run_id, 'family', family, "
+                     "'wall_s_lo', lo, 'wall_s_hi', hi) FROM fmed\n",
+                     obj);
+    q += fmt::format(
+        "UNION ALL SELECT e.run_id, 6, {0}('aggregate', 'error', 'run_id', e.run_id, 'model_type', e.model_type, "
+        "'ts_id', e.ts_id, 'error', e.error, 'fit_seconds', CASE WHEN e.wall IS NULL OR (e.wall > -{1} AND e.wall < "
+        "{1}) THEN to_json(e.wall) WHEN {2} THEN to_json(CAST('NaN' AS TEXT)) WHEN e.wall > 0 THEN "
+        "to_json(CAST('Infinity' AS TEXT)) ELSE to_json(CAST('-Infinity' AS TEXT)) END) FROM (SELECT DISTINCT "
+        "c.run_id, c.model_type, c.ts_id, c.error, c.wall FROM cls c JOIN models m ON m.run_id = c.run_id AND "
+        "m.model_type = c.model_type AND c.ts_id = m.first_error_ts_id WHERE NOT c.ok) e\n",
+        obj, inf, wall_nan);
+    q += fmt::format(")\nSELECT CAST(line AS TEXT) FROM lines ORDER BY k{}, kind;\n", C);
+    return q;
+}
+
+}  // namespace
+
+sql_dialect parse_sql_dialect(std::string_view name) {
+    if (name == "postgres") return sql_dialect::postgres;
+    if (name == "duckdb") return sql_dialect::duckdb;
+    throw usage_error(fmt::format("--emit-sql: expected postgres or duckdb, found '{}'", name));
+}
+
+std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& config) {
+    const bool pg = dialect == sql_dialect::postgres;
+    const std::string C = pg ? " COLLATE \"C\"" : "";          // bytewise order
+    const std::string N = pg ? "numeric" : "HUGEINT";           // an exact integer of any u64
+    const std::string inf = "CAST('Infinity' AS DOUBLE PRECISION)";
+    const std::string epoch_us = pg ? "CAST(EXTRACT(EPOCH FROM finished_at) * 1000000 AS BIGINT)" : "epoch_us(finished_at)";
+    std::string fmap;
+    for (const auto& [model, family] : config.family_map)
+        fmap += fmt::format("{}({}, {})", fmap.empty() ? "VALUES " : ", ", quoted(model, "--family-map"),
+                            quoted(family, "--family-map"));
+    if (fmap.empty()) fmap = "SELECT CAST(NULL AS TEXT), CAST(NULL AS TEXT) WHERE false";
+    std::string where = config.run_id ? " WHERE CAST(run_id AS TEXT) = " + quoted(*config.run_id, "--run-id") : "";
+    const std::string gpu = any_pattern(device_memory_error_patterns);
+    const std::string mem = any_pattern(memory_error_patterns), kill = any_pattern(killed_error_patterns);
+
+    std::string q = "-- prof-harvest --from-aggregates reads this query's rows (prof-harvest(1)).\n";
+    q += fmt::format("WITH fmap(model_type, family) AS ({}),\n", fmap);
+    q += fmt::format(
+        "src AS (SELECT CAST(run_id AS TEXT) AS run_id, CAST(ts_id AS TEXT) AS ts_id, CAST(model_type AS TEXT) AS "
+        "model_type, NULLIF(CAST(family AS TEXT), '') AS family_col, CAST(n_obs AS {0}) AS n_obs, CAST(fit_seconds AS "
+        "DOUBLE PRECISION) AS wall, CAST(cpu_seconds AS DOUBLE PRECISION) AS cpu, CAST(process_rss_bytes AS {0}) AS "
+        "process_rss, CAST(peak_rss_bytes AS {0}) AS peak_rss, CAST(peak_gpu_bytes AS {0}) AS peak_gpu, "
+        "CAST(intraop_threads AS {0}) AS threads, CAST(memory_limit_bytes AS {0}) AS mem_limit, "
+        "COALESCE(CAST(fold_id AS TEXT), '') <> '' AS fold, COALESCE(CAST(ensemble_id AS TEXT), '') <> '' AS ensemble, "
+        "{1} AS finished_us, NULLIF(CAST(error AS TEXT), '') AS error FROM forecast_metadata{2}),\n",
+        N, epoch_us, where);
+    q += fmt::format(
+        "fits AS (SELECT s.*, COALESCE(s.family_col, m.family, s.model_type) AS fam, (s.family_col IS NULL AND "
+        "m.family IS NULL) AS unmapped, COALESCE(s.error IS NULL AND s.wall > 0 AND s.wall < {0}, false) AS ok FROM src s LEFT JOIN "
+        "fmap m ON m.model_type = s.model_type WHERE NOT s.fold AND NOT s.ensemble),\n",
+        inf);
+    q += fmt::format(
+        "cls0 AS (SELECT f.*, CASE WHEN ok THEN wall END AS uw, CASE WHEN ok AND cpu > 0 AND cpu < {0} THEN cpu END "
+        "AS uc, CASE WHEN ok AND n_obs > 0 AND n_obs <= 4294967295 THEN n_obs END AS len, (NOT ok AND error IS NOT "
+        "NULL AND {1}) AS gpu_oom, (NOT ok AND error IS NOT NULL AND NOT {1} AND ({2} OR (mem_limit IS NOT NULL AND "
+        "{3}))) AS oom FROM fits f),\n",
+        inf, gpu, mem, kill);
+    // effective_cores (records.hpp): 1 below 1 ms of wall; else max(1, cpu / wall), computed
+    // only where the quotient cannot overflow (PostgreSQL raises an error on an overflow).
+    q += "cls AS (SELECT c.*, CASE WHEN uw IS NOT NULL AND uc IS NOT NULL THEN CASE WHEN uw < CAST(0.001 AS DOUBLE "
+         "PRECISION) THEN CAST(1 AS DOUBLE PRECISION) WHEN uc < CAST(1e305 AS DOUBLE PRECISION) OR uw >= CAST(1 AS "
+         "DOUBLE PRECISION) THEN GREATEST(CAST(1 AS DOUBLE PRECISION), uc / uw) END END AS eff, (uw IS NOT NULL AND "
+         "uc IS NOT NULL AND uw >= CAST(0.001 AS DOUBLE PRECISION) AND NOT (uc < CAST(1e305 AS DOUBLE PRECISION) OR "
+         "uw >= CAST(1 AS DOUBLE PRECISION))) AS eff_unsure FROM cls0 c),\n";
+    q += "runs AS (SELECT run_id, count(*) AS rows_read, count(*) FILTER (WHERE fold) AS fold_rows, count(*) FILTER "
+         "(WHERE ensemble AND NOT fold) AS ensemble_rows FROM src GROUP BY run_id),\n";
+    q += "rfits AS (SELECT run_id, count(*) AS n_measurements, count(*) FILTER (WHERE ok) AS n_ok, count(DISTINCT "
+         "ts_id) AS n_series, max(finished_us) AS finished_us FROM fits GROUP BY run_id),\n";
+    q += fmt::format("series AS (SELECT run_id, ts_id, row_number() OVER (PARTITION BY run_id ORDER BY ts_id{}) AS rn "
+                     "FROM (SELECT DISTINCT run_id, ts_id FROM fits) d),\n",
+                     C);
+    q += fmt::format(
+        "models AS (SELECT run_id, model_type, min(fam{0}) AS family, count(DISTINCT fam) AS n_families, "
+        "bool_or(unmapped) AS unmapped, count(*) AS n_fits, count(*) FILTER (WHERE ok) AS n_ok, max(n_obs) FILTER "
+        "(WHERE ok) AS max_n_obs, max(process_rss) FILTER (WHERE ok AND process_rss > 0) AS max_process_rss_bytes, "
+        "max(peak_rss) FILTER (WHERE ok AND peak_rss > 0) AS max_peak_rss_bytes, max(peak_gpu) FILTER (WHERE ok) AS "
+        "max_peak_gpu_bytes, max(eff) AS max_effective_cores, count(*) FILTER (WHERE eff_unsure) AS n_eff_unsure, "
+        "count(DISTINCT threads) AS n_threads, count(threads) AS n_threads_known, min(threads) AS intraop_threads, "
+        "count(*) FILTER (WHERE oom) AS n_oom_killed, count(*) FILTER (WHERE oom AND mem_limit IS NULL) AS "
+        "n_oom_no_limit, max(mem_limit) FILTER (WHERE oom) AS oom_limit_bytes, count(*) FILTER (WHERE gpu_oom) AS "
+        "n_gpu_oom, max(peak_gpu) FILTER (WHERE gpu_oom AND peak_gpu > 0) AS gpu_oom_peak_bytes, min(ts_id{0}) "
+        "FILTER (WHERE NOT ok) AS first_error_ts_id, count(DISTINCT len) FILTER (WHERE uw IS NOT NULL) AS n_lengths "
+        "FROM cls GROUP BY run_id, model_type),\n",
+        C);
+    q += "fw AS (SELECT c.run_id, m.family, c.uw FROM cls c JOIN models m ON m.run_id = c.run_id AND m.model_type = "
+         "c.model_type WHERE c.uw IS NOT NULL),\n";
+    q += fmt::format("curved AS (SELECT c.* FROM cls c JOIN models m ON m.run_id = c.run_id AND m.model_type = "
+                     "c.model_type WHERE m.n_lengths <= {} AND c.len IS NOT NULL),\n",
+                     max_curve_points);
+    q += middle("wmed", "cls", "run_id, model_type", "uw");
+    q += middle("cmed", "cls", "run_id, model_type", "uc");
+    q += middle("fmed", "fw", "run_id, family", "uw");
+    q += middle("pw", "curved", "run_id, model_type, len", "uw");
+    q += middle("pc", "curved", "run_id, model_type, len", "uc");
+    return q + result_rows(pg, inf);
+}
+
+}  // namespace prof
+
+namespace prof {
+
+namespace {
+
+const json_value& member(const json_value& row, std::string_view key) {
+    static const json_value null;
+    const json_value* v = row.find(key);
+    return v ? *v : null;
+}
+
+std::optional<std::uint64_t> count_of(const json_value& row, std::string_view key) {
+    const json_value& v = member(row, key);
+    if (v.t == json_value::type::null) return std::nullopt;
+    if (v.t == json_value::type::uinteger) return v.u;
+    if (v.t == json_value::type::integer && v.i >= 0) return static_cast<std::uint64_t>(v.i);
+    throw field_error(fmt::format("field '{}': expected a non-negative integer, found {}", key, shown_value(v.dump())));
+}
+
+std::uint64_t required_count(const json_value& row, std::string_view key) {
+    auto c = count_of(row, key);
+    if (!c) throw field_error(fmt::format("field '{}': expected a non-negative integer, found null", key));
+    return *c;
+}
+
+std::optional<double> number_of(const json_value& row, std::string_view key) {
+    const json_value& v = member(row, key);
+    switch (v.t) {
+    case json_value::type::null: return std::nullopt;
+    case json_value::type::number: return v.d;
+    case json_value::type::uinteger: return static_cast<double>(v.u);
+    case json_value::type::integer: return static_cast<double>(v.i);
+    case json_value::type::string:  // NaN and the infinities, as PostgreSQL writes them
+        if (v.s == "NaN") return std::nan("");
+        if (v.s == "Infinity") return HUGE_VAL;
+        if (v.s == "-Infinity") return -HUGE_VAL;
+        break;
+    default: break;
+    }
+    throw field_error(fmt::format("field '{}': expected a number, found {}", key, shown_value(v.dump())));
+}
+
+std::string text_of(const json_value& row, std::string_view key) {
+    const json_value& v = member(row, key);
+    if (v.t != json_value::type::string)
+        throw field_error(fmt::format("field '{}': expected a string, found {}", key, shown_value(v.dump())));
+    return v.s;
+}
+
+// The mean of the two middle values, as median() takes it; nullopt when the set was empty.
+std::optional<double> median_of(const json_value& row, std::string_view lo_key, std::string_view hi_key) {
+    auto lo = number_of(row, lo_key), hi = number_of(row, hi_key);
+    if (!lo || !hi) return std::nullopt;
+    return *lo + (*hi - *lo) / 2;
+}
+
+}  // namespace
+
+aggregate_reader::aggregate_reader(harvest_config config) : config_(std::move(config)) {}
+
+void aggregate_reader::read(line_reader& in) {
+    for_each_object(in, 0, [&](simdjson::ondemand::object& obj, std::size_t) {
+        json_value row;
+        row.t = json_value::type::object;
+        for (auto f : obj) {
+            std::string key(std::string_view(f.unescaped_key()));
+            row.obj.emplace_back(std::move(key), read_json_value(f.value()));
+        }
+        std::sort(row.obj.begin(), row.obj.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        add(row);
+    });
+}
+
+void aggregate_reader::read(std::unique_ptr<byte_source> src) {
+    line_reader in(std::move(src));
+    read(in);
+}
+
+void aggregate_reader::add(const json_value& row) {
+    const std::string kind = text_of(row, "aggregate");
+    run_rows& r = runs_[text_of(row, "run_id")];
+    if (kind == "run") {
+        r.seen = true;
+        r.counts.rows_read = required_count(row, "rows_read");
+        r.counts.fold_rows_skipped = required_count(row, "fold_rows_skipped");
+        r.counts.ensemble_rows_skipped = required_count(row, "ensemble_rows_skipped");
+        r.n_measurements = required_count(row, "n_measurements");
+        r.n_ok = required_count(row, "n_ok");
+        r.n_series = required_count(row, "n_sample_series");
+        const json_value& us = member(row, "finished_us");
+        if (us.t == json_value::type::integer) r.finished_us = us.i;
+        else if (us.t == json_value::type::uinteger && us.u <= INT64_MAX) r.finished_us = static_cast<std::int64_t>(us.u);
+        else if (us.t != json_value::type::null)
+            throw field_error("field 'finished_us': expected an integer (microseconds since the epoch) or null");
+        if (r.finished_us && (*r.finished_us > INT64_MAX / 1000 || *r.finished_us < INT64_MIN / 1000))
+            throw field_error(fmt::format("field 'finished_us': {} is outside the time stamps a profile holds "
+                                          "(1677-09-21T00:12:43.145224192Z to 2262-04-11T23:47:16.854775807Z)",
+                                          *r.finished_us));
+    } else if (kind == "series") {
+        r.series.push_back(text_of(row, "ts_id"));
+    } else if (kind == "model") {
+        r.models[text_of(row, "model_type")].row = row;
+    } else if (kind == "model_family") {
+        r.models[text_of(row, "model_type")].families.push_back(text_of(row, "family"));
+    } else if (kind == "point") {
+        point p;
+        p.n_obs = required_count(row, "n_obs");
+        p.n_fits = required_count(row, "n_fits");
+        auto lo = number_of(row, "wall_s_lo"), hi = number_of(row, "wall_s_hi");
+        if (!lo || !hi) throw field_error("field 'wall_s_lo': a curve point needs its wall seconds");
+        p.wall_lo = *lo;
+        p.wall_hi = *hi;
+        p.cpu_lo = number_of(row, "cpu_s_lo");
+        p.cpu_hi = number_of(row, "cpu_s_hi");
+        r.models[text_of(row, "model_type")].points.push_back(p);
+    } else if (kind == "family") {
+        r.family_median[text_of(row, "family")] = median_of(row, "wall_s_lo", "wall_s_hi");
+    } else if (kind == "error") {
+        const json_value& e = member(row, "error");
+        std::string text = e.t == json_value::type::string ? e.s : fit_seconds_error(number_of(row, "fit_seconds"));
+        r.models[text_of(row, "model_type")].errors.emplace_back(text_of(row, "ts_id"), std::move(text));
+    } else {
+        throw field_error(fmt::format("field 'aggregate': expected run, series, model, model_family, point, family "
+                                      "or error, found \"{}\"",
+                                      shown_value(kind)));
+    }
+}
+
+compute_profile aggregate_reader::profile_of(const std::string& run_id, const run_rows& r) const {
+    std::vector<std::string> unmapped;
+    for (const auto& [name, m] : r.models)
+        if (member(m.row, "unmapped").t == json_value::type::boolean && member(m.row, "unmapped").b) unmapped.push_back(name);
+    latest_instant latest;
+    if (r.finished_us) latest.add(*r.finished_us * 1000);
+    profile_provenance pv = harvest_provenance(config_, run_id, latest, unmapped);
+    compute_profile p;
+    p.provenance = std::move(pv);
+    p.memory_margin = config_.margin.memory();
+    p.time_margin = config_.margin.time();
+    p.n_measurements = r.n_measurements;
+    p.n_ok = r.n_ok;
+    p.n_sample_series = r.n_series;
+    p.sample_ts_ids = r.series;
+    std::sort(p.sample_ts_ids.begin(), p.sample_ts_ids.end());
+    for (const auto& [name, mr] : r.models) {
+        const json_value& row = mr.row;
+        if (!row.is_object())
+            throw error(exit_code::data_err, fmt::format("run '{}': rows of model '{}' but no model row", run_id, name));
+        if (!mr.errors.empty()) p.first_error_by_model[name] = std::min_element(mr.errors.begin(), mr.errors.end())->second;
+        model_cost m;
+        m.model_type = name;
+        m.family = text_of(row, "family");
+        m.n_fits = required_count(row, "n_fits");
+        m.n_ok = required_count(row, "n_ok");
+        m.max_n_obs = count_of(row, "max_n_obs");
+        m.max_process_rss_bytes = count_of(row, "max_process_rss_bytes");
+        m.max_peak_rss_bytes = count_of(row, "max_peak_rss_bytes");
+        m.max_peak_gpu_bytes = count_of(row, "max_peak_gpu_bytes");
+        m.median_wall_s = median_of(row, "wall_s_lo", "wall_s_hi");
+        m.median_cpu_s = median_of(row, "cpu_s_lo", "cpu_s_hi");
+        m.max_effective_cores = number_of(row, "max_effective_cores");
+        bool mixed = required_count(row, "n_threads") > 1 ||
+                     (required_count(row, "n_threads_known") > 0 && required_count(row, "n_threads_known") < m.n_fits);
+        if (!mixed) m.intraop_threads = count_of(row, "intraop_threads");
+        m.n_oom_killed = required_count(row, "n_oom_killed");
+        m.oom_limit_bytes = count_of(row, "oom_limit_bytes");
+        m.n_gpu_oom = required_count(row, "n_gpu_oom");
+        m.gpu_oom_peak_bytes = count_of(row, "gpu_oom_peak_bytes");
+        append_oom_warnings(p.provenance.warnings, name, required_count(row, "n_oom_no_limit"), m.n_gpu_oom,
+                            m.gpu_oom_peak_bytes);
+        bool any_axis = m.max_process_rss_bytes || m.max_peak_rss_bytes || (m.max_peak_gpu_bytes && *m.max_peak_gpu_bytes > 0) ||
+                        m.median_wall_s || m.median_cpu_s || m.oom_limit_bytes || m.gpu_oom_peak_bytes;
+        if (!any_axis) {
+            p.dropped_models.push_back(name);
+            p.dropped_model_families[name] = m.family;
+            continue;
+        }
+        std::vector<std::string> families = mr.families;
+        std::sort(families.begin(), families.end());
+        append_family_warning(p.provenance.warnings, name, families);
+        if (required_count(row, "n_eff_unsure") > 0 || required_count(row, "n_lengths") > max_curve_points)
+            throw error(exit_code::data_err,
+                        fmt::format("run '{}', model '{}': {}; the aggregate rows cannot give it exactly: stream the "
+                                    "rows instead (SELECT row_to_json(t) FROM forecast_metadata t | prof-harvest)",
+                                    run_id, name,
+                                    required_count(row, "n_eff_unsure") > 0
+                                        ? std::string("a fit's cpu_seconds / fit_seconds is near the largest double")
+                                        : fmt::format("its cost curve bins {} distinct lengths into {} points",
+                                                      required_count(row, "n_lengths"), max_curve_points)));
+        std::vector<point> points = mr.points;
+        std::sort(points.begin(), points.end(), [](const point& a, const point& b) { return a.n_obs < b.n_obs; });
+        for (const auto& pt : points) {
+            curve_point c;
+            c.n_obs = c.n_obs_min = c.n_obs_max = pt.n_obs;
+            c.n_fits = pt.n_fits;
+            c.wall_s = pt.wall_lo + (pt.wall_hi - pt.wall_lo) / 2;
+            if (pt.cpu_lo && pt.cpu_hi) c.cpu_s = *pt.cpu_lo + (*pt.cpu_hi - *pt.cpu_lo) / 2;
+            m.wall_curve.push_back(c);
+        }
+        auto fm = r.family_median.find(m.family);
+        p.families[m.family].median_wall_s = fm == r.family_median.end() ? std::nullopt : fm->second;
+        p.models.emplace(name, std::move(m));
+    }
+    recompute_derived(p);
+    harvest_counts c = r.counts;
+    p.harvest = harvest_counts_json(c);
+    return p;
+}
+
+std::vector<compute_profile> aggregate_reader::finish() const {
+    if (config_.signature && runs_.size() > 1)
+        throw usage_error(fmt::format("--signature describes one run's data, but the input holds {} runs: give each "
+                                      "run its own with --signature-map FILE, or keep one with --run-id",
+                                      runs_.size()));
+    std::vector<compute_profile> out;
+    for (const auto& [run_id, r] : runs_) {
+        if (!r.seen) throw error(exit_code::data_err, fmt::format("run '{}': aggregate rows but no run row", run_id));
+        out.push_back(profile_of(run_id, r));
+    }
+    return out;
+}
+
+}  // namespace prof

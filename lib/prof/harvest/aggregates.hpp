@@ -1,0 +1,97 @@
+// The harvest area: warehouse rows → profiles. This file: the aggregate query that computes,
+// inside the warehouse (PostgreSQL or DuckDB), what prof-harvest computes from the rows of a
+// forecast_metadata table, and the reader that turns that query's result rows into the same
+// profiles, byte for byte, as streaming the rows through prof-harvest.
+//
+// The query reads every column harvest.hpp documents (a table lacking one must give it as
+// NULL, e.g. through a view named forecast_metadata); finished_at must be a time stamp with a
+// zone (PostgreSQL timestamptz, DuckDB TIMESTAMPTZ). Each rule of the row harvest has its SQL
+// twin: fold and ensemble rows counted and skipped (a value other than NULL or ''), the family
+// column, else the --family-map (inlined into the query as a VALUES list), else the model
+// name; ok = no error text and a finite fit_seconds > 0; a usable value finite and > 0 (the
+// GPU peak: >= 0); host OOM kills and device OOMs from the error text's patterns
+// (profile.hpp); series and first errors ordered bytewise (COLLATE "C" in PostgreSQL).
+// Medians: the query gives the two middle values of each set (equal for an odd count) and
+// prof takes their mean as median() does, so no engine's interpolation enters a number.
+//
+// One result row is one JSON object; its `aggregate` member names the kind (prof-records(5)):
+//   run     run_id, rows_read, fold_rows_skipped, ensemble_rows_skipped, n_measurements, n_ok,
+//           n_sample_series, finished_us (the latest finished_at, µs since the epoch, or null)
+//   series  run_id, ts_id: one of the run's 100 bytewise-smallest distinct series
+//   model   run_id, model_type, family (the bytewise-smallest of its families), n_families,
+//           unmapped, n_fits, n_ok, the maxima, wall_s_lo/hi, cpu_s_lo/hi, max_effective_cores,
+//           n_threads, n_threads_known, intraop_threads, the OOM counts and bounds,
+//           first_error_ts_id, n_lengths (distinct usable lengths), n_eff_unsure
+//   model_family  run_id, model_type, family: one row per family of a model with several
+//   point   run_id, model_type, n_obs, n_fits, wall_s_lo/hi, cpu_s_lo/hi: one length of the
+//           cost curve of a model with at most max_curve_points distinct lengths
+//   family  run_id, family, wall_s_lo/hi: the family's median cell over its models' fits
+//   error   run_id, model_type, ts_id, error, fit_seconds: a failed fit at the model's
+//           first_error_ts_id (prof picks the bytewise-first error text among them)
+#pragma once
+
+#include "prof/harvest.hpp"
+#include "prof/json_in.hpp"
+#include "prof/profile.hpp"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace prof {
+
+enum class sql_dialect { postgres, duckdb };
+
+// Parses --emit-sql's value; throws usage_error (64) for anything but postgres or duckdb.
+sql_dialect parse_sql_dialect(std::string_view name);
+
+// The query, one statement ending in ";\n", for the config's run_id filter and family map.
+// Throws usage_error (64) for a family-map or run_id text that holds a NUL byte (no SQL text
+// column can hold one).
+std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& config);
+
+// Reads the query's result rows and builds one profile per run_id, as harvester::finish does
+// (margins, signature and signature_map from the config; run_id and family_map were applied
+// by the query). A malformed row is an input_error naming source and line (exit 65); a model
+// whose curve would need binning (more than max_curve_points distinct lengths), or whose
+// effective cores the query could not compute exactly, is refused (exit 65) with a note to
+// stream the rows instead: a binned curve is not rebuilt from per-length rows.
+class aggregate_reader {
+public:
+    explicit aggregate_reader(harvest_config config);
+    void read(line_reader& in);
+    void read(std::unique_ptr<byte_source> src);  // the same, for one whole source
+    std::vector<compute_profile> finish() const;
+
+private:
+    struct point {
+        std::uint64_t n_obs = 0, n_fits = 0;
+        double wall_lo = 0, wall_hi = 0;
+        std::optional<double> cpu_lo, cpu_hi;
+    };
+    struct model_row {
+        json_value row;                                  // the model row as read
+        std::vector<std::string> families;               // model_family rows
+        std::vector<point> points;
+        std::vector<std::pair<std::string, std::string>> errors;  // (ts_id, error text)
+    };
+    struct run_rows {
+        bool seen = false;
+        harvest_counts counts;
+        std::uint64_t n_measurements = 0, n_ok = 0, n_series = 0;
+        std::optional<std::int64_t> finished_us;
+        std::vector<std::string> series;
+        std::map<std::string, model_row> models;
+        std::map<std::string, std::optional<double>> family_median;
+    };
+    void add(const json_value& row);
+    compute_profile profile_of(const std::string& run_id, const run_rows& r) const;
+
+    harvest_config config_;
+    std::map<std::string, run_rows> runs_;
+};
+
+}  // namespace prof
