@@ -4,7 +4,7 @@
 // readers of the same text): a finding aborts, so libFuzzer and the replay driver both see it.
 #pragma once
 
-#include "prof/errors.hpp"
+#include "prof/core/errors.hpp"
 
 #include <simdjson.h>
 

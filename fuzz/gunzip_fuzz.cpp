@@ -3,7 +3,7 @@
 // depend on the read sizes.
 #include "fuzz_util.hpp"
 
-#include "prof/json_in.hpp"
+#include "prof/io/json_in.hpp"
 
 #include <algorithm>
 #include <vector>

@@ -4,8 +4,8 @@
 // and read the same row; where it declines, nothing is claimed.
 #include "fuzz_util.hpp"
 
-#include "prof/harvest.hpp"
-#include "prof/json_in.hpp"
+#include "prof/harvest/harvest.hpp"
+#include "prof/io/json_in.hpp"
 
 #include <fmt/format.h>
 

@@ -4,9 +4,9 @@
 // error types.
 #include "fuzz_util.hpp"
 
-#include "prof/json_in.hpp"
-#include "prof/linkrate.hpp"
-#include "prof/spans.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/device/linkrate.hpp"
+#include "prof/spans/spans.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -3,8 +3,8 @@
 // must come out byte-identical (write ∘ read is a fixed point).
 #include "fuzz_util.hpp"
 
-#include "prof/json_in.hpp"
-#include "prof/records.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/records/records.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace prof;

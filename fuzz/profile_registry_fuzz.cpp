@@ -3,8 +3,8 @@
 // byte-identical; the index reader never throws for a bad line (it skips it with a warning).
 #include "fuzz_util.hpp"
 
-#include "prof/profile.hpp"
-#include "prof/resolve.hpp"
+#include "prof/profile/profile.hpp"
+#include "prof/resolve/resolve.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace prof;

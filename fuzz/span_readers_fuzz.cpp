@@ -3,7 +3,7 @@
 // must have finite, non-negative times.
 #include "fuzz_util.hpp"
 
-#include "prof/spans.hpp"
+#include "prof/spans/spans.hpp"
 
 #include <cmath>
 

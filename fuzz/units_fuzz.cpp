@@ -3,7 +3,7 @@
 // duration is finite and non-negative).
 #include "fuzz_util.hpp"
 
-#include "prof/units.hpp"
+#include "prof/io/units.hpp"
 
 #include <cmath>
 

@@ -1,12 +1,12 @@
 // prof-aggregate: fit records (any order, any number of files) → one cost profile (build_profile).
-#include "prof/cli.hpp"
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
 #include "prof/io/input.hpp"
-#include "prof/json_in.hpp"
-#include "prof/profile.hpp"
-#include "prof/records.hpp"
-#include "prof/sample.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/profile/profile.hpp"
+#include "prof/records/records.hpp"
+#include "prof/measure/sample.hpp"
 
 #include <cstdio>
 #include <fmt/format.h>

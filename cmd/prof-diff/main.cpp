@@ -1,9 +1,9 @@
 // prof-diff: two cost profiles compared per model and family, with a regression gate for CI.
-#include "prof/cli.hpp"
-#include "prof/diff.hpp"
-#include "prof/errors.hpp"
-#include "prof/http.hpp"
-#include "prof/resolve.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/profile/diff.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/http.hpp"
+#include "prof/resolve/resolve.hpp"
 
 #include <cstdio>
 #include <fmt/format.h>

@@ -1,17 +1,17 @@
 // prof-harvest: a completed run's warehouse rows (files, .gz, stdin, http(s) URLs) → one
 // profile per run_id through build_profile, optionally stored in a run registry.
-#include "prof/cli.hpp"
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/fsutil.hpp"
-#include "prof/harvest.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/fsutil.hpp"
+#include "prof/harvest/harvest.hpp"
 #include "prof/harvest/aggregates.hpp"
-#include "prof/http.hpp"
+#include "prof/io/http.hpp"
 #include "prof/io/input.hpp"
-#include "prof/json_in.hpp"
-#include "prof/registry.hpp"
-#include "prof/spawn.hpp"
-#include "prof/units.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/resolve/registry.hpp"
+#include "prof/measure/spawn.hpp"
+#include "prof/io/units.hpp"
 
 #include <cstdlib>
 #include <fmt/format.h>

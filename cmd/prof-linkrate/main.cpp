@@ -1,14 +1,14 @@
 // prof-linkrate: measured host↔device bandwidth (CUDA runtime, or host memcpy with --device host),
 // one link_rate line per (direction, memory, size), cached per link in the ProfileCache.
-#include "prof/cache.hpp"
-#include "prof/cli.hpp"
-#include "prof/cuda.hpp"
+#include "prof/resolve/cache.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/device/cuda.hpp"
 #include "prof/device/linkrate_cache.hpp"
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/host.hpp"
-#include "prof/linkrate.hpp"
-#include "prof/units.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/measure/host.hpp"
+#include "prof/device/linkrate.hpp"
+#include "prof/io/units.hpp"
 
 #include <cstdio>
 #include <fmt/format.h>

@@ -1,12 +1,12 @@
 // prof-measure: run each cell as a real process (or through a warm worker) and measure it.
-#include "prof/cgroup.hpp"
-#include "prof/cli.hpp"
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/json_in.hpp"
-#include "prof/measure.hpp"
+#include "prof/measure/cgroup.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/measure/measure.hpp"
 #include "prof/measure/invocation.hpp"
-#include "prof/spawn.hpp"
+#include "prof/measure/spawn.hpp"
 
 #include <fmt/format.h>
 

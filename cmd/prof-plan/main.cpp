@@ -1,12 +1,12 @@
 // prof-plan: one profile + the size of the run → the fleet shape (plan record, Spark, Ray, k8s).
-#include "prof/cli.hpp"
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
 #include "prof/io/input.hpp"
-#include "prof/json_in.hpp"
-#include "prof/plan.hpp"
-#include "prof/sample.hpp"
-#include "prof/units.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/plan/plan.hpp"
+#include "prof/measure/sample.hpp"
+#include "prof/io/units.hpp"
 
 #include <fmt/format.h>
 #include <optional>

@@ -1,11 +1,11 @@
 // prof-resolve: which evidence this run sizes from (a pinned run, the newest matching harvest,
 // the baseline, or nothing), printed as one profile stamped with where it came from.
-#include "prof/cli.hpp"
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/http.hpp"
-#include "prof/registry.hpp"
-#include "prof/resolve.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/http.hpp"
+#include "prof/resolve/registry.hpp"
+#include "prof/resolve/resolve.hpp"
 
 #include <cstdio>
 #include <filesystem>

@@ -1,12 +1,12 @@
 // prof-sample: the gate (should we profile?) and the sample of cells, from a panel of series.
-#include "prof/cli.hpp"
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/fsutil.hpp"
-#include "prof/json_in.hpp"
-#include "prof/records.hpp"
-#include "prof/sample.hpp"
-#include "prof/signature.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/fsutil.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/records/records.hpp"
+#include "prof/measure/sample.hpp"
+#include "prof/profile/signature.hpp"
 
 #include <fmt/format.h>
 #include <map>

@@ -1,13 +1,13 @@
 // prof-spans: one profiled query execution (Polars, Chrome trace, DuckDB) → a query_profile
 // (fixed + per-row host cost); estimate, stale, fit, and the ProfileCache (put/get/list).
-#include "prof/cache.hpp"
-#include "prof/cli.hpp"
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/fsutil.hpp"
-#include "prof/host.hpp"
-#include "prof/json_out.hpp"
-#include "prof/spans.hpp"
+#include "prof/resolve/cache.hpp"
+#include "prof/core/cli.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/fsutil.hpp"
+#include "prof/measure/host.hpp"
+#include "prof/io/json_out.hpp"
+#include "prof/spans/spans.hpp"
 #include "prof/spans/build.hpp"
 #include "prof/spans/operations.hpp"
 

@@ -4,9 +4,9 @@
 // part of libprof.a.
 #pragma once
 
-#include "prof/profile.hpp"
-#include "prof/records.hpp"
-#include "prof/resolve.hpp"
+#include "prof/profile/profile.hpp"
+#include "prof/records/records.hpp"
+#include "prof/resolve/resolve.hpp"
 
 #include <cerrno>
 #include <cstdint>

@@ -1,9 +1,9 @@
 // Naming devices without CUDA, and the link rate cache (see linkrate_cache.hpp).
 #include "prof/device/linkrate_cache.hpp"
 
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/units.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/units.hpp"
 
 #include <algorithm>
 #include <cctype>

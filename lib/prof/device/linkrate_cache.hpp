@@ -3,8 +3,8 @@
 // loading CUDA, and the ProfileCache of measured link rates (freshness, listing).
 #pragma once
 
-#include "prof/cache.hpp"
-#include "prof/linkrate.hpp"
+#include "prof/resolve/cache.hpp"
+#include "prof/device/linkrate.hpp"
 
 #include <optional>
 #include <string>

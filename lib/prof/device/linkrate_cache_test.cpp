@@ -1,7 +1,7 @@
 // Naming a device without CUDA, and the link rate cache: fresh, stale, unreadable, listed.
 #include "prof/device/linkrate_cache.hpp"
 
-#include "prof/units.hpp"
+#include "prof/io/units.hpp"
 
 #include <doctest/doctest.h>
 #include <filesystem>

@@ -1,9 +1,9 @@
 // The warehouse-side aggregate query and its result rows (see aggregates.hpp).
 #include "prof/harvest/aggregates.hpp"
 
-#include "prof/errors.hpp"
-#include "prof/json_out.hpp"
-#include "prof/units.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/json_out.hpp"
+#include "prof/io/units.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -30,9 +30,9 @@
 //           first_error_ts_id (prof picks the bytewise-first error text among them)
 #pragma once
 
-#include "prof/harvest.hpp"
-#include "prof/json_in.hpp"
-#include "prof/profile.hpp"
+#include "prof/harvest/harvest.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/profile/profile.hpp"
 
 #include <map>
 #include <optional>

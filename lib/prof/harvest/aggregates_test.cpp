@@ -1,6 +1,6 @@
 // Unit tests of the aggregate result rows: what prof computes from them, and what it refuses.
 // The query itself is tested against a real PostgreSQL and DuckDB (testdata/prof-harvest).
-#include "prof/errors.hpp"
+#include "prof/core/errors.hpp"
 #include "prof/harvest/aggregates.hpp"
 
 #include <doctest/doctest.h>

@@ -3,7 +3,7 @@
 // whole lines and handed to worker threads through a bounded ring.
 #pragma once
 
-#include "prof/json_in.hpp"
+#include "prof/io/json_in.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,8 +1,8 @@
 // prof-harvest's parallel ingest: one source's chunks parsed by worker harvesters, merged, and
 // its malformed lines judged in input order (see harvester::read in harvest.hpp).
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/harvest.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/harvest/harvest.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,6 +1,6 @@
 // Unit tests of parallel ingest: chunked, multi-threaded harvests against the one-thread read.
-#include "prof/errors.hpp"
-#include "prof/harvest.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/harvest/harvest.hpp"
 #include "prof/harvest/line_chunks.hpp"
 
 #include <doctest/doctest.h>

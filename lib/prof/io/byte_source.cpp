@@ -2,8 +2,8 @@
 // byte_source.hpp). The gzip decoder itself is gzip.cpp.
 #include "prof/io/byte_source.hpp"
 
-#include "prof/errors.hpp"
-#include "prof/http.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/http.hpp"
 
 #include <algorithm>
 #include <cerrno>

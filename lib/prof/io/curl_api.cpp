@@ -1,7 +1,7 @@
 // libcurl loaded at the first URL (see curl_api.hpp).
 #include "prof/io/curl_api.hpp"
 
-#include "prof/errors.hpp"
+#include "prof/core/errors.hpp"
 
 #include <dlfcn.h>
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // a bounded ring of decoded chunks ahead of the reader.
 #include "prof/io/byte_source.hpp"
 
-#include "prof/errors.hpp"
+#include "prof/core/errors.hpp"
 
 #include <isa-l/igzip_lib.h>
 

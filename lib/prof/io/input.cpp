@@ -1,7 +1,7 @@
 // Records from a run's inputs under one bad-line policy (see input.hpp).
 #include "prof/io/input.hpp"
 
-#include "prof/diag.hpp"
+#include "prof/core/diag.hpp"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "prof/io/byte_source.hpp"
-#include "prof/json_in.hpp"
+#include "prof/io/json_in.hpp"
 
 #include <cstddef>
 #include <functional>

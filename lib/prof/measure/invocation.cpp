@@ -1,12 +1,12 @@
 // prof-measure's invocation: checks, setup, exit status (see invocation.hpp).
 #include "prof/measure/invocation.hpp"
 
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
-#include "prof/fsutil.hpp"
-#include "prof/host.hpp"
-#include "prof/spawn.hpp"
-#include "prof/units.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/fsutil.hpp"
+#include "prof/measure/host.hpp"
+#include "prof/measure/spawn.hpp"
+#include "prof/io/units.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -3,9 +3,9 @@
 // for, checked in one place, the setup it implies, and time(1)'s rule for its exit status.
 #pragma once
 
-#include "prof/cgroup.hpp"
-#include "prof/measure.hpp"
-#include "prof/trace.hpp"
+#include "prof/measure/cgroup.hpp"
+#include "prof/measure/measure.hpp"
+#include "prof/measure/trace.hpp"
 
 #include <cstdint>
 #include <memory>

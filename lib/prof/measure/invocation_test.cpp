@@ -1,7 +1,7 @@
 // prof-measure's invocation rules: the "--" split, the mode checks, time(1)'s exit status.
 #include "prof/measure/invocation.hpp"
 
-#include "prof/errors.hpp"
+#include "prof/core/errors.hpp"
 
 #include <csignal>
 #include <doctest/doctest.h>

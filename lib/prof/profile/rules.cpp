@@ -1,8 +1,8 @@
 // The rules the profile, the harvest and the plan share (see rules.hpp).
 #include "prof/profile/rules.hpp"
 
-#include "prof/errors.hpp"
-#include "prof/units.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/units.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,7 +1,7 @@
 // The shared rules: usable values, the latest instant, margins, slot sizing.
 #include "prof/profile/rules.hpp"
 
-#include "prof/errors.hpp"
+#include "prof/core/errors.hpp"
 
 #include <doctest/doctest.h>
 #include <limits>

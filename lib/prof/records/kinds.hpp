@@ -2,13 +2,13 @@
 // lib/prof/records/): what the readers, the writers and scripts/records-check share.
 #pragma once
 
-#include "prof/diff.hpp"
-#include "prof/linkrate.hpp"
-#include "prof/plan.hpp"
-#include "prof/profile.hpp"
-#include "prof/records.hpp"
-#include "prof/sample.hpp"
-#include "prof/spans.hpp"
+#include "prof/profile/diff.hpp"
+#include "prof/device/linkrate.hpp"
+#include "prof/plan/plan.hpp"
+#include "prof/profile/profile.hpp"
+#include "prof/records/records.hpp"
+#include "prof/measure/sample.hpp"
+#include "prof/spans/spans.hpp"
 #include "prof/records/schema.hpp"
 
 namespace prof {

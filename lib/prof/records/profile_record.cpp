@@ -2,7 +2,7 @@
 // points, FamilyCost), its reader and its writer (see profile.hpp).
 #include "prof/records/kinds.hpp"
 
-#include "prof/units.hpp"
+#include "prof/io/units.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -14,9 +14,9 @@
 // order costs one comparison per key.
 #pragma once
 
-#include "prof/errors.hpp"
-#include "prof/json_in.hpp"
-#include "prof/json_out.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/io/json_out.hpp"
 
 #include <cstdint>
 #include <map>

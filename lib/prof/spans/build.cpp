@@ -1,8 +1,8 @@
 // One run's query_profile (see build.hpp).
 #include "prof/spans/build.hpp"
 
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
 #include "prof/spans/chrome.hpp"
 #include "prof/spans/polars.hpp"
 

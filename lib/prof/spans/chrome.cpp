@@ -1,9 +1,9 @@
 // The Chrome trace reader (see chrome.hpp and chrome_paths.hpp).
 #include "prof/spans/chrome.hpp"
 
-#include "prof/errors.hpp"
-#include "prof/json_in.hpp"
-#include "prof/json_scan.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/io/json_scan.hpp"
 #include "prof/spans/chrome_events.hpp"
 #include "prof/spans/chrome_parse.hpp"
 #include "prof/spans/chrome_paths.hpp"

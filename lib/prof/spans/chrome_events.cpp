@@ -1,9 +1,9 @@
 // The rule set for trace event fields and the event sink (see chrome_events.hpp).
 #include "prof/spans/chrome_events.hpp"
 
-#include "prof/errors.hpp"
-#include "prof/json_in.hpp"
-#include "prof/json_scan.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/io/json_scan.hpp"
 #include "prof/spans/chrome.hpp"
 #include "prof/spans/intervals.hpp"
 

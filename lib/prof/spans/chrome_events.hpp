@@ -5,7 +5,7 @@
 // means, so the parsers cannot disagree on a field.
 #pragma once
 
-#include "prof/interner.hpp"
+#include "prof/io/interner.hpp"
 #include "prof/spans/span_set.hpp"
 
 #include <array>

@@ -1,7 +1,7 @@
 // The three parsers of a trace event (see chrome_parse.hpp).
 #include "prof/spans/chrome_parse.hpp"
 
-#include "prof/json_in.hpp"
+#include "prof/io/json_in.hpp"
 
 #include <cstring>
 

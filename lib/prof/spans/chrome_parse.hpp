@@ -3,7 +3,7 @@
 // to those rules; none decides what a value means.
 #pragma once
 
-#include "prof/json_scan.hpp"
+#include "prof/io/json_scan.hpp"
 #include "prof/spans/chrome_events.hpp"
 
 #include <simdjson.h>

@@ -1,8 +1,8 @@
 // DuckDB JSON profiles (see duckdb.hpp).
 #include "prof/spans/duckdb.hpp"
 
-#include "prof/errors.hpp"
-#include "prof/json_in.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/json_in.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Span input formats (see formats.hpp).
 #include "prof/spans/formats.hpp"
 
-#include "prof/errors.hpp"
+#include "prof/core/errors.hpp"
 #include "prof/spans/polars.hpp"
 
 #include <fmt/format.h>

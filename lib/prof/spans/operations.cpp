@@ -1,8 +1,8 @@
 // prof-spans' stale and fit operations (see operations.hpp).
 #include "prof/spans/operations.hpp"
 
-#include "prof/diag.hpp"
-#include "prof/errors.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
 
 #include <charconv>
 #include <fmt/format.h>

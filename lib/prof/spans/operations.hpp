@@ -2,7 +2,7 @@
 // the fit, with what they say on stderr; and the --rows value they and the build take.
 #pragma once
 
-#include "prof/spans.hpp"
+#include "prof/spans/spans.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,9 +1,9 @@
 // Polars profile rows (see polars.hpp).
 #include "prof/spans/polars.hpp"
 
-#include "prof/errors.hpp"
-#include "prof/interner.hpp"
-#include "prof/json_in.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/interner.hpp"
+#include "prof/io/json_in.hpp"
 
 #include <charconv>
 #include <fmt/format.h>

@@ -1,8 +1,8 @@
 // The query_profile model: build, fit, staleness (see query_model.hpp).
 #include "prof/spans/query_model.hpp"
 
-#include "prof/errors.hpp"
-#include "prof/json_out.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/io/json_out.hpp"
 #include "prof/spans/intervals.hpp"
 
 #include <algorithm>

@@ -1,0 +1,98 @@
+// Size and duration flags, RFC 3339 time stamps, key file names.
+#include "prof/resolve/keys.hpp"
+#include "prof/io/units.hpp"
+#include "prof/io/json_out.hpp"
+
+#include "prof/core/errors.hpp"
+
+#include <limits>
+#include <doctest/doctest.h>
+
+using namespace prof;
+
+TEST_CASE("sizes take plain bytes, IEC powers of 1024 and SI powers of 1000") {
+    CHECK(parse_size("4096", "--x") == 4096);
+    CHECK(parse_size("64MiB", "--x") == 64ull << 20);
+    CHECK(parse_size("2GiB", "--x") == 2ull << 30);
+    CHECK(parse_size("1.5GB", "--x") == 1500000000ull);
+    CHECK(parse_size("64Gi", "--x") == 64ull << 30);
+    CHECK_THROWS_AS(parse_size("64G", "--x"), usage_error);  // 64 GiB or 64e9? refused, not guessed
+    CHECK_THROWS_AS(parse_size("12 parsecs", "--x"), usage_error);
+    CHECK_THROWS_AS(parse_size("", "--x"), usage_error);
+}
+
+TEST_CASE("durations take ms, s, m, h and d") {
+    CHECK(parse_duration("250ms", "--t") == doctest::Approx(0.25));
+    CHECK(parse_duration("30s", "--t") == 30);
+    CHECK(parse_duration("5m", "--t") == 300);
+    CHECK(parse_duration("1h", "--t") == 3600);
+    CHECK(parse_duration("1d", "--t") == 86400);
+    CHECK_THROWS_AS(parse_duration("soon", "--t"), usage_error);
+}
+
+TEST_CASE("RFC 3339 time stamps compare as instants, whatever their offset") {
+    auto a = parse_rfc3339("2026-11-29T15:00:00Z");
+    auto b = parse_rfc3339("2026-11-29T16:00:00+01:00");
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(*a == *b);
+    CHECK(format_rfc3339(*b) == "2026-11-29T15:00:00Z");
+    CHECK(format_rfc3339(*parse_rfc3339("2026-11-29T15:00:00.250Z")) == "2026-11-29T15:00:00.25Z");
+    CHECK_FALSE(parse_rfc3339("2026-02-30T00:00:00Z"));
+    CHECK_FALSE(parse_rfc3339("yesterday"));
+    CHECK_FALSE(parse_rfc3339("2026-11-29T15:00:00"));  // no offset: not an instant
+}
+
+TEST_CASE("key components are percent-encoded so no key names a path, and keys never collide") {
+    CHECK(percent_encode("..") == "%2E%2E");
+    CHECK(percent_encode("a/b c") == "a%2Fb%20c");
+    CHECK(percent_encode("é") == "%C3%A9");
+    CHECK(key_file_name({"a@b", "c"}) == "a%40b@c");
+    CHECK(key_file_name({"a", "b@c"}) != key_file_name({"a@b", "c"}));
+    CHECK(percent_decode(percent_encode("x/../y z")) == "x/../y z");
+    std::string long_name = key_file_name({std::string(300, 'k')});
+    CHECK(long_name.size() == 150 + 1 + 64);
+    CHECK(long_name != key_file_name({std::string(301, 'k')}));
+    CHECK_THROWS_AS(path_under("/tmp/root", "../etc"), error);
+    CHECK(path_under("/tmp/root", "x%2F..") == "/tmp/root/x%2F..");
+}
+
+TEST_CASE("strings written to records are valid UTF-8: invalid bytes become U+FFFD") {
+    json_writer w;
+    w.value(std::string_view("bad \xff x \xc3\xa9 \xed\xa0\x80"));
+    CHECK(w.str() == "\"bad \xEF\xBF\xBD x \xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+}
+
+TEST_CASE("parse_rfc3339: the per-date cache never accepts a date it did not check") {
+    // Ten NUL bytes match a zero-filled cache; the same date twice, then a bad one after it.
+    CHECK(!prof::parse_rfc3339(std::string(10, '\0') + "T00:00:00Z"));
+    auto a = prof::parse_rfc3339("2026-11-28T00:00:01Z");
+    auto b = prof::parse_rfc3339("2026-11-28T00:00:02Z");
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(*b - *a == 1000000000);
+    CHECK(!prof::parse_rfc3339("2026-11-28T24:00:00Z"));
+    CHECK(!prof::parse_rfc3339("2026-02-29T00:00:00Z"));
+    CHECK(prof::parse_rfc3339("2024-02-29T00:00:00Z"));
+    CHECK(!prof::parse_rfc3339("2024-02-30T00:00:00Z"));
+    CHECK(*prof::parse_rfc3339("2026-11-28T00:00:01+01:00") == *a - 3600000000000LL);
+}
+
+TEST_CASE("parse_rfc3339: stamps beyond 64-bit nanoseconds are refused, not wrapped; the ends format back") {
+    CHECK(!prof::parse_rfc3339("9999-12-31T23:59:59Z"));
+    CHECK(!prof::parse_rfc3339("0000-01-01T00:00:00Z"));
+    CHECK(!prof::parse_rfc3339("2262-04-11T23:47:17Z"));
+    CHECK(!prof::parse_rfc3339("1677-09-21T00:12:43Z"));
+    auto hi = prof::parse_rfc3339("2262-04-11T23:47:16Z");
+    auto lo = prof::parse_rfc3339("1677-09-21T00:12:44Z");
+    REQUIRE(hi);
+    REQUIRE(lo);
+    CHECK(prof::format_rfc3339(*hi) == "2262-04-11T23:47:16Z");
+    CHECK(prof::format_rfc3339(*lo) == "1677-09-21T00:12:44Z");
+    CHECK(prof::format_rfc3339(std::numeric_limits<std::int64_t>::min()).rfind("1677-09-21T00:12:43.", 0) == 0);
+    // The first and last representable instants themselves (their whole seconds alone overflow).
+    CHECK(prof::parse_rfc3339("1677-09-21T00:12:43.145224192Z") == std::numeric_limits<std::int64_t>::min());
+    CHECK(!prof::parse_rfc3339("1677-09-21T00:12:43.145224191Z"));
+    CHECK(prof::parse_rfc3339("2262-04-11T23:47:16.854775807Z") == std::numeric_limits<std::int64_t>::max());
+    CHECK(!prof::parse_rfc3339("2262-04-11T23:47:16.854775808Z"));
+}

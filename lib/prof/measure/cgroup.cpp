@@ -1,0 +1,355 @@
+// Measurement cgroups (see cgroup.hpp).
+#include "prof/measure/cgroup.hpp"
+
+#include "prof/core/errors.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace prof {
+
+namespace {
+
+std::optional<std::string> read_text(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        ssize_t r = ::read(fd, buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            ::close(fd);
+            return std::nullopt;
+        }
+        if (r == 0) break;
+        out.append(buf, static_cast<std::size_t>(r));
+    }
+    ::close(fd);
+    return out;
+}
+
+// 0 on success, else errno.
+int write_text(const std::string& path, std::string_view text) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    ssize_t w = ::write(fd, text.data(), text.size());
+    int err = w == static_cast<ssize_t>(text.size()) ? 0 : (w < 0 ? errno : EIO);
+    ::close(fd);
+    return err;
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.remove_suffix(1);
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+    return v;
+}
+
+std::optional<std::uint64_t> read_u64(const std::string& path) {
+    auto t = read_text(path);
+    return t ? parse_u64(*t) : std::nullopt;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= s.size(); ++i)
+        if (i == s.size() || s[i] == sep) {
+            out.push_back(s.substr(start, i - start));
+            start = i + 1;
+        }
+    return out;
+}
+
+bool has(const std::vector<std::string>& v, std::string_view x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The directory of group `path` in a hierarchy mounted at m (whose root may be a subgroup).
+std::optional<std::string> dir_in_mount(const cgroup_mount& m, const std::string& path) {
+    if (m.root == "/") return m.mount_point + (path == "/" ? "" : path);
+    if (path == m.root) return m.mount_point;
+    if (path.compare(0, m.root.size() + 1, m.root + "/") == 0) return m.mount_point + path.substr(m.root.size());
+    return std::nullopt;  // our group is outside what is mounted
+}
+
+void remove_dir(const std::string& dir) {
+    for (int tries = 0; tries < 50; ++tries) {
+        if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
+        if (errno != EBUSY) return;
+        usleep(10000);
+    }
+}
+
+std::string run_dir_name() { return fmt::format("prof-measure.{}", static_cast<int>(getpid())); }
+
+}  // namespace
+
+std::vector<cgroup_membership> parse_proc_cgroup(std::string_view text) {
+    std::vector<cgroup_membership> out;
+    for (auto line : split(text, '\n')) {
+        auto c1 = line.find(':');
+        if (c1 == std::string_view::npos) continue;
+        auto c2 = line.find(':', c1 + 1);
+        if (c2 == std::string_view::npos) continue;
+        cgroup_membership m;
+        std::string_view ctl = line.substr(c1 + 1, c2 - c1 - 1);
+        if (!ctl.empty())
+            for (auto c : split(ctl, ',')) m.controllers.emplace_back(c);
+        m.path = std::string(line.substr(c2 + 1));
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::vector<cgroup_mount> parse_cgroup_mounts(std::string_view mountinfo) {
+    // "36 25 0:31 / /sys/fs/cgroup/memory rw,relatime shared:14 - cgroup cgroup rw,memory"
+    std::vector<cgroup_mount> out;
+    for (auto line : split(mountinfo, '\n')) {
+        auto dash = line.find(" - ");
+        if (dash == std::string_view::npos) continue;
+        auto left = split(line.substr(0, dash), ' ');
+        auto right = split(line.substr(dash + 3), ' ');
+        if (left.size() < 5 || right.size() < 3) continue;
+        cgroup_mount m;
+        if (right[0] == "cgroup2") m.v2 = true;
+        else if (right[0] != "cgroup") continue;
+        m.root = std::string(left[3]);
+        m.mount_point = std::string(left[4]);
+        if (!m.v2)
+            for (auto opt : split(right[2], ',')) m.controllers.emplace_back(opt);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::optional<std::uint64_t> stat_value(std::string_view text, std::string_view key) {
+    for (auto line : split(text, '\n')) {
+        if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ' ')
+            return parse_u64(line.substr(key.size() + 1));
+    }
+    return std::nullopt;
+}
+
+// ---- cgroup_cell ------------------------------------------------------------------------
+
+cgroup_cell::cgroup_cell(cgroup_version v, std::string memory_dir, std::string cpu_dir)
+    : version_(v), memory_dir_(std::move(memory_dir)), cpu_dir_(std::move(cpu_dir)) {
+    if (version_ == cgroup_version::v2) {
+        // Writable (a per-descriptor reset) from Linux 6.12; read-only before.
+        std::string peak = memory_dir_ + "/memory.peak";
+        peak_fd_ = ::open(peak.c_str(), O_RDWR | O_CLOEXEC);
+        if (peak_fd_ < 0) peak_fd_ = ::open(peak.c_str(), O_RDONLY | O_CLOEXEC);
+    }
+}
+
+cgroup_cell::~cgroup_cell() {
+    try {
+        remove();
+    } catch (...) {
+    }
+}
+
+std::vector<std::string> cgroup_cell::procs_files() const {
+    std::vector<std::string> out{memory_dir_ + "/cgroup.procs"};
+    if (!cpu_dir_.empty() && cpu_dir_ != memory_dir_) out.push_back(cpu_dir_ + "/cgroup.procs");
+    return out;
+}
+
+std::uint64_t cgroup_cell::set_memory_limit(std::uint64_t bytes) {
+    std::string v = std::to_string(bytes);
+    int err;
+    if (version_ == cgroup_version::v2) {
+        err = write_text(memory_dir_ + "/memory.max", v);
+        if (err == 0) {
+            write_text(memory_dir_ + "/memory.swap.max", "0");  // absent without swap accounting
+            write_text(memory_dir_ + "/memory.oom.group", "1");  // the whole group, as a container
+        }
+    } else {
+        err = write_text(memory_dir_ + "/memory.limit_in_bytes", v);
+        if (err == 0) write_text(memory_dir_ + "/memory.memsw.limit_in_bytes", v);  // absent without swap accounting
+    }
+    if (err != 0)
+        throw unavailable_error(fmt::format("--memory-limit: the kernel refused a limit of {} bytes on {}: {}", bytes,
+                                            memory_dir_, std::strerror(err)));
+    // What the kernel applied (it rounds down to whole pages).
+    auto applied = read_u64(memory_dir_ + (version_ == cgroup_version::v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+    return applied.value_or(bytes);
+}
+
+bool cgroup_cell::reset_peak() {
+    if (version_ == cgroup_version::v1) return write_text(memory_dir_ + "/memory.max_usage_in_bytes", "0") == 0;
+    if (peak_fd_ < 0) return false;
+    return ::pwrite(peak_fd_, "reset\n", 6, 0) == 6;
+}
+
+cgroup_reading cgroup_cell::read() const {
+    cgroup_reading r;
+    auto stat = read_text(memory_dir_ + "/memory.stat");
+    if (version_ == cgroup_version::v2) {
+        if (peak_fd_ >= 0) {
+            char buf[64];
+            ssize_t n = ::pread(peak_fd_, buf, sizeof buf - 1, 0);
+            if (n > 0) r.peak_bytes = parse_u64(std::string_view(buf, static_cast<std::size_t>(n)));
+        }
+        r.current_bytes = read_u64(memory_dir_ + "/memory.current");
+        if (stat) {
+            auto file = stat_value(*stat, "file"), shmem = stat_value(*stat, "shmem");
+            if (file) r.page_cache_bytes = *file - std::min(*file, shmem.value_or(0));
+        }
+        if (auto ev = read_text(memory_dir_ + "/memory.events")) r.oom_kills = stat_value(*ev, "oom_kill");
+        if (auto cs = read_text(cpu_dir_ + "/cpu.stat"))
+            if (auto us = stat_value(*cs, "usage_usec")) r.cpu_ns = *us * 1000;
+    } else {
+        r.peak_bytes = read_u64(memory_dir_ + "/memory.max_usage_in_bytes");
+        r.current_bytes = read_u64(memory_dir_ + "/memory.usage_in_bytes");
+        if (stat) {
+            auto cache = stat_value(*stat, "total_cache"), shmem = stat_value(*stat, "total_shmem");
+            if (cache) r.page_cache_bytes = *cache - std::min(*cache, shmem.value_or(0));
+        }
+        if (auto oc = read_text(memory_dir_ + "/memory.oom_control")) r.oom_kills = stat_value(*oc, "oom_kill");
+        if (!cpu_dir_.empty()) r.cpu_ns = read_u64(cpu_dir_ + "/cpuacct.usage");
+    }
+    return r;
+}
+
+std::vector<int> cgroup_cell::members() const {
+    std::vector<int> out;
+    auto t = read_text(memory_dir_ + "/cgroup.procs");
+    if (!t) return out;
+    for (auto line : split(*t, '\n'))
+        if (auto v = parse_u64(line)) out.push_back(static_cast<int>(*v));
+    return out;
+}
+
+std::size_t cgroup_cell::kill_all() {
+    std::vector<int> killed;
+    for (int round = 0; round < 200; ++round) {
+        auto pids = members();
+        if (pids.empty()) break;
+        for (int p : pids) {
+            ::kill(p, SIGKILL);
+            if (std::find(killed.begin(), killed.end(), p) == killed.end()) killed.push_back(p);
+        }
+        usleep(2000);
+    }
+    return killed.size();
+}
+
+void cgroup_cell::remove() {
+    if (removed_) return;
+    removed_ = true;
+    kill_all();
+    if (peak_fd_ >= 0) ::close(peak_fd_);
+    peak_fd_ = -1;
+    remove_dir(memory_dir_);
+    if (!cpu_dir_.empty() && cpu_dir_ != memory_dir_) remove_dir(cpu_dir_);
+}
+
+// ---- cgroup_run -------------------------------------------------------------------------
+
+std::unique_ptr<cgroup_run> cgroup_run::open(std::string* why) {
+    auto fail = [&](std::string w) -> std::unique_ptr<cgroup_run> {
+        if (why) *why = std::move(w);
+        return nullptr;
+    };
+    auto self = read_text("/proc/self/cgroup");
+    auto mi = read_text("/proc/self/mountinfo");
+    if (!self || !mi) return fail("/proc/self/cgroup or /proc/self/mountinfo cannot be read");
+    auto groups = parse_proc_cgroup(*self);
+    auto mounts = parse_cgroup_mounts(*mi);
+    std::string name = run_dir_name();
+    std::string v2_why;
+
+    // cgroup v2: memory must be available to a child of our group, with memory.peak.
+    const cgroup_membership* v2m = nullptr;
+    for (const auto& g : groups)
+        if (g.controllers.empty()) v2m = &g;
+    const cgroup_mount* v2mount = nullptr;
+    for (const auto& m : mounts)
+        if (m.v2) v2mount = &m;
+    if (v2m && v2mount) {
+        auto own = dir_in_mount(*v2mount, v2m->path);
+        auto ctl = own ? read_text(*own + "/cgroup.controllers") : std::nullopt;
+        if (own && ctl && ctl->find("memory") != std::string::npos) {
+            auto sub = read_text(*own + "/cgroup.subtree_control");
+            int err = 0;
+            if (!sub || sub->find("memory") == std::string::npos) err = write_text(*own + "/cgroup.subtree_control", "+memory");
+            std::string run = *own + "/" + name;
+            if (err != 0) {
+                v2_why = fmt::format("cgroup v2: memory cannot be delegated below {} ({})", *own, std::strerror(err));
+            } else if (::mkdir(run.c_str(), 0755) != 0) {
+                v2_why = fmt::format("cgroup v2: cannot create {}: {}", run, std::strerror(errno));
+            } else if (write_text(run + "/cgroup.subtree_control", "+memory") != 0 ||
+                       ::access((run + "/memory.peak").c_str(), R_OK) != 0) {
+                remove_dir(run);
+                v2_why = "cgroup v2: no memory.peak (Linux 5.19 or later is needed)";
+            } else {
+                return std::unique_ptr<cgroup_run>(new cgroup_run(cgroup_version::v2, run, run));
+            }
+        }
+    }
+
+    // cgroup v1: a memory hierarchy (required) and a cpuacct one (CPU; else rusage or /proc).
+    auto v1_dir = [&](const char* controller) -> std::optional<std::string> {
+        for (const auto& m : mounts) {
+            if (m.v2 || !has(m.controllers, controller)) continue;
+            for (const auto& g : groups)
+                if (has(g.controllers, controller)) return dir_in_mount(m, g.path);
+        }
+        return std::nullopt;
+    };
+    auto mem = v1_dir("memory");
+    if (!mem) return fail(v2_why.empty() ? "no memory cgroup is mounted" : v2_why);
+    std::string mem_run = *mem + "/" + name;
+    if (::mkdir(mem_run.c_str(), 0755) != 0)
+        return fail(fmt::format("cannot create {}: {}", mem_run, std::strerror(errno)));
+    std::string cpu_run;
+    if (auto cpu = v1_dir("cpuacct")) {
+        cpu_run = *cpu + "/" + name;
+        if (cpu_run == mem_run) {
+            // memory and cpuacct mounted together: one directory serves both
+        } else if (::mkdir(cpu_run.c_str(), 0755) != 0) {
+            cpu_run.clear();
+        }
+    }
+    return std::unique_ptr<cgroup_run>(new cgroup_run(cgroup_version::v1, mem_run, cpu_run));
+}
+
+cgroup_run::~cgroup_run() {
+    remove_dir(memory_dir_);
+    if (!cpu_dir_.empty() && cpu_dir_ != memory_dir_) remove_dir(cpu_dir_);
+}
+
+std::vector<std::string> cgroup_run::dirs() const {
+    std::vector<std::string> out{memory_dir_};
+    if (!cpu_dir_.empty() && cpu_dir_ != memory_dir_) out.push_back(cpu_dir_);
+    return out;
+}
+
+std::unique_ptr<cgroup_cell> cgroup_run::new_cell() {
+    std::string leaf = fmt::format("/cell-{}", next_++);
+    std::string mem = memory_dir_ + leaf;
+    if (::mkdir(mem.c_str(), 0755) != 0 && errno != EEXIST)
+        throw unavailable_error(fmt::format("cannot create the cgroup {}: {}", mem, std::strerror(errno)));
+    std::string cpu;
+    if (!cpu_dir_.empty()) {
+        cpu = cpu_dir_ == memory_dir_ ? mem : cpu_dir_ + leaf;
+        if (cpu != mem && ::mkdir(cpu.c_str(), 0755) != 0 && errno != EEXIST) {
+            int err = errno;
+            remove_dir(mem);
+            throw unavailable_error(fmt::format("cannot create the cgroup {}: {}", cpu, std::strerror(err)));
+        }
+    }
+    return std::make_unique<cgroup_cell>(version_, mem, cpu);
+}
+
+}  // namespace prof

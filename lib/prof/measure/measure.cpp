@@ -1,0 +1,894 @@
+// Measuring fits as processes and through a warm worker (see measure.hpp).
+#include "prof/measure/measure.hpp"
+
+#include "prof/measure/cgroup.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/io/input.hpp"
+#include "prof/io/json_out.hpp"
+#include "prof/io/units.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace prof {
+
+namespace {
+
+// Passes a child's stderr through to ours while remembering its last non-empty line.
+struct stderr_tee {
+    std::string partial, last;
+    void feed(const char* p, std::size_t n) {
+        std::size_t off = 0;
+        while (off < n) {
+            ssize_t w = ::write(2, p + off, n - off);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) break;
+            off += static_cast<std::size_t>(w);
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            if (p[i] == '\n') {
+                if (!trimmed(partial).empty()) last = std::string(trimmed(partial));
+                partial.clear();
+            } else if (partial.size() < 4096) {
+                partial.push_back(p[i]);
+            }
+        }
+    }
+    std::string last_line() const { return trimmed(partial).empty() ? last : std::string(trimmed(partial)); }
+    static std::string_view trimmed(std::string_view s) {
+        while (!s.empty() && (s.back() == '\r' || s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+        return s;
+    }
+};
+
+// Reads what is available now; false at end of file.
+bool drain(int fd, stderr_tee& tee) {
+    char buf[8192];
+    for (;;) {
+        ssize_t r = ::read(fd, buf, sizeof buf);
+        if (r > 0) {
+            tee.feed(buf, static_cast<std::size_t>(r));
+            continue;
+        }
+        if (r == 0) return false;
+        if (errno == EINTR) continue;
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+    }
+}
+
+// {"ready":true} and nothing that says otherwise.
+bool is_ready_line(const std::string& line) {
+    bool ready = false;
+    try {
+        parse_object_text(line, [&](simdjson::ondemand::object& obj) {
+            for (auto field : obj) {
+                std::string_view k = field.unescaped_key();
+                if (k == "ready") ready = read_bool(field.value(), k).value_or(false);
+            }
+        });
+    } catch (const field_error&) {
+        return false;
+    }
+    return ready;
+}
+
+measured_fit base_record(const cell& c, const measure_options& o) {
+    measured_fit f;
+    f.ts_id = c.ts_id;
+    f.model_type = c.model_type;
+    f.family = c.family;
+    f.n_obs = c.n_obs;
+    if (c.params) f.params_digest = params_digest(*c.params);
+    if (o.threads > 0) f.intraop_threads = o.threads;
+    f.host_cpu_count = static_cast<std::uint64_t>(get_nprocs());
+    f.host = o.host;
+    f.measured_at = format_rfc3339(now_ns());
+    if (o.nvml) f.gpu_method = "nvml-poll";
+    return f;
+}
+
+std::string fit_label(const cell& c) {
+    return c.ts_id.empty() ? c.model_type : c.model_type + " on " + c.ts_id;
+}
+
+void report_leftovers(std::size_t n, const cell& c) {
+    if (n > 0) warn(fmt::format("{} process(es) left behind by the fit of {} were killed", n, fit_label(c)));
+}
+
+// The error of a fit stopped because prof-measure itself was signalled.
+std::string interrupted_error(int sig, bool killed) {
+    return fmt::format("interrupted: prof-measure received {} and stopped the fit{}", signal_name(sig),
+                       killed ? " (SIGKILL after the grace period)" : "");
+}
+
+// What supervising a running fit saw: when it ended, and whether it was stopped.
+struct fit_watch {
+    double t1 = 0;
+    bool timed_out = false, killed = false, err_open = true;
+    int stop_sig = 0;  // the signal prof-measure received and forwarded
+    std::size_t max_procs = 1;
+};
+
+// Waits for the fit in `ch` to end: samples its processes (count, GPU, CPU pressure) every
+// interval, tees its stderr, kills its tree at the timeout, forwards a signal prof-measure
+// received and escalates to SIGKILL after the grace (at once on a second signal).
+fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr_tee& tee, gpu_peak_tracker& gpu,
+                    pressure_meter& pressure, const measure_options& o) {
+    fit_watch w;
+    const double t0 = ch.started_at;
+    double kill_at = 0;  // when the forwarded signal escalates to SIGKILL
+    double deadline = o.timeout_s > 0 ? t0 + o.timeout_s : 0;
+    // The first /proc scan waits one interval: a short fit's wall must not include it.
+    double next_sample = t0 + o.sample_interval_s;
+    auto kill_tree = [&] {
+        kill(-ch.pid, SIGKILL);
+        if (cg) cg->kill_all();
+        w.killed = true;
+    };
+    for (;;) {
+        double now = monotonic_seconds();
+        if (now >= next_sample) {
+            std::vector<pid_t> members;
+            if (cg) for (int p : cg->members()) members.push_back(p);
+            else members = group_members(ch.pid);
+            w.max_procs = std::max(w.max_procs, members.size());
+            gpu.sample(members);
+            pressure.sample();
+            next_sample = now + o.sample_interval_s;
+        }
+        double wait = next_sample - now;
+        if (deadline > 0 && !w.timed_out) wait = std::min(wait, deadline - now);
+        if (w.stop_sig && !w.killed) wait = std::min(wait, kill_at - now);
+        pollfd pfds[3] = {{ch.pidfd, POLLIN, 0}, {w.err_open ? err_fd : -1, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+        int r = poll(pfds, 3, std::max(0, static_cast<int>(wait * 1000 + 0.5)));
+        if (r < 0 && errno != EINTR) break;
+        if (pfds[1].revents) w.err_open = drain(err_fd, tee);
+        if (pending_signal()) {
+            int sig = take_pending_signal();
+            if (!w.stop_sig) {
+                // Stop the fit as the signal would have: its group first, SIGKILL after the grace.
+                w.stop_sig = sig;
+                kill(-ch.pid, sig);
+                kill_at = monotonic_seconds() + o.stop_grace_s;
+            } else if (!w.killed) {
+                kill_tree();  // a second signal: no more grace
+            }
+        }
+        if (pfds[0].revents & POLLIN) {
+            w.t1 = monotonic_seconds();
+            break;
+        }
+        now = monotonic_seconds();
+        if (deadline > 0 && !w.timed_out && !w.stop_sig && now >= deadline) {
+            w.timed_out = true;
+            kill_tree();
+        }
+        if (w.stop_sig && !w.killed && now >= kill_at) kill_tree();
+    }
+    return w;
+}
+
+// After the fit's exit: kills and reaps what it left behind (its group, orphans, members still
+// in its cgroup), reads the rest of its stderr (the leftovers held the pipe), closes it, and
+// says how many were left.
+void clean_up_fit(pid_t pid, cgroup_cell* cg, int err_fd, bool err_open, stderr_tee& tee, const cell& c) {
+    if (err_open) err_open = drain(err_fd, tee);
+    std::vector<pid_t> gone = kill_group_leftovers(pid);
+    for (pid_t p : reap_orphans())
+        if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
+    if (cg)
+        for (int p : cg->members())  // still in the fit's cgroup: left behind too
+            if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
+    if (cg && cg->kill_all() > 0) reap_orphans();
+    std::size_t left = gone.size();
+    if (err_open && left > 0) {
+        pollfd pfd{err_fd, POLLIN, 0};
+        while (err_open && poll(&pfd, 1, 500) > 0) err_open = drain(err_fd, tee);
+    }
+    close(err_fd);
+    report_leftovers(left, c);
+}
+
+// The CPU and memory a fit used: rusage, then its cgroup's readings where it had one (read
+// after the leftovers are gone: their CPU up to the kill is the fit's). The cgroup is removed.
+void read_costs(measured_fit& f, const child_exit& ex, cgroup_cell* cg) {
+    f.cpu_s = ex.user_s + ex.system_s;
+    f.process_rss_bytes = ex.maxrss_kib * 1024;
+    if (!cg) return;
+    cgroup_reading rd = cg->read();
+    // The larger of the tree's peak and the largest process's: pages of a binary or library
+    // already cached are charged to the group that first read them, not to this one.
+    f.cgroup_peak_bytes = rd.peak_bytes;
+    if (rd.peak_bytes) f.process_rss_bytes = std::max(*rd.peak_bytes, f.process_rss_bytes.value_or(0));
+    f.page_cache_bytes = rd.page_cache_bytes;
+    if (rd.cpu_ns) f.cpu_s = static_cast<double>(*rd.cpu_ns) * 1e-9;
+    if (f.memory_limit_bytes) f.oom_killed = rd.oom_kills.value_or(0) > 0;
+    cg->remove();
+}
+
+// ok, exit_code or signal, and the error text from how the fit ended; throws interrupted when
+// prof-measure's own signal stopped it.
+void settle_fit(measured_fit& f, int status, const fit_watch& w, const measure_options& o, const stderr_tee& tee) {
+    std::optional<int> code, sig;
+    if (WIFEXITED(status)) {
+        code = WEXITSTATUS(status);
+        f.exit_code = *code;
+    } else if (WIFSIGNALED(status)) {
+        sig = WTERMSIG(status);
+        f.signal = signal_name(*sig);
+    }
+    f.ok = !w.timed_out && !w.stop_sig && code && *code == 0;
+    if (w.stop_sig) {
+        f.error = interrupted_error(w.stop_sig, w.killed);
+        throw interrupted(w.stop_sig, f);
+    }
+    if (!f.ok) {
+        f.error = describe_failure(code, sig, w.timed_out, o.timeout_s, tee.last_line());
+        if (f.oom_killed.value_or(false)) *f.error += fmt::format(" (out of memory: the {}-byte --memory-limit)", *f.memory_limit_bytes);
+    }
+}
+
+}  // namespace
+
+interrupted::interrupted(int s, std::optional<measured_fit> fit)
+    : error(static_cast<exit_code>(128 + s),
+            fmt::format("interrupted by {}: the fit in progress was stopped", signal_name(s))),
+      sig(s), partial(std::move(fit)) {}
+
+std::string describe_failure(std::optional<int> exit_status, std::optional<int> sig, bool timed_out, double timeout_s,
+                             const std::string& last_line) {
+    std::string why;
+    if (timed_out) why = fmt::format("timeout after {} s", format_double(timeout_s));
+    else if (sig) why = "killed by " + signal_name(*sig);
+    else if (exit_status) why = fmt::format("exit {}", *exit_status);
+    else why = "failed";
+    if (!timed_out && !last_line.empty()) why += ": " + last_line;
+    return why + python_path_hint(last_line);
+}
+
+std::string python_path_hint(std::string_view text) {
+    for (const char* module : {"No module named 'prof_worker'", "No module named 'prof_record'"})
+        if (text.find(module) != std::string_view::npos)
+            return " (Python finds prof's modules through PYTHONPATH: PYTHONPATH=<checkout>/python, or "
+                   "<PREFIX>/share/prof after make install)";
+    return {};
+}
+
+measured_fit measure_process(const std::vector<std::string>& argv, const cell& c, const measure_options& o) {
+    measured_fit f = base_record(c, o);
+    f.rss_method = o.cgroups ? o.cgroups->method() : "rusage";
+    f.rss_peak_reset = false;
+    std::unique_ptr<cgroup_cell> cg;
+    if (o.cgroups) {
+        cg = o.cgroups->new_cell();
+        if (o.memory_limit_bytes) f.memory_limit_bytes = cg->set_memory_limit(*o.memory_limit_bytes);
+    }
+    int errp[2];
+    if (pipe2(errp, O_CLOEXEC) != 0) throw error(exit_code::software, fmt::format("pipe: {}", std::strerror(errno)));
+    child_options co;
+    co.argv = argv;
+    co.threads = o.threads;
+    co.stdin_fd = o.inherit_stdin ? 0 : -1;
+    co.stdout_fd = o.child_output_fd;
+    co.stderr_fd = errp[1];
+    if (cg) co.cgroup_procs = cg->procs_files();
+    spawned_child ch;
+    pressure_meter pressure;
+    try {
+        ch = spawn_child(co);
+    } catch (const unavailable_error& e) {
+        close(errp[0]);
+        close(errp[1]);
+        std::string what = e.what();
+        if (what.find("cgroup") != std::string::npos) throw;  // not the fit's failure: ours
+        f.ok = false;
+        f.error = what;
+        f.exit_code = what.find("No such file") != std::string::npos ? 127 : 126;
+        f.memory_limit_bytes.reset();
+        return f;
+    }
+    close(errp[1]);
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    stderr_tee tee;
+    gpu_peak_tracker gpu{o.nvml, {}, false};
+    const fit_watch w = watch_fit(ch, cg.get(), errp[0], tee, gpu, pressure, o);
+    pressure.finish(f);
+    child_exit ex = wait_child(ch.pid);
+    close(ch.pidfd);
+    clean_up_fit(ch.pid, cg.get(), errp[0], w.err_open, tee, c);
+    if (!cg && w.max_procs > 1)
+        warn(fmt::format("the fit of {} ran {} processes at once: rusage reads the largest single one, so "
+                         "process_rss_bytes under-reads; measure it where a memory cgroup can be created (as root), "
+                         "or in one process",
+                         fit_label(c), w.max_procs));
+    f.wall_s = w.t1 - ch.started_at;
+    read_costs(f, ex, cg.get());
+    if (o.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
+    settle_fit(f, ex.status, w, o, tee);
+    return f;
+}
+
+// ---- CPU pressure -----------------------------------------------------------------------
+
+namespace {
+std::optional<std::string> read_small_file(const char* path) {
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    std::string out;
+    char buf[4096];
+    ssize_t r;
+    while ((r = ::read(fd, buf, sizeof buf)) > 0) {
+        out.append(buf, static_cast<std::size_t>(r));
+        if (out.size() > (1u << 20)) break;
+    }
+    ::close(fd);
+    return out;
+}
+}  // namespace
+
+std::optional<std::uint64_t> psi_some_total_us(std::string_view text) {
+    if (text.substr(0, 5) != "some ") return std::nullopt;
+    auto eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    auto pos = line.find(" total=");
+    if (pos == std::string_view::npos) return std::nullopt;
+    std::string_view num = line.substr(pos + 7);
+    std::uint64_t v = 0;
+    auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), v);
+    if (ec != std::errc() || p == num.data()) return std::nullopt;
+    return v;
+}
+
+std::optional<proc_stat_cpu> parse_proc_stat(std::string_view text) {
+    proc_stat_cpu out;
+    bool have_cpu = false, have_running = false;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto eol = text.find('\n', start);
+        std::string_view line = text.substr(start, eol == std::string_view::npos ? std::string_view::npos : eol - start);
+        start = eol == std::string_view::npos ? text.size() : eol + 1;
+        auto numbers = [](std::string_view rest) {
+            std::vector<std::uint64_t> v;
+            const char* p = rest.data();
+            const char* e = rest.data() + rest.size();
+            while (p < e) {
+                while (p < e && *p == ' ') ++p;
+                std::uint64_t x = 0;
+                auto [q, ec] = std::from_chars(p, e, x);
+                if (ec != std::errc()) break;
+                v.push_back(x);
+                p = q;
+            }
+            return v;
+        };
+        if (line.substr(0, 4) == "cpu ") {
+            // user nice system idle iowait irq softirq steal guest guest_nice (guest is in user)
+            auto v = numbers(line.substr(4));
+            if (v.size() < 4) return std::nullopt;
+            for (std::size_t i = 0; i < v.size() && i < 8; ++i) out.total += v[i];
+            out.steal = v.size() > 7 ? v[7] : 0;
+            have_cpu = true;
+        } else if (line.substr(0, 14) == "procs_running ") {
+            auto v = numbers(line.substr(14));
+            if (v.empty()) return std::nullopt;
+            out.procs_running = v[0];
+            have_running = true;
+        }
+    }
+    if (!have_cpu || !have_running) return std::nullopt;
+    return out;
+}
+
+pressure_meter::pressure_meter() : t0_(monotonic_seconds()) {
+    if (auto t = read_small_file("/proc/pressure/cpu")) psi0_ = psi_some_total_us(*t);
+    if (psi0_) return;
+    if (auto t = read_small_file("/proc/stat"))
+        if (auto st = parse_proc_stat(*t)) {
+            total0_ = st->total;
+            steal0_ = st->steal;
+            ++samples_;
+            // procs_running counts this process reading the file.
+            if (st->procs_running > allowed_cpu_count() + 1) ++busy_;
+        }
+}
+
+void pressure_meter::sample() {
+    if (psi0_ || !total0_) return;
+    if (auto t = read_small_file("/proc/stat"))
+        if (auto st = parse_proc_stat(*t)) {
+            ++samples_;
+            if (st->procs_running > allowed_cpu_count() + 1) ++busy_;
+        }
+}
+
+void pressure_meter::finish(measured_fit& f) {
+    double wall = monotonic_seconds() - t0_;
+    if (psi0_) {
+        auto t = read_small_file("/proc/pressure/cpu");
+        auto psi1 = t ? psi_some_total_us(*t) : std::nullopt;
+        if (!psi1 || *psi1 < *psi0_ || wall <= 0) return;
+        f.cpu_pressure = std::min(1.0, static_cast<double>(*psi1 - *psi0_) * 1e-6 / wall);
+        f.pressure_method = "psi";
+        return;
+    }
+    if (!total0_) return;
+    sample();
+    auto t = read_small_file("/proc/stat");
+    auto st = t ? parse_proc_stat(*t) : std::nullopt;
+    double steal_share = 0;
+    if (st && st->total > *total0_) steal_share = static_cast<double>(st->steal - std::min(st->steal, *steal0_)) /
+                                                  static_cast<double>(st->total - *total0_);
+    double busy_share = samples_ ? static_cast<double>(busy_) / static_cast<double>(samples_) : 0;
+    f.cpu_pressure = std::min(1.0, std::max(steal_share, busy_share));
+    f.pressure_method = "proc-stat";
+}
+
+// ---- warm_worker ------------------------------------------------------------------------
+
+warm_worker::warm_worker(std::vector<std::string> argv, measure_options o, bool wait_ready, double ready_timeout_s)
+    : argv_(std::move(argv)), o_(std::move(o)), wait_ready_(wait_ready), ready_timeout_s_(ready_timeout_s) {}
+
+warm_worker::~warm_worker() {
+    try {
+        stop(pending_signal() ? 0.5 : 5.0);
+    } catch (...) {
+    }
+}
+
+void warm_worker::start() {
+    int in[2], rep[2];
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(rep, O_CLOEXEC) != 0)
+        throw error(exit_code::software, fmt::format("pipe: {}", std::strerror(errno)));
+    child_options co;
+    co.argv = argv_;
+    co.threads = o_.threads;
+    co.stdin_fd = in[0];
+    co.stdout_fd = o_.child_output_fd;
+    co.stderr_fd = 2;
+    co.extra_fds = {{rep[1], 3}};
+    co.extra_env = {{"PROF_REPLY_FD", "3"}};
+    try {
+        if (o_.cgroups) {
+            cg_ = o_.cgroups->new_cell();
+            if (o_.memory_limit_bytes) applied_limit_ = cg_->set_memory_limit(*o_.memory_limit_bytes);
+            co.cgroup_procs = cg_->procs_files();
+        }
+        child_ = spawn_child(co);
+    } catch (...) {
+        for (int fd : {in[0], in[1], rep[0], rep[1]}) close(fd);
+        cg_.reset();
+        throw;
+    }
+    close(in[0]);
+    close(rep[1]);
+    in_fd_ = in[1];
+    reply_fd_ = rep[0];
+    fcntl(in_fd_, F_SETFL, O_NONBLOCK);
+    fcntl(reply_fd_, F_SETFL, O_NONBLOCK);
+    replies_.clear();
+    alive_ = true;
+    if (!wait_ready_) return;
+    // Optional handshake: a worker built on prof_worker.py writes {"ready":true} on fd 3 once its
+    // imports are done, so the import never lands in the first cell's reading.
+    double deadline = monotonic_seconds() + ready_timeout_s_;
+    std::string line;
+    while (!read_reply_line(line)) {
+        double left = deadline - monotonic_seconds();
+        if (left <= 0) {
+            stop(0);
+            throw unavailable_error(fmt::format("worker '{}' sent no ready line within {} s (--ready expects "
+                                                "{{\"ready\":true}} on descriptor 3)", command_text(), format_double(ready_timeout_s_)));
+        }
+        pollfd pfds[3] = {{reply_fd_, POLLIN, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+        poll(pfds, 3, static_cast<int>(left * 1000) + 1);
+        if (pending_signal()) {
+            int s = take_pending_signal();
+            kill(-child_.pid, s);
+            stop(o_.stop_grace_s);
+            throw interrupted(s);
+        }
+        if (pfds[0].revents) {
+            char buf[4096];
+            ssize_t r = ::read(reply_fd_, buf, sizeof buf);
+            if (r > 0) replies_.append(buf, static_cast<std::size_t>(r));
+            else if (r == 0) pfds[1].revents = POLLIN;  // reply pipe closed: treat as death
+        }
+        if ((pfds[1].revents & POLLIN) && !read_reply_line(line)) {
+            int code = -1, sig = 0;
+            reap_dead(&code, &sig);
+            throw unavailable_error(fmt::format("worker '{}' {} before it was ready (its stderr, above, says why{})",
+                                                command_text(),
+                                                sig ? "was killed by " + signal_name(sig) : fmt::format("exited with status {}", code),
+                                                command_text().find("python") != std::string::npos
+                                                    ? "; a Python worker that cannot import prof_worker needs "
+                                                      "PYTHONPATH=<checkout>/python, or <PREFIX>/share/prof after make install"
+                                                    : ""));
+        }
+        if (!line.empty()) break;
+    }
+    if (!is_ready_line(line)) {
+        stop(0);
+        throw unavailable_error(fmt::format("worker '{}' wrote '{}' on descriptor 3 before it was ready; --ready "
+                                            "expects {{\"ready\":true}}", command_text(), line.substr(0, 120)));
+    }
+}
+
+std::string warm_worker::command_text() const {
+    std::string out;
+    for (const auto& w : argv_) out += (out.empty() ? "" : " ") + w;
+    return out;
+}
+
+bool warm_worker::read_reply_line(std::string& line) { return replies_.take(line); }
+
+void warm_worker::reap_dead(int* exit_status, int* sig, cgroup_reading* last) {
+    int status = wait_child(child_.pid).status;
+    if (WIFEXITED(status)) *exit_status = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) *sig = WTERMSIG(status);
+    kill_group_leftovers(child_.pid);
+    if (cg_) cg_->kill_all();
+    reap_orphans();
+    if (cg_) {
+        if (last) *last = cg_->read();  // the CPU and OOM kills of the whole tree, to its end
+        cg_.reset();
+    }
+    for (int* fd : {&in_fd_, &reply_fd_, &child_.pidfd}) {
+        if (*fd >= 0) close(*fd);
+        *fd = -1;
+    }
+    alive_ = false;
+}
+
+void warm_worker::stop(double grace_s, cgroup_reading* last) {
+    if (!alive_) return;
+    close(in_fd_);
+    in_fd_ = -1;
+    // Waits out the grace, but a (further) signal to prof-measure cuts it short.
+    double until = monotonic_seconds() + grace_s;
+    for (;;) {
+        double left = until - monotonic_seconds();
+        pollfd pfds[2] = {{child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+        if (left <= 0 || poll(pfds, 2, static_cast<int>(left * 1000) + 1) <= 0 || pfds[1].revents) {
+            if (!(pfds[0].revents & POLLIN)) {
+                kill(-child_.pid, SIGKILL);
+                if (cg_) cg_->kill_all();
+            }
+            break;
+        }
+        if (pfds[0].revents & POLLIN) break;
+    }
+    int code = 0, sig = 0;
+    reap_dead(&code, &sig, last);
+}
+
+measured_fit warm_worker::measure(const cell& c) {
+    if (!alive_) start();
+    measured_fit f = base_record(c, o_);
+    f.rss_method = "proc";
+    if (cg_ && o_.memory_limit_bytes) f.memory_limit_bytes = applied_limit_;
+    pid_t pid = child_.pid;
+    // Stale lines (a worker that answered twice) must not be taken as this cell's reply.
+    {
+        char buf[4096];
+        ssize_t r;
+        while ((r = ::read(reply_fd_, buf, sizeof buf)) > 0) replies_.append(buf, static_cast<std::size_t>(r));
+        std::string stale;
+        while (read_reply_line(stale))
+            if (stale.find("\"ready\"") == std::string::npos)
+                warn(fmt::format("worker sent a reply no cell asked for (ignored): {}", stale.substr(0, 200)));
+    }
+    auto rss_before = proc_status_bytes(pid, "VmRSS");
+    bool reset = reset_peak_rss(pid);
+    // The worker's cgroup: its high-water mark reset to what it holds now, so this cell's peak is
+    // the whole tree's (the worker and any process it starts) during this cell alone.
+    bool cg_reset = cg_ && cg_->reset_peak();
+    cgroup_reading cg_before = cg_ ? cg_->read() : cgroup_reading{};
+    auto cpu_before = process_cpu_seconds(pid);
+    std::string line = write_cell(c) + "\n";
+    gpu_peak_tracker gpu{o_.nvml, {}, false};
+    pressure_meter pressure;
+    double t0 = monotonic_seconds();
+    double deadline = o_.timeout_s > 0 ? t0 + o_.timeout_s : 0;
+    bool write_failed = false, timed_out = false;
+    int stop_sig = 0;
+    std::optional<double> cpu_at_signal;
+    auto on_signal = [&] {
+        stop_sig = take_pending_signal();
+        cpu_at_signal = process_cpu_seconds(pid);
+    };
+    // The worker's stdin is non-blocking: a worker that stops reading must not stall the timeout
+    // or a signal behind a full pipe.
+    for (std::size_t off = 0; off < line.size() && !stop_sig;) {
+        ssize_t w = ::write(in_fd_, line.data() + off, line.size() - off);
+        if (w > 0) {
+            off += static_cast<std::size_t>(w);
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            double left = deadline > 0 ? deadline - monotonic_seconds() : -1;
+            if (deadline > 0 && left <= 0) {
+                timed_out = true;
+                break;
+            }
+            pollfd pfds[3] = {{in_fd_, POLLOUT, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+            poll(pfds, 3, left < 0 ? -1 : static_cast<int>(left * 1000) + 1);
+            if (pending_signal()) {
+                on_signal();
+                break;
+            }
+            if (pfds[1].revents & POLLIN) {
+                write_failed = true;
+                break;
+            }
+            continue;
+        }
+        write_failed = true;  // EPIPE: the worker is gone (SIGPIPE is ignored here)
+        break;
+    }
+    double next_sample = t0 + o_.sample_interval_s;  // never a /proc scan or NVML query inside a short cell
+    std::string reply;
+    bool got = false, died = write_failed;
+    double t1 = 0;
+    while (!got && !died && !timed_out && !stop_sig) {
+        double now = monotonic_seconds();
+        if (now >= next_sample) {
+            if (o_.nvml) {
+                std::vector<pid_t> members;
+                if (cg_) for (int p : cg_->members()) members.push_back(p);
+                else members = group_members(pid);
+                gpu.sample(members);
+            }
+            pressure.sample();
+            next_sample = now + o_.sample_interval_s;
+        }
+        double wait = next_sample - now;
+        if (deadline > 0) wait = std::min(wait, deadline - now);
+        pollfd pfds[3] = {{reply_fd_, POLLIN, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+        int r = poll(pfds, 3, std::max(0, static_cast<int>(wait * 1000 + 0.5)));
+        if (r < 0 && errno != EINTR) break;
+        if (pending_signal()) {
+            on_signal();
+            break;
+        }
+        if (pfds[0].revents) {
+            char buf[4096];
+            ssize_t n = ::read(reply_fd_, buf, sizeof buf);
+            if (n > 0) replies_.append(buf, static_cast<std::size_t>(n));
+            while (read_reply_line(reply)) {
+                if (reply.find("\"ready\"") != std::string::npos && reply.find("\"ok\"") == std::string::npos) continue;
+                got = true;
+                t1 = monotonic_seconds();
+                break;
+            }
+            if (!got && n == 0) died = true;
+        }
+        if (!got && (pfds[1].revents & POLLIN)) died = true;
+        if (!got && !died && deadline > 0 && monotonic_seconds() >= deadline) {
+            timed_out = true;
+            break;
+        }
+    }
+    pressure.finish(f);
+    f.rss_peak_reset = reset;
+    // The cgroup's counters over this cell: the peak since the reset, CPU and OOM kills as deltas.
+    auto apply_cgroup = [&](const cgroup_reading& after) {
+        if (!cg_reset) return;  // no per-cell peak in this group: the /proc reading stands
+        f.rss_method = o_.cgroups->method();
+        f.cgroup_peak_bytes = after.peak_bytes;
+        // As in process mode, the larger of the tree's reading and the worker process's own.
+        if (after.peak_bytes) f.process_rss_bytes = std::max(*after.peak_bytes, f.process_rss_bytes.value_or(0));
+        if (after.peak_bytes && cg_before.current_bytes) {
+            std::uint64_t marginal = *after.peak_bytes > *cg_before.current_bytes ? *after.peak_bytes - *cg_before.current_bytes : 0;
+            f.peak_rss_bytes = std::max(marginal, f.peak_rss_bytes.value_or(0));
+        }
+        f.page_cache_bytes = after.page_cache_bytes;
+        if (after.cpu_ns && cg_before.cpu_ns) f.cpu_s = static_cast<double>(*after.cpu_ns - *cg_before.cpu_ns) * 1e-9;
+        f.rss_peak_reset = true;
+    };
+    auto apply_oom = [&](const cgroup_reading& after) {
+        if (f.memory_limit_bytes) f.oom_killed = after.oom_kills.value_or(0) > cg_before.oom_kills.value_or(0);
+    };
+    if (got) {
+        auto cpu_after = process_cpu_seconds(pid);
+        auto hwm = proc_status_bytes(pid, "VmHWM");
+        auto rss_after = proc_status_bytes(pid, "VmRSS");
+        f.wall_s = t1 - t0;
+        if (cpu_before && cpu_after) f.cpu_s = *cpu_after - *cpu_before;
+        f.process_rss_bytes = hwm;
+        if (hwm && rss_before && reset) f.peak_rss_bytes = *hwm > *rss_before ? *hwm - *rss_before : 0;
+        if (cg_) {
+            cgroup_reading after = cg_->read();
+            apply_cgroup(after);
+            apply_oom(after);
+            if (after.current_bytes && cg_before.current_bytes) rss_after = after.current_bytes, rss_before = cg_before.current_bytes;
+        }
+        if (o_.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
+        if (rss_before && rss_after && *rss_after > *rss_before + o_.leak_warn_bytes)
+            warn(fmt::format("the worker still holds {} MiB more after the cell of {} than before it (a leak or a cache): "
+                             "later cells' process_rss_bytes include it; measure {} with --worker-scope model",
+                             (*rss_after - *rss_before) >> 20, fit_label(c), c.model_type));
+        // The reply: {"ok":true} or {"ok":false,"error":"..."}; other fields are ignored.
+        try {
+            std::optional<bool> ok;
+            std::optional<std::string> err;
+            parse_object_text(reply, [&](simdjson::ondemand::object& obj) {
+                for (auto field : obj) {
+                    std::string_view k = field.unescaped_key();
+                    if (k == "ok") ok = read_bool(field.value(), k);
+                    else if (k == "error") err = read_string(field.value(), k);
+                }
+            });
+            if (!ok) throw field_error("field 'ok': missing");
+            f.ok = *ok;
+            if (!f.ok) f.error = err.value_or("worker replied ok:false without an error");
+        } catch (const field_error&) {
+            f.ok = false;
+            f.error = fmt::format("malformed reply from the worker: {}", reply.substr(0, 200));
+        }
+        return f;
+    }
+    f.ok = false;
+    cgroup_reading last;
+    if (stop_sig) {
+        // Stop the worker as the signal would have: its group, SIGKILL after the grace.
+        kill(-pid, stop_sig);
+        f.wall_s = monotonic_seconds() - t0;
+        if (cpu_before && cpu_at_signal) f.cpu_s = *cpu_at_signal - *cpu_before;
+        stop(o_.stop_grace_s, &last);
+        f.process_rss_bytes.reset();  // the worker is gone: only its cgroup still knows its peak
+        f.peak_rss_bytes.reset();
+        if (cg_before.cpu_ns) apply_cgroup(last);
+        apply_oom(last);
+        f.error = interrupted_error(stop_sig, false);
+        throw interrupted(stop_sig, f);
+    }
+    if (timed_out) {
+        f.wall_s = monotonic_seconds() - t0;
+        kill(-pid, SIGKILL);
+        if (cg_) cg_->kill_all();
+        int code = 0, sig = 0;
+        reap_dead(&code, &sig, &last);
+        if (cg_before.cpu_ns) apply_cgroup(last);
+        apply_oom(last);
+        f.error = describe_failure(std::nullopt, std::nullopt, true, o_.timeout_s, "");
+        return f;
+    }
+    int code = -1, sig = 0;
+    reap_dead(&code, &sig, &last);
+    if (cg_before.cpu_ns) apply_cgroup(last);  // the group outlives the worker: its peak and CPU to the end
+    apply_oom(last);
+    if (sig) f.signal = signal_name(sig);
+    else if (code >= 0) f.exit_code = code;
+    f.error = "worker died mid-cell: " + describe_failure(code >= 0 && !sig ? std::optional(code) : std::nullopt,
+                                                          sig ? std::optional(sig) : std::nullopt, false, 0, "");
+    if (f.oom_killed.value_or(false)) *f.error += fmt::format(" (out of memory: the {}-byte --memory-limit)", *f.memory_limit_bytes);
+    return f;
+}
+
+// ---- the run ----------------------------------------------------------------------------
+
+measure_input read_measure_input(const std::vector<std::string>& files, std::size_t max_bad_lines) {
+    measure_input in;
+    // A line naming another kind is not a cell: kept whole, to be written through.
+    auto other_kind = [&](std::string_view text) {
+        if (text.find("\"kind\"") == std::string_view::npos) return false;
+        std::optional<std::string> kind;
+        parse_object_text(text, [&](simdjson::ondemand::object& obj) {
+            for (auto field : obj)
+                if (field.unescaped_key().value() == "kind") kind = read_string(field.value(), "kind");
+        });
+        if (!kind || *kind == "cell") return false;
+        in.passthrough.emplace_back(text);
+        in.passthrough_at.push_back(in.cells.size());
+        return true;
+    };
+    bad_line_policy policy(max_bad_lines, "cell line");
+    in.bad_lines = for_each_record(files, policy,
+                                   [&](simdjson::ondemand::object& obj, const record_place&) { in.cells.push_back(read_cell(obj)); },
+                                   other_kind)
+                       .bad_lines;
+    return in;
+}
+
+worker_scope parse_worker_scope(const std::string& text) {
+    if (text == "run") return worker_scope::run;
+    if (text == "family") return worker_scope::family;
+    if (text == "model") return worker_scope::model;
+    throw usage_error(fmt::format("--worker-scope: expected run, family or model, found '{}'", text));
+}
+
+std::string scope_key(const cell& c, worker_scope scope) {
+    switch (scope) {
+        case worker_scope::family: return c.family;
+        case worker_scope::model: return c.model_type;
+        default: return "";
+    }
+}
+
+std::vector<std::size_t> measure_order(const std::vector<cell>& cells, worker_scope scope) {
+    std::vector<std::size_t> order(cells.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) order[i] = i;
+    if (scope == worker_scope::run) return order;
+    std::vector<std::string> first_seen;
+    std::vector<std::size_t> group(cells.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        std::string k = scope_key(cells[i], scope);
+        auto it = std::find(first_seen.begin(), first_seen.end(), k);
+        group[i] = static_cast<std::size_t>(it - first_seen.begin());
+        if (it == first_seen.end()) first_seen.push_back(k);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return group[a] < group[b]; });
+    return order;
+}
+
+std::optional<std::string> contention_warning(const std::vector<measured_fit>& fits) {
+    std::vector<const measured_fit*> busy;
+    for (const auto& f : fits)
+        if (contended(f)) busy.push_back(&f);
+    if (busy.empty()) return std::nullopt;
+    std::string names;
+    for (std::size_t i = 0; i < busy.size() && i < 5; ++i)
+        names += fmt::format("{}{} ({:.0f}%)", i ? ", " : "", fit_label(cell{busy[i]->ts_id, busy[i]->model_type, "", {}}),
+                             *busy[i]->cpu_pressure * 100);
+    if (busy.size() > 5) names += fmt::format(" and {} more", busy.size() - 5);
+    return fmt::format("{} of {} fits were measured on a busy host (CPU pressure at least {:.0f}% of their wall time): {}; "
+                       "their wall_s reads long and effective_cores short. Measure them again on an idle host, or "
+                       "run fewer jobs beside prof-measure",
+                       busy.size(), fits.size(), contended_cpu_pressure * 100, names);
+}
+
+void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                   const std::function<void(const std::string&)>& pass,
+                   const std::function<void(const measured_fit&, double)>& record, double* started) {
+    std::unique_ptr<warm_worker> worker;
+    std::string worker_key;
+    std::size_t next_pass = 0;
+    auto pass_through = [&](std::size_t fits_written) {
+        for (; next_pass < in.passthrough.size() &&
+               (loop.scope != worker_scope::run || in.passthrough_at[next_pass] <= fits_written);
+             ++next_pass)
+            pass(in.passthrough[next_pass]);
+    };
+    auto order = measure_order(in.cells, loop.scope);
+    std::size_t n_failed = 0;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        pass_through(i);
+        const cell& c = in.cells[order[i]];
+        if (loop.progress)
+            fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, order.size(), c.model_type, c.ts_id);
+        double t = monotonic_seconds();
+        if (started) *started = t;
+        measured_fit fit;
+        if (!loop.worker_words.empty()) {
+            if (!worker || scope_key(c, loop.scope) != worker_key) {
+                if (worker) worker->stop();
+                worker = std::make_unique<warm_worker>(loop.worker_words, o, loop.wait_ready, loop.ready_timeout_s);
+                worker_key = scope_key(c, loop.scope);
+            }
+            fit = worker->measure(c);
+        } else {
+            std::vector<std::string> argv;
+            for (const auto& w : loop.run_words) argv.push_back(substitute_cell(w, c));
+            fit = measure_process(argv, c, o);
+        }
+        if (!fit.ok) ++n_failed;
+        record(fit, t);
+    }
+    pass_through(order.size());
+    for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
+    if (loop.progress) fmt::print(stderr, "\r\x1b[K");
+    if (loop.summary && !order.empty()) note(fmt::format("{} cell(s) measured, {} failed", order.size(), n_failed));
+    if (worker) worker->stop();
+}
+
+}  // namespace prof

@@ -1,0 +1,169 @@
+// Measuring real fits (the fit record; the warm-worker protocol of prof-measure(1)): one
+// process per cell (rusage of the waited child, as time(1) reports) or a warm worker that
+// serves many cells (/proc VmHWM after a clear_refs reset, CPU of all threads in nanoseconds).
+#pragma once
+
+#include "prof/measure/reply_lines.hpp"
+#include "prof/measure/cgroup.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/device/nvml.hpp"
+#include "prof/records/records.hpp"
+#include "prof/measure/spawn.hpp"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <string>
+#include <vector>
+
+namespace prof {
+
+
+struct measure_options {
+    unsigned threads = 1;          // the thread cap; 0 = none (intraop_threads null)
+    double timeout_s = 0;          // 0 = no limit; else the fit's process group is killed
+    int child_output_fd = 2;       // where the fit's stdout goes: our stderr, or --child-output
+    std::string host;              // host identity for the records
+    nvml_reader* nvml = nullptr;   // null → peak_gpu_bytes stays null (not measured)
+    double sample_interval_s = 0.05;  // process-count and GPU polling while a fit runs
+    bool inherit_stdin = false;    // process mode: the child reads our stdin (prof-measure -- CMD)
+    cgroup_run* cgroups = nullptr; // null → rusage (process mode) or /proc (worker mode)
+    std::optional<std::uint64_t> memory_limit_bytes;  // applied through the cgroup; needs cgroups
+    double stop_grace_s = 5.0;     // a signalled fit gets this long before SIGKILL
+    // Worker mode: the worker holding more than this after a cell than before it is reported.
+    std::uint64_t leak_warn_bytes = 64u << 20;
+};
+
+// The error text of a failed fit: "exit 3: <last stderr line>", "killed by SIGKILL",
+// "timeout after 30 s".
+// " (PYTHONPATH ...)" when a fit's last stderr line says Python could not import prof_worker or
+// prof_record (a forgotten PYTHONPATH), else "".
+std::string python_path_hint(std::string_view text);
+std::string describe_failure(std::optional<int> exit_status, std::optional<int> signal, bool timed_out,
+                             double timeout_s, const std::string& last_stderr_line);
+
+// Thrown when SIGINT/SIGTERM/SIGHUP reached prof-measure: the signal was forwarded to the fit's
+// process group (SIGKILL after stop_grace_s, or at a second signal), the fit and its whole tree
+// stopped and reaped, and nothing half-written. `partial` is the record of the fit that was
+// running: ok=false, the error saying so, the child's signal, wall and CPU up to its end.
+// Exit status 128 + signal.
+struct interrupted : error {
+    explicit interrupted(int sig, std::optional<measured_fit> partial = std::nullopt);
+    int sig;
+    std::optional<measured_fit> partial;
+};
+
+// The host's CPU pressure over one fit: /proc/pressure/cpu "some" (the share of wall time in
+// which at least one runnable task waited for a CPU), else from /proc/stat: the larger of the
+// steal share and the share of samples in which more tasks were runnable than CPUs exist.
+// Both count every task on the host, the fit's own threads included.
+class pressure_meter {
+public:
+    pressure_meter();   // the starting reading
+    void sample();      // a run-queue sample while the fit runs (the /proc/stat method only)
+    void finish(measured_fit& f);  // sets cpu_pressure and pressure_method (null when unreadable)
+
+private:
+    double t0_;
+    std::optional<std::uint64_t> psi0_;
+    std::optional<std::uint64_t> total0_, steal0_;
+    std::size_t samples_ = 0, busy_ = 0;
+};
+// "some avg10=... total=N" of /proc/pressure/cpu: N (microseconds).
+std::optional<std::uint64_t> psi_some_total_us(std::string_view text);
+// /proc/stat: the first "cpu" line's jiffies summed and its steal column; procs_running.
+struct proc_stat_cpu {
+    std::uint64_t total = 0, steal = 0, procs_running = 0;
+};
+std::optional<proc_stat_cpu> parse_proc_stat(std::string_view text);
+
+// Runs argv as one process for cell `c` and measures it: wall (monotonic, fork to reap), CPU
+// (ru_utime + ru_stime), process_rss_bytes (ru_maxrss, KiB → bytes), peak_rss_bytes null.
+// A command that cannot be started gives ok=false with the reason (exit_code 127 or 126).
+// Processes the fit leaves in its group are killed and reported on stderr; a fit seen running
+// several processes at once is reported too (rusage reads the largest single process).
+measured_fit measure_process(const std::vector<std::string>& argv, const cell& c, const measure_options& o);
+
+// A worker started once and fed cells on stdin; replies on descriptor 3 (PROF_REPLY_FD=3).
+// Dies or times out mid-cell → that cell is ok=false, and the worker is restarted for the next.
+class warm_worker {
+public:
+    warm_worker(std::vector<std::string> argv, measure_options o, bool wait_ready, double ready_timeout_s);
+    ~warm_worker();
+    warm_worker(const warm_worker&) = delete;
+    warm_worker& operator=(const warm_worker&) = delete;
+
+    measured_fit measure(const cell& c);
+    // Closes the worker's stdin, waits up to `grace_s` for it to exit (a signal to prof-measure
+    // cuts the wait short), then kills its group and cgroup. `last` gets the cgroup's final
+    // counters.
+    void stop(double grace_s = 5.0, cgroup_reading* last = nullptr);
+    pid_t pid() const { return child_.pid; }
+
+private:
+    void start();
+    void reap_dead(int* exit_status, int* sig, cgroup_reading* last = nullptr);
+    bool read_reply_line(std::string& line);  // one complete line from the reply buffer
+    std::string command_text() const;         // the worker command, for messages
+    std::vector<std::string> argv_;
+    measure_options o_;
+    bool wait_ready_;
+    double ready_timeout_s_;
+    spawned_child child_;
+    std::unique_ptr<cgroup_cell> cg_;  // the worker's group (tree-wide counters), when cgroups are used
+    std::uint64_t applied_limit_ = 0;  // the memory limit the kernel applied to cg_
+    int in_fd_ = -1, reply_fd_ = -1;
+    reply_lines replies_;
+    bool alive_ = false;
+};
+
+// ---- the run ----------------------------------------------------------------------------
+
+// prof-measure's input in order: cells, and every other record (a JSON object whose kind is a
+// string other than "cell", such as prof-sample's sample record), kept as its line to be
+// written through unchanged.
+struct measure_input {
+    std::vector<cell> cells;
+    std::vector<std::string> passthrough;  // the lines, in input order
+    // For each pass-through line, how many cells preceded it (its place among the fits).
+    std::vector<std::size_t> passthrough_at;
+    std::size_t bad_lines = 0;
+};
+// Reads FILES ('-' = stdin) through for_each_record (io/input.hpp), --max-bad-lines applying to
+// all of them; skipped lines end with "skipped N malformed cell line(s)" on stderr.
+measure_input read_measure_input(const std::vector<std::string>& files, std::size_t max_bad_lines);
+
+// --worker-scope: one warm worker for the whole run, one per family, or one per model.
+enum class worker_scope { run, family, model };
+worker_scope parse_worker_scope(const std::string& text);  // throws usage_error
+// The order the cells are measured (and their fits written) in: the input order for run;
+// for family and model, the cells grouped by that key, groups in the order of their first
+// cell, cells in input order within a group. Returns indices into `cells`.
+std::vector<std::size_t> measure_order(const std::vector<cell>& cells, worker_scope scope);
+// The key cell `c` is grouped by under `scope` ("" for run).
+std::string scope_key(const cell& c, worker_scope scope);
+
+// How prof-measure runs its cells: one process per cell (run_words, a --run template) or warm
+// workers (worker_words), one per scope group.
+struct cell_loop {
+    std::vector<std::string> run_words, worker_words;
+    bool wait_ready = false;
+    double ready_timeout_s = 300;
+    worker_scope scope = worker_scope::run;
+    bool progress = false;  // a progress line on stderr (a terminal)
+    bool summary = true;    // the closing "N cells measured, F failed" line on stderr, terminal or not
+};
+// Measures the cells of `in` in measure_order, writing each pass-through line with `pass` (in
+// place for scope run, else all before the first fit) and each fit with `record` (its start
+// time, monotonic). `*started` is set to each cell's start before it runs, so a caller that
+// catches interrupted knows when the stopped fit began.
+void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                   const std::function<void(const std::string&)>& pass,
+                   const std::function<void(const measured_fit&, double)>& record, double* started);
+
+// The warning for fits measured on a busy host (cpu_pressure >= contended_cpu_pressure),
+// naming up to five of them; nullopt when there were none.
+std::optional<std::string> contention_warning(const std::vector<measured_fit>& fits);
+
+}  // namespace prof

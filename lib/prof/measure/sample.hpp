@@ -1,0 +1,88 @@
+// The gate (should_profile) and the sample prof-sample draws.
+#pragma once
+
+#include "prof/profile/curve.hpp"
+#include "prof/io/input.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/records/records.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace prof {
+
+enum class profile_mode { off, always, automatic };
+// "off" | "always" | "auto"; throws usage_error naming `flag` otherwise.
+profile_mode parse_profile_mode(const std::string& text, const std::string& flag);
+
+struct gate_decision {
+    bool sample = false;
+    std::string reason;  // one line for stderr when the gate is skipped
+};
+
+// The gate compares cells (usable series × models), not series: off → never; always → always;
+// auto → only when cells >= min_cells.
+gate_decision should_profile(profile_mode mode, std::uint64_t cells, std::uint64_t min_cells);
+
+// Indices of a k-point spread over n sorted items: floor(j·(n−1)/(k−1) + 0.5) for j = 0…k−1,
+// k = min(k, n); k = 1 gives floor((n−1)/2). Exact integer arithmetic; the first and last item
+// are always in when k >= 2.
+std::vector<std::size_t> spread_indices(std::size_t n, std::size_t k);
+
+struct series_ref {
+    std::string ts_id;
+    std::uint64_t n_obs = 0;
+};
+struct model_spec {
+    std::string model_type, family;
+};
+// "NAME" or "NAME:FAMILY" (family defaults to the model name); throws usage_error naming `flag`.
+model_spec parse_model_spec(const std::string& text, std::string_view flag = "--model");
+
+// Sorts usable series by (n_obs, ts_id) and picks the spread; returns them in that order.
+std::vector<series_ref> select_sample(std::vector<series_ref> usable, std::size_t k);
+// Cells series-outer, models-inner (every model sees the same spread of lengths).
+std::vector<cell> sample_cells(const std::vector<series_ref>& sample, const std::vector<model_spec>& models);
+
+// A panel file as prof-sample and prof-plan --panel read it: one {"ts_id", "n_obs", ...} object
+// per line (other fields ignored); ts_id a string or an integer kept as its decimal text
+// (read_id, as prof-harvest reads it). A series with n_obs null, missing or 0 is not usable; a
+// ts_id given twice is a field_error naming the first line (→ exit 65 with the location).
+struct panel {
+    std::vector<series_ref> usable;
+    std::size_t unusable = 0;
+    std::size_t bad_lines = 0;  // malformed lines skipped under the policy (and warned of)
+};
+// Reads the panel at SPEC (io/input.hpp: open_input) under `policy`.
+panel read_panel(const std::string& spec, const bad_line_policy& policy);
+
+// The `sample` record prof-sample writes ahead of its cells, so the profile built from them
+// knows the run they stand for (prof-measure passes it through; prof-aggregate keeps it):
+// {"kind":"sample","rule":"rank-spread","samples":K,"n_series":N,"n_unusable":U,
+//  "n_obs_min":…,"n_obs_max":…,"lengths":[{"n_obs","n_obs_min","n_obs_max","n_series"},…],
+//  "ts_ids":[the sampled ids, shortest first],"models":[{"model_type","family"},…]}
+// rule rank-spread: usable series sorted by (n_obs, ts_id), spread_indices(N, K) taken.
+// lengths: distribution_of_lengths over every usable series of the panel (at most
+// max_length_bins bins).
+struct sample_record {
+    std::uint64_t samples = 0;
+    std::uint64_t n_unusable = 0;
+    length_distribution lengths;
+    std::vector<std::string> ts_ids;
+    std::vector<model_spec> models;
+};
+std::string write_sample(const sample_record& s);  // one line, no '\n'
+// The length distribution a sample record carries (as read back from a profile's `sample`).
+// Throws field_error naming the field when `lengths` is missing or malformed.
+length_distribution sample_lengths(const json_value& sample);
+// Whether a record object is a `sample` record (its kind); the object is rewound either way.
+bool is_sample_record(simdjson::ondemand::object& obj);
+// Keeps the first sample record of an input in `kept`; a second one must be the same record
+// (a pre-pass split over files), else field_error: a profile stands for one sample.
+void keep_sample_record(std::optional<json_value>& kept, json_value record);
+// A whole object as a json_value (a record carried verbatim).
+json_value read_object_value(simdjson::ondemand::object& obj);
+
+}  // namespace prof

@@ -1,0 +1,873 @@
+// Child processes for measurement (see spawn.hpp).
+#include "prof/measure/spawn.hpp"
+
+#include "prof/core/errors.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <algorithm>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sched.h>
+#include <malloc.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace prof {
+
+std::vector<std::string> split_words(const std::string& text) {
+    std::vector<std::string> words;
+    std::string cur;
+    bool in_word = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == ' ' || c == '\t' || c == '\n') {
+            if (in_word) words.push_back(std::move(cur));
+            cur.clear();
+            in_word = false;
+        } else if (c == '\'') {
+            auto end = text.find('\'', i + 1);
+            if (end == std::string::npos) throw usage_error("unterminated ' in command template: " + text);
+            cur.append(text, i + 1, end - i - 1);
+            i = end;
+            in_word = true;
+        } else if (c == '"') {
+            std::size_t j = i + 1;
+            for (; j < text.size() && text[j] != '"'; ++j) {
+                if (text[j] == '\\' && j + 1 < text.size() && std::strchr("\"\\$`", text[j + 1])) ++j;
+                cur.push_back(text[j]);
+            }
+            if (j >= text.size()) throw usage_error("unterminated \" in command template: " + text);
+            i = j;
+            in_word = true;
+        } else if (c == '\\') {
+            if (i + 1 < text.size()) cur.push_back(text[++i]);
+            in_word = true;
+        } else {
+            cur.push_back(c);
+            in_word = true;
+        }
+    }
+    if (in_word) words.push_back(std::move(cur));
+    return words;
+}
+
+std::string shell_quote(std::string_view text) {
+    std::string out = "'";
+    for (char ch : text) {
+        if (ch == '\'') out += "'\\''";
+        else out.push_back(ch);
+    }
+    out += "'";
+    return out;
+}
+
+std::string substitute_cell(const std::string& word, const cell& c) {
+    std::string out;
+    for (std::size_t i = 0; i < word.size();) {
+        if (word[i] == '{') {
+            auto close = word.find('}', i);
+            if (close != std::string::npos) {
+                std::string_view name(word.data() + i + 1, close - i - 1);
+                const std::string* val = nullptr;
+                std::string n_obs;
+                if (name == "ts_id") val = &c.ts_id;
+                else if (name == "model_type") val = &c.model_type;
+                else if (name == "family") val = &c.family;
+                else if (name == "n_obs") {
+                    n_obs = c.n_obs ? std::to_string(*c.n_obs) : "";
+                    val = &n_obs;
+                } else if (name == "params") {
+                    n_obs = shell_quote(c.params.value_or("{}"));
+                    val = &n_obs;
+                } else if (name == "params_json") {
+                    n_obs = c.params.value_or("{}");
+                    val = &n_obs;
+                }
+                if (val) {
+                    out += *val;
+                    i = close + 1;
+                    continue;
+                }
+            }
+        }
+        out.push_back(word[i++]);
+    }
+    return out;
+}
+
+const std::vector<std::string>& thread_pool_variables() {
+    static const std::vector<std::string> vars = {
+        "OMP_NUM_THREADS",      "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",  "VECLIB_MAXIMUM_THREADS",
+        "NUMEXPR_NUM_THREADS",  "NUMEXPR_MAX_THREADS",  "BLIS_NUM_THREADS", "GOTO_NUM_THREADS",
+        "POLARS_MAX_THREADS",   "RAYON_NUM_THREADS",    "TF_NUM_INTRAOP_THREADS", "NUMBA_NUM_THREADS",
+    };
+    return vars;
+}
+
+std::vector<int> pick_cpus(unsigned n) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> out;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+    for (int cpu = 0; cpu < CPU_SETSIZE && out.size() < n; ++cpu)
+        if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+    return out;
+}
+
+unsigned allowed_cpu_count() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
+    return static_cast<unsigned>(CPU_COUNT(&set));
+}
+
+double monotonic_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+std::string signal_name(int sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    return abbrev ? std::string("SIG") + abbrev : fmt::format("signal {}", sig);
+}
+
+namespace {
+struct proc_stat {
+    pid_t pid;
+    char state;
+    pid_t ppid, pgrp;
+};
+
+// Every process's state, parent and group, from /proc/*/stat.
+std::vector<proc_stat> scan_processes() {
+    std::vector<proc_stat> out;
+    DIR* d = opendir("/proc");
+    if (!d) return out;
+    while (dirent* e = readdir(d)) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char path[300];
+        std::snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        char buf[512];
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0) continue;
+        buf[n] = '\0';
+        // "pid (comm) state ppid pgrp ...": comm may hold spaces or ')', so parse after the last ')'.
+        char* rp = std::strrchr(buf, ')');
+        proc_stat ps{static_cast<pid_t>(std::atoi(e->d_name)), '?', 0, 0};
+        int ppid, pgrp;
+        if (rp && std::sscanf(rp + 1, " %c %d %d", &ps.state, &ppid, &pgrp) == 3) {
+            ps.ppid = ppid;
+            ps.pgrp = pgrp;
+            out.push_back(ps);
+        }
+    }
+    closedir(d);
+    return out;
+}
+}  // namespace
+
+std::vector<pid_t> group_members(pid_t pgid) {
+    std::vector<pid_t> out;
+    for (const auto& p : scan_processes())
+        if (p.pgrp == pgid && p.state != 'Z') out.push_back(p.pid);
+    return out;
+}
+
+std::vector<pid_t> kill_group_leftovers(pid_t pgid) {
+    if (kill(-pgid, 0) != 0) return {};  // the usual case: the group is empty, no /proc scan
+    std::vector<pid_t> members = group_members(pgid);
+    kill(-pgid, SIGKILL);
+    return members;
+}
+
+std::optional<std::uint64_t> proc_status_bytes(pid_t pid, const char* field) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return std::nullopt;
+    buf[n] = '\0';
+    std::size_t flen = std::strlen(field);
+    for (char* line = buf; line && *line;) {
+        if (std::strncmp(line, field, flen) == 0 && line[flen] == ':') {
+            unsigned long long kib = 0;
+            if (std::sscanf(line + flen + 1, " %llu", &kib) == 1) return static_cast<std::uint64_t>(kib) * 1024;
+            return std::nullopt;
+        }
+        line = std::strchr(line, '\n');
+        if (line) ++line;
+    }
+    return std::nullopt;
+}
+
+bool reset_peak_rss(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/clear_refs", static_cast<int>(pid));
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    bool ok = write(fd, "5", 1) == 1;
+    close(fd);
+    return ok;
+}
+
+std::optional<double> process_cpu_seconds(pid_t pid) {
+    clockid_t cid;
+    if (clock_getcpuclockid(pid, &cid) != 0) return std::nullopt;
+    timespec ts{};
+    if (clock_gettime(cid, &ts) != 0) return std::nullopt;
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// ---- supervisor signals -----------------------------------------------------------------
+
+namespace {
+int g_sigpipe[2] = {-1, -1};
+volatile sig_atomic_t g_pending = 0;
+
+void on_signal(int sig) {
+    int saved = errno;
+    g_pending = sig;
+    unsigned char b = static_cast<unsigned char>(sig);
+    ssize_t ignored = write(g_sigpipe[1], &b, 1);
+    (void)ignored;
+    errno = saved;
+}
+}  // namespace
+
+void install_supervisor_signals() {
+    if (g_sigpipe[0] >= 0) return;
+    if (pipe2(g_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        throw error(exit_code::software, fmt::format("pipe: {}", std::strerror(errno)));
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;  // a record write is never cut by EINTR; poll() still wakes (EINTR)
+    sigemptyset(&sa.sa_mask);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &ign, nullptr);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+}
+
+int signal_pipe_fd() { return g_sigpipe[0]; }
+int pending_signal() { return g_pending; }
+int take_pending_signal() {
+    unsigned char b;
+    while (g_sigpipe[0] >= 0 && read(g_sigpipe[0], &b, 1) == 1) {
+    }
+    int s = g_pending;
+    g_pending = 0;
+    return s;
+}
+
+
+// ---- the launcher -----------------------------------------------------------------------
+//
+// A fit forked by prof-measure itself would start its ru_maxrss at prof-measure's own
+// high-water mark (the kernel folds the forking image's peak into the child's at exec), and
+// prof-measure grows with its input. So every fit is forked by the launcher: a process forked
+// before any input is read, whose memory stays what prof-measure's was at start. It is the
+// parent and the child subreaper of every fit, and the only process that waits for them.
+// prof-measure talks to it over a socket pair: spawn (descriptors travel as SCM_RIGHTS), wait
+// (status and rusage) and reap (orphans). When the socket closes — prof-measure ended, or was
+// killed with SIGKILL — the launcher kills every fit, every descendant that came back to it
+// and every process in the run's cgroups, removes those cgroups, reaps, and exits. Each fit
+// also has PR_SET_PDEATHSIG = SIGKILL, so a fit whose launcher is killed dies with it.
+
+namespace {
+
+enum class op : std::uint32_t { spawn = 1, wait = 2, reap = 3, own_cgroup = 4 };
+
+struct msg_header {
+    std::uint32_t op, nfds;
+    std::uint64_t len;
+};
+
+// Length-prefixed fields, written and read in the same order.
+struct wire {
+    std::string buf;
+    std::size_t pos = 0;
+    void put_u64(std::uint64_t v) { buf.append(reinterpret_cast<const char*>(&v), sizeof v); }
+    void put_f64(double v) { buf.append(reinterpret_cast<const char*>(&v), sizeof v); }
+    void put_str(std::string_view s) {
+        put_u64(s.size());
+        buf.append(s);
+    }
+    void put_strs(const std::vector<std::string>& v) {
+        put_u64(v.size());
+        for (const auto& s : v) put_str(s);
+    }
+    template <class T>
+    T get() {
+        T v{};
+        if (pos + sizeof v > buf.size()) throw std::runtime_error("launcher message cut short");
+        std::memcpy(&v, buf.data() + pos, sizeof v);
+        pos += sizeof v;
+        return v;
+    }
+    std::uint64_t u64() { return get<std::uint64_t>(); }
+    double f64() { return get<double>(); }
+    std::string str() {
+        std::uint64_t n = u64();
+        if (pos + n > buf.size()) throw std::runtime_error("launcher message cut short");
+        std::string s = buf.substr(pos, n);
+        pos += n;
+        return s;
+    }
+    std::vector<std::string> strs() {
+        std::vector<std::string> v(u64());
+        for (auto& s : v) s = str();
+        return v;
+    }
+};
+
+bool write_all(int fd, const char* p, std::size_t n) {
+    while (n > 0) {
+        ssize_t w = ::write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= static_cast<std::size_t>(w);
+    }
+    return true;
+}
+
+bool read_all(int fd, char* p, std::size_t n) {
+    while (n > 0) {
+        ssize_t r = ::read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r;
+        n -= static_cast<std::size_t>(r);
+    }
+    return true;
+}
+
+// One message: the header (with the descriptors attached) then the payload.
+bool send_msg(int sock, op o, const std::string& payload, const std::vector<int>& fds) {
+    msg_header h{static_cast<std::uint32_t>(o), static_cast<std::uint32_t>(fds.size()), payload.size()};
+    iovec iov{&h, sizeof h};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    std::vector<char> ctl(CMSG_SPACE(sizeof(int) * std::max<std::size_t>(fds.size(), 1)));
+    if (!fds.empty()) {
+        m.msg_control = ctl.data();
+        m.msg_controllen = CMSG_SPACE(sizeof(int) * fds.size());
+        cmsghdr* c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * fds.size());
+        std::memcpy(CMSG_DATA(c), fds.data(), sizeof(int) * fds.size());
+    }
+    ssize_t w;
+    do {
+        w = sendmsg(sock, &m, MSG_NOSIGNAL);
+    } while (w < 0 && errno == EINTR);
+    if (w < 0) return false;
+    if (static_cast<std::size_t>(w) < sizeof h &&
+        !write_all(sock, reinterpret_cast<const char*>(&h) + w, sizeof h - static_cast<std::size_t>(w)))
+        return false;
+    return write_all(sock, payload.data(), payload.size());
+}
+
+// False at end of file (the other side is gone).
+bool recv_msg(int sock, msg_header& h, std::string& payload, std::vector<int>& fds) {
+    fds.clear();
+    iovec iov{&h, sizeof h};
+    msghdr m{};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    alignas(cmsghdr) char ctl[CMSG_SPACE(sizeof(int) * 16)];
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+    ssize_t r;
+    do {
+        r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    } while (r < 0 && errno == EINTR);
+    if (r <= 0) return false;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            const int* p = reinterpret_cast<const int*>(CMSG_DATA(c));
+            fds.assign(p, p + n);
+        }
+    if (static_cast<std::size_t>(r) < sizeof h &&
+        !read_all(sock, reinterpret_cast<char*>(&h) + r, sizeof h - static_cast<std::size_t>(r)))
+        return false;
+    payload.resize(h.len);
+    return read_all(sock, payload.data(), payload.size());
+}
+
+// What the fit's process reports on the exec pipe when it cannot start.
+struct start_failure {
+    std::int32_t stage;  // 1 exec, 2 joining a cgroup, 3 the launcher already gone
+    std::int32_t err;
+};
+
+// ---- the launcher process itself ----
+
+std::vector<pid_t> g_live;           // fits spawned and not yet waited for
+std::vector<std::string> g_cgroup_roots;
+
+bool is_live(pid_t p) { return std::find(g_live.begin(), g_live.end(), p) != g_live.end(); }
+
+// This process's children: /proc/self/task/TID/children (one small read) where the kernel has
+// it, else a scan of every process's parent.
+std::vector<pid_t> own_children() {
+    std::vector<pid_t> out;
+    pid_t self = getpid();
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/children", static_cast<int>(self));
+    if (FILE* f = std::fopen(path, "re")) {
+        int pid;
+        while (std::fscanf(f, "%d", &pid) == 1) out.push_back(pid);
+        std::fclose(f);
+        return out;
+    }
+    for (const auto& p : scan_processes())
+        if (p.ppid == self) out.push_back(p.pid);
+    return out;
+}
+
+// Kills and reaps this process's children that are not live fits (descendants re-parented to
+// it, the subreaper), pass after pass while their own children come back.
+std::vector<pid_t> launcher_reap_orphans() {
+    std::vector<pid_t> total;
+    for (int pass = 0; pass < 3; ++pass) {
+        siginfo_t info{};
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) break;  // ECHILD: no child at all
+        std::vector<pid_t> orphans;
+        for (pid_t p : own_children())
+            if (!is_live(p)) orphans.push_back(p);
+        if (orphans.empty()) break;
+        for (pid_t p : orphans) {
+            kill(p, SIGKILL);
+            int status;
+            while (waitpid(p, &status, 0) < 0 && errno == EINTR) {
+            }
+        }
+        total.insert(total.end(), orphans.begin(), orphans.end());
+        usleep(10000);  // let the killed ones' own children re-parent before the next pass
+    }
+    return total;
+}
+
+// Everything in the cgroup directory `dir` (and its subdirectories) gets SIGKILL until it is
+// empty; then the directories are removed, deepest first.
+void kill_and_remove_cgroup(const std::string& dir) {
+    DIR* d = opendir(dir.c_str());
+    if (!d) return;
+    std::vector<std::string> subs;
+    while (dirent* e = readdir(d))
+        if (e->d_type == DT_DIR && e->d_name[0] != '.') subs.push_back(dir + "/" + e->d_name);
+    closedir(d);
+    for (const auto& s : subs) kill_and_remove_cgroup(s);
+    for (int round = 0; round < 200; ++round) {
+        FILE* f = std::fopen((dir + "/cgroup.procs").c_str(), "re");
+        if (!f) break;
+        bool any = false;
+        int pid;
+        while (std::fscanf(f, "%d", &pid) == 1) {
+            kill(pid, SIGKILL);
+            any = true;
+        }
+        std::fclose(f);
+        if (!any) break;
+        // Reap what is ours so the group empties; others die on their own.
+        int status;
+        while (waitpid(-1, &status, WNOHANG) > 0) {
+        }
+        usleep(5000);
+    }
+    for (int tries = 0; tries < 100 && rmdir(dir.c_str()) != 0 && errno == EBUSY; ++tries) usleep(10000);
+}
+
+// The end: prof-measure is gone or done. Nothing it started may survive it.
+[[noreturn]] void launcher_shutdown() {
+    for (pid_t p : g_live) {
+        kill(-p, SIGKILL);
+        kill(p, SIGKILL);
+    }
+    for (const auto& root : g_cgroup_roots) kill_and_remove_cgroup(root);
+    // Reap everything until no child is left: killed fits, then the descendants that come
+    // back to the subreaper as their parents die.
+    for (;;) {
+        siginfo_t info{};
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 && errno == ECHILD) break;
+        for (pid_t p : own_children()) kill(p, SIGKILL);
+        int status;
+        pid_t r;
+        while ((r = waitpid(-1, &status, WNOHANG)) > 0) {
+        }
+        if (r < 0 && errno == ECHILD) break;
+        usleep(2000);
+    }
+    for (const auto& root : g_cgroup_roots) kill_and_remove_cgroup(root);
+    _exit(0);
+}
+
+// One spawn request as the launcher received it, its argv and environment as exec takes them
+// (built before the fork, so the child allocates nothing).
+struct spawn_request {
+    std::vector<std::string> argv_s, envp_s, cgroup_procs;
+    std::vector<char*> argv, envp;
+    cpu_set_t cpus;
+    std::vector<int> targets;  // the descriptor each passed fd becomes in the child
+};
+
+void read_spawn_request(wire& in, spawn_request& rq) {
+    rq.argv_s = in.strs();
+    rq.envp_s = in.strs();
+    rq.cgroup_procs = in.strs();
+    std::uint64_t ncpus = in.u64();
+    CPU_ZERO(&rq.cpus);
+    for (std::uint64_t k = 0; k < ncpus; ++k) CPU_SET(static_cast<int>(in.u64()), &rq.cpus);
+    rq.targets.resize(in.u64());
+    for (auto& t : rq.targets) t = static_cast<int>(in.u64());
+    for (auto& a : rq.argv_s) rq.argv.push_back(a.data());
+    rq.argv.push_back(nullptr);
+    for (auto& e : rq.envp_s) rq.envp.push_back(e.data());
+    rq.envp.push_back(nullptr);
+}
+
+// In the forked child: dies with the launcher, leads its own process group, joins its cgroups,
+// restores default signal handling and an empty mask, puts the passed descriptors in place
+// (stdin from /dev/null unless one is passed), binds to the CPUs and execs. A failure is
+// written to err_fd as a start_failure (stage 1 exec, 2 cgroup, 3 parent gone).
+[[noreturn]] void exec_child(const spawn_request& rq, const std::vector<int>& fds, int err_fd, pid_t parent) {
+    auto fail = [&](int stage, int err) {
+        start_failure sf{stage, err};
+        ssize_t ignored = ::write(err_fd, &sf, sizeof sf);
+        (void)ignored;
+        _exit(err == ENOENT && stage == 1 ? 127 : 126);
+    };
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (getppid() != parent) fail(3, ESRCH);
+    setpgid(0, 0);
+    for (const auto& path : rq.cgroup_procs) {
+        int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) fail(2, errno);
+        if (::write(fd, "0", 1) != 1) fail(2, errno);
+        close(fd);
+    }
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT}) sigaction(s, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    // Move every descriptor out of the way first, so no dup2 overwrites one still needed.
+    std::vector<int> high(fds.size());
+    for (std::size_t i = 0; i < fds.size(); ++i) high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100);
+    bool have_stdin = false;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+        dup2(high[i], rq.targets[i]);  // dup2 clears close-on-exec on the target
+        if (rq.targets[i] == 0) have_stdin = true;
+    }
+    if (!have_stdin) {
+        int null = open("/dev/null", O_RDONLY);
+        if (null >= 0 && null != 0) dup2(null, 0);
+    }
+    if (CPU_COUNT(&rq.cpus) > 0) sched_setaffinity(0, sizeof rq.cpus, &rq.cpus);
+    execvpe(rq.argv[0], rq.argv.data(), rq.envp.data());
+    fail(1, errno);
+    _exit(126);  // not reached: fail() exits
+}
+
+void launcher_spawn(int sock, wire& in, std::vector<int>& fds) {
+    spawn_request rq;
+    read_spawn_request(in, rq);
+    wire out;
+    int errpipe[2];
+    if (fds.size() != rq.targets.size() || pipe2(errpipe, O_CLOEXEC) != 0) {
+        out.put_u64(0);
+        out.put_f64(0);
+        out.put_u64(3);
+        out.put_u64(static_cast<std::uint64_t>(fds.size() != rq.targets.size() ? EINVAL : errno));
+        for (int fd : fds) close(fd);
+        send_msg(sock, op::spawn, out.buf, {});
+        return;
+    }
+    pid_t self = getpid();
+    double t_fork = monotonic_seconds();
+    pid_t pid = fork();
+    if (pid == 0) exec_child(rq, fds, errpipe[1], self);
+    int fork_err = errno;
+    close(errpipe[1]);
+    for (int fd : fds) close(fd);
+    start_failure sf{0, 0};
+    if (pid < 0) {
+        sf = {3, fork_err};
+    } else {
+        setpgid(pid, pid);  // also here: no race with a signal sent to the group
+        ssize_t r;
+        do {
+            r = ::read(errpipe[0], &sf, sizeof sf);
+        } while (r < 0 && errno == EINTR);
+        if (r == static_cast<ssize_t>(sizeof sf)) {
+            int status;
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+        } else {
+            sf = {0, 0};
+            g_live.push_back(pid);
+        }
+    }
+    close(errpipe[0]);
+    out.put_u64(static_cast<std::uint64_t>(sf.stage == 0 ? pid : 0));
+    out.put_f64(t_fork);
+    out.put_u64(static_cast<std::uint64_t>(sf.stage));
+    out.put_u64(static_cast<std::uint64_t>(sf.err));
+    send_msg(sock, op::spawn, out.buf, {});
+}
+
+void launcher_wait(int sock, wire& in) {
+    pid_t pid = static_cast<pid_t>(in.u64());
+    int status = 0;
+    rusage ru{};
+    pid_t r;
+    do {
+        r = wait4(pid, &status, 0, &ru);
+    } while (r < 0 && errno == EINTR);
+    g_live.erase(std::remove(g_live.begin(), g_live.end(), pid), g_live.end());
+    wire out;
+    out.put_u64(r == pid ? 1 : 0);
+    out.put_u64(static_cast<std::uint64_t>(status));
+    out.put_f64(static_cast<double>(ru.ru_utime.tv_sec) + static_cast<double>(ru.ru_utime.tv_usec) * 1e-6);
+    out.put_f64(static_cast<double>(ru.ru_stime.tv_sec) + static_cast<double>(ru.ru_stime.tv_usec) * 1e-6);
+    out.put_u64(static_cast<std::uint64_t>(ru.ru_maxrss));
+    send_msg(sock, op::wait, out.buf, {});
+}
+
+[[noreturn]] void launcher_main(int sock) {
+    // Only the socket and stderr stay open: holding prof-measure's stdout or stdin would keep
+    // a pipe open after prof-measure ends.
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        if (null > 2) close(null);
+    }
+    if (sock != 3) {
+        dup2(sock, 3);
+        sock = 3;
+    }
+    fcntl(sock, F_SETFD, FD_CLOEXEC);
+    close_range(4, ~0U, 0);
+    // Its own process group: a job-control signal or kill of prof-measure's group leaves the
+    // launcher alive to clean up after it.
+    setpgid(0, 0);
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU}) sigaction(s, &ign, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    // Large requests (a long argv) come and go: keep them out of the heap, so the launcher's
+    // footprint, which every fit starts from, does not keep their high-water mark.
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 64 * 1024);
+    msg_header h{};
+    std::vector<int> fds;
+    for (;;) {
+        wire in;
+        if (!recv_msg(sock, h, in.buf, fds)) launcher_shutdown();
+        try {
+            switch (static_cast<op>(h.op)) {
+                case op::spawn: launcher_spawn(sock, in, fds); break;
+                case op::wait: launcher_wait(sock, in); break;
+                case op::reap: {
+                    wire out;
+                    auto gone = launcher_reap_orphans();
+                    out.put_u64(gone.size());
+                    for (pid_t p : gone) out.put_u64(static_cast<std::uint64_t>(p));
+                    send_msg(sock, op::reap, out.buf, {});
+                    break;
+                }
+                case op::own_cgroup:
+                    g_cgroup_roots.push_back(in.str());
+                    send_msg(sock, op::own_cgroup, "", {});
+                    break;
+                default: launcher_shutdown();
+            }
+        } catch (...) {
+            launcher_shutdown();
+        }
+        in.buf = std::string();
+        malloc_trim(0);  // give back what the request used: the next fit starts from this footprint
+    }
+}
+
+// ---- prof-measure's side ----
+
+struct launcher_handle {
+    pid_t pid = -1;
+    int sock = -1;
+    ~launcher_handle() { stop(); }
+    void stop() {
+        if (sock < 0) return;
+        close(sock);
+        sock = -1;
+        int status;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        pid = -1;
+    }
+};
+launcher_handle g_launcher;
+
+int launcher_sock() {
+    if (g_launcher.sock < 0) start_launcher();
+    return g_launcher.sock;
+}
+
+wire call(op o, const std::string& payload, const std::vector<int>& fds) {
+    int sock = launcher_sock();
+    msg_header h{};
+    wire reply;
+    std::vector<int> got;
+    if (!send_msg(sock, o, payload, fds) || !recv_msg(sock, h, reply.buf, got))
+        throw error(exit_code::software, "the launcher process that starts the fits is gone");
+    return reply;
+}
+
+}  // namespace
+
+void start_launcher() {
+    if (g_launcher.sock >= 0) return;
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+        throw error(exit_code::software, fmt::format("socketpair: {}", std::strerror(errno)));
+    std::fflush(stdout);
+    std::fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        close(sv[0]);
+        close(sv[1]);
+        throw unavailable_error(fmt::format("cannot fork the launcher: {}", std::strerror(err)));
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        launcher_main(sv[1]);
+    }
+    close(sv[1]);
+    g_launcher.pid = pid;
+    g_launcher.sock = sv[0];
+}
+
+void stop_launcher() { g_launcher.stop(); }
+
+void launcher_own_cgroup(const std::string& dir) {
+    wire req;
+    req.put_str(dir);
+    call(op::own_cgroup, req.buf, {});
+}
+
+pid_t launcher_pid() { return g_launcher.pid; }
+
+spawned_child spawn_child(const child_options& opts) {
+    if (opts.argv.empty()) throw usage_error("empty command");
+    std::vector<std::string> env;
+    auto overridden = [&](const std::string& entry) {
+        auto eq = entry.find('=');
+        std::string key = entry.substr(0, eq);
+        if (opts.threads > 0)
+            for (const auto& v : thread_pool_variables())
+                if (v == key) return true;
+        for (const auto& [k, v] : opts.extra_env)
+            if (k == key) return true;
+        return false;
+    };
+    for (char** e = environ; *e; ++e)
+        if (!overridden(*e)) env.emplace_back(*e);
+    if (opts.threads > 0)
+        for (const auto& v : thread_pool_variables()) env.push_back(v + "=" + std::to_string(opts.threads));
+    for (const auto& [k, v] : opts.extra_env) env.push_back(k + "=" + v);
+    wire req;
+    req.put_strs(opts.argv);
+    req.put_strs(env);
+    req.put_strs(opts.cgroup_procs);
+    std::vector<int> cpus = opts.threads > 0 ? pick_cpus(opts.threads) : std::vector<int>{};
+    req.put_u64(cpus.size());
+    for (int c : cpus) req.put_u64(static_cast<std::uint64_t>(c));
+    std::vector<int> fds;
+    std::vector<int> targets;
+    if (opts.stdin_fd >= 0) {
+        fds.push_back(opts.stdin_fd);
+        targets.push_back(0);
+    }
+    fds.push_back(opts.stdout_fd);
+    targets.push_back(1);
+    fds.push_back(opts.stderr_fd);
+    targets.push_back(2);
+    for (const auto& [from, to] : opts.extra_fds) {
+        fds.push_back(from);
+        targets.push_back(to);
+    }
+    req.put_u64(targets.size());
+    for (int t : targets) req.put_u64(static_cast<std::uint64_t>(t));
+    wire rep = call(op::spawn, req.buf, fds);
+    pid_t pid = static_cast<pid_t>(rep.u64());
+    double t_fork = rep.f64();
+    int stage = static_cast<int>(rep.u64()), err = static_cast<int>(rep.u64());
+    if (stage == 1) throw unavailable_error(fmt::format("cannot run '{}': {}", opts.argv[0], std::strerror(err)));
+    if (stage == 2) throw unavailable_error(fmt::format("cannot move '{}' into its cgroup: {}", opts.argv[0], std::strerror(err)));
+    if (stage != 0 || pid <= 0) throw unavailable_error(fmt::format("cannot fork: {}", std::strerror(err)));
+    spawned_child c;
+    c.pid = pid;
+    c.started_at = t_fork;
+    c.pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (c.pidfd < 0) {
+        int e = errno;
+        kill(-pid, SIGKILL);
+        wait_child(pid);
+        throw unavailable_error(fmt::format("pidfd_open: {} (Linux 5.3 or later is needed)", std::strerror(e)));
+    }
+    fcntl(c.pidfd, F_SETFD, FD_CLOEXEC);
+    return c;
+}
+
+child_exit wait_child(pid_t pid) {
+    wire req;
+    req.put_u64(static_cast<std::uint64_t>(pid));
+    wire rep = call(op::wait, req.buf, {});
+    child_exit e;
+    e.reaped = rep.u64() == 1;
+    e.status = static_cast<int>(rep.u64());
+    e.user_s = rep.f64();
+    e.system_s = rep.f64();
+    e.maxrss_kib = rep.u64();
+    return e;
+}
+
+std::vector<pid_t> reap_orphans() {
+    if (g_launcher.sock < 0) return {};
+    wire rep = call(op::reap, "", {});
+    std::vector<pid_t> out(rep.u64());
+    for (auto& p : out) p = static_cast<pid_t>(rep.u64());
+    return out;
+}
+
+}  // namespace prof

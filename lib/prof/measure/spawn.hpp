@@ -1,0 +1,119 @@
+// Starting and watching child processes for measurement: shell-like word splitting without a
+// shell, the thread cap (pool variables + CPU affinity), fork/exec with a process group of its
+// own through a launcher process, pidfd waiting, /proc readings, and forwarding of
+// SIGINT/SIGTERM/SIGHUP.
+#pragma once
+
+#include "prof/records/records.hpp"
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prof {
+
+// Splits a command template into words as a POSIX shell would for quoting only: blanks
+// separate words; '...' is literal; "..." allows \" \\ \$ \` escapes; a backslash outside
+// quotes escapes the next character. No expansion of any kind. Throws usage_error on an
+// unterminated quote.
+std::vector<std::string> split_words(const std::string& text);
+// Replaces {ts_id}, {model_type}, {family}, {n_obs}, {params} (the cell's params as JSON,
+// shell-quoted, for a word a shell will read: sh -c '...') and {params_json} (the same JSON
+// as it is, for a word passed straight to the program) inside one word; {} stands for absent
+// params. Other braces are kept.
+std::string substitute_cell(const std::string& word, const cell& c);
+// 'TEXT' with every ' written as '\'': one word to a POSIX shell, whatever TEXT holds.
+std::string shell_quote(std::string_view text);
+
+// The environment variables that cap a thread pool: OMP, OpenBLAS, MKL, Accelerate (vecLib),
+// numexpr, BLIS, GotoBLAS, Polars, Rayon, TBB-less runtimes. All are set to N.
+const std::vector<std::string>& thread_pool_variables();
+// The first `n` CPUs of this process's allowed set (sched_getaffinity); fewer if fewer exist.
+std::vector<int> pick_cpus(unsigned n);
+// CPUs this process may run on.
+unsigned allowed_cpu_count();
+
+struct child_options {
+    std::vector<std::string> argv;
+    unsigned threads = 1;                 // 0 = no cap
+    int stdin_fd = -1;                    // -1 → /dev/null
+    int stdout_fd = 2;                    // where the child's stdout goes (never our stdout)
+    int stderr_fd = 2;                    // where the child's stderr goes
+    std::vector<std::pair<int, int>> extra_fds;  // (our fd, child fd number), e.g. reply → 3
+    std::vector<std::pair<std::string, std::string>> extra_env;
+    std::vector<std::string> cgroup_procs;  // cgroup.procs files the child joins before exec
+};
+
+struct spawned_child {
+    pid_t pid = -1;          // also the process group id
+    int pidfd = -1;          // readable when the child has exited
+    double started_at = 0;   // monotonic_seconds() just before the fork
+};
+
+// The launcher: a small process, forked before any input is read, that forks every fit (so
+// a fit's ru_maxrss starts from the launcher's footprint, not from prof-measure's, which grows
+// with its input), is their parent and child subreaper, and reaps them. When prof-measure
+// ends or is killed (SIGKILL included), the launcher kills every fit, every descendant that
+// came back to it, and every process in the cgroups given to launcher_own_cgroup (directories
+// it then removes), and exits. Each fit also gets PR_SET_PDEATHSIG = SIGKILL. Started on first use
+// when not started explicitly; call it early. Throws unavailable_error when it cannot fork.
+void start_launcher();
+// Adds a directory whose cgroups the launcher empties and removes when it ends.
+void launcher_own_cgroup(const std::string& dir);
+// Closes the launcher's socket and waits for it to finish its cleanup and exit.
+void stop_launcher();
+pid_t launcher_pid();  // -1 when not started
+
+// fork + exec (by the launcher) in a new process group, SIGPIPE, the other supervisor signals
+// and the signal mask restored to defaults, the thread cap applied, the cgroups joined.
+// Throws unavailable_error("cannot run 'X': reason") when exec fails (the child is reaped).
+spawned_child spawn_child(const child_options& opts);
+
+// How a child ended, reaped by the launcher: the wait status and its rusage (its waited-for
+// descendants included).
+struct child_exit {
+    bool reaped = false;  // false: no such child (already reaped)
+    int status = 0;
+    double user_s = 0, system_s = 0;
+    std::uint64_t maxrss_kib = 0;
+};
+// Waits for a child of spawn_child (blocks until it has exited).
+child_exit wait_child(pid_t pid);
+
+// Process ids whose process group is `pgid` (a scan of /proc/*/stat).
+std::vector<pid_t> group_members(pid_t pgid);
+// Kills every process left in the group with SIGKILL (reaping is reap_orphans' job: with the
+// subreaper flag they come back to us); returns their pids.
+std::vector<pid_t> kill_group_leftovers(pid_t pgid);
+
+// Kills and reaps the processes re-parented to the launcher (a fit's descendants that left
+// its process group, e.g. with setsid, and were orphaned) other than fits not yet waited for;
+// returns their pids.
+std::vector<pid_t> reap_orphans();
+
+// /proc/PID/status fields in bytes ("VmRSS", "VmHWM"); nullopt when unreadable.
+std::optional<std::uint64_t> proc_status_bytes(pid_t pid, const char* field);
+// Writes "5" to /proc/PID/clear_refs: resets the peak RSS (VmHWM) to the current RSS (kernel
+// Documentation/filesystems/proc.rst, "clear_refs"). False when refused.
+bool reset_peak_rss(pid_t pid);
+// CPU time of all threads of `pid` in seconds, nanosecond resolution (clock_getcpuclockid).
+std::optional<double> process_cpu_seconds(pid_t pid);
+
+double monotonic_seconds();
+
+// "SIGKILL" etc.
+std::string signal_name(int sig);
+
+// SIGINT/SIGTERM/SIGHUP are caught and written to a self-pipe; SIGPIPE is ignored (a
+// supervisor must not die with a dead worker); this process becomes the child subreaper
+// (prctl PR_SET_CHILD_SUBREAPER), so a fit's orphans come back to it. Call once.
+void install_supervisor_signals();
+int signal_pipe_fd();          // readable when a signal arrived
+int take_pending_signal();     // the signal number, 0 if none (drains the pipe)
+int pending_signal();          // without draining
+
+}  // namespace prof

@@ -1,0 +1,463 @@
+// The scheduler renderings of a plan record: Spark properties, Ray task options, Kubernetes
+// container resources or an Indexed Job, and the table for people. Every count, size and
+// concurrency comes from the record's layout; nothing is recomputed here.
+#include "prof/core/errors.hpp"
+#include "prof/io/json_out.hpp"
+#include "prof/plan/plan.hpp"
+#include "prof/measure/spawn.hpp"
+#include "prof/io/units.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fmt/format.h>
+#include <set>
+#include <fmt/ranges.h>
+
+namespace prof {
+
+namespace {
+
+constexpr std::uint64_t mib = 1ULL << 20;
+
+// The pool variables prof-measure sets when it caps a fit's threads, sorted: production gets
+// the same cap its slot was measured under.
+std::vector<std::string> pool_variables() {
+    std::vector<std::string> v = thread_pool_variables();
+    std::sort(v.begin(), v.end());
+    return v;
+}
+
+std::string json_quoted(std::string_view s) {
+    std::string out;
+    append_json_string(out, s);
+    return out;
+}
+
+std::string family_header(const std::string& name, const family_plan& f) {
+    std::string models;
+    for (const auto& m : f.models) models += (models.empty() ? "" : ", ") + m;
+    return fmt::format("family '{}' (models {}); basis: cores {}, memory {}, gpu {}, wall {}{}", name, models,
+                       f.basis.cores, f.basis.memory, f.basis.gpu, f.basis.wall,
+                       f.low_confidence ? fmt::format("; LOW CONFIDENCE ({} ok fits)", f.n_ok) : "");
+}
+
+std::string count_or_deadline(const plan_record& p) {
+    if (p.run.deadline_s) return fmt::format("deadline {}", human_seconds(*p.run.deadline_s));
+    return fmt::format("{} node(s) given", *p.run.nodes);
+}
+
+// The schedule line every rendering carries: waves of whole cells and the makespan bounds.
+std::string schedule_comment(const plan_record& p, const family_plan& f) {
+    std::string met;
+    const bool alone = p.families.size() > 1;
+    if (f.meets_deadline)
+        met = *f.meets_deadline ? (alone ? "; meets the deadline by itself (the run: see the totals)" : "; meets the deadline")
+                                : "; DOES NOT MEET THE DEADLINE";
+    return fmt::format("# schedule: {} cells of up to {} in {} wave(s) over {} slot(s) on {} node(s) ({}); "
+                       "makespan <= {}, >= {}{}\n",
+                       f.cells, human_seconds(f.longest_cell_s), f.waves, f.slots, f.nodes, count_or_deadline(p),
+                       human_seconds(f.makespan_s), human_seconds(f.makespan_lower_s), met);
+}
+
+// The run's verdict, for a plan of several families: the totals run them one after another on
+// the same nodes, and a family that meets the deadline by itself says nothing of the run.
+std::string totals_comment(const plan_record& p) {
+    if (p.families.size() < 2) return "";
+    const plan_totals& t = p.totals;
+    std::string met;
+    if (t.meets_deadline)
+        met = *t.meets_deadline ? "; meets the deadline"
+                                : fmt::format("; THE RUN DOES NOT MEET THE DEADLINE {}: run the families side by side on "
+                                              "separate nodes (each family's own node count) or raise --deadline",
+                                              human_seconds(*p.run.deadline_s));
+    return fmt::format("# totals: {} families one after another on the same {} node(s) ({}): {} cells; makespan <= {}, "
+                       ">= {}{}\n",
+                       p.families.size(), t.nodes, count_or_deadline(p), t.cells, human_seconds(t.makespan_s),
+                       human_seconds(t.makespan_lower_s), met);
+}
+
+void require_layout(const plan_record& p, std::string_view layout, std::string_view target) {
+    if (p.run.layout != layout)
+        throw usage_error(fmt::format("--target {} renders the {} layout, but the plan was laid out for {}", target,
+                                      layout, p.run.layout));
+}
+
+}  // namespace
+
+// Spark: units_per_node executors per node of slots_per_unit task slots each. An executor asks
+// the node for spark.executor.memory (JVM heap) + memoryOverhead, and the slots' Python memory
+// goes in memoryOverhead (Spark's documented home for Python workers' memory when pyspark.memory
+// is unset), not in pyspark.memory: PySpark turns pyspark.memory into an address-space limit
+// (RLIMIT_AS) of pyspark.memory / executor cores per worker, and the slots are sized from
+// resident memory, which address space exceeds (a Python worker maps far more than it touches).
+// Static allocation needs spark.executor.instances (its default is 2); dynamic
+// allocation is off unless enabled, and needs shuffle tracking or an external shuffle service.
+std::string render_spark(const plan_record& p, const render_options& o) {
+    require_layout(p, "spark", "spark");
+    std::string out = totals_comment(p);
+    if (p.families.size() > 1)
+        out += fmt::format("# {} families below, one block each: run each as its own Spark application with its "
+                           "block as its spark-defaults.conf (one file holding them all keeps only the last "
+                           "block's keys)\n",
+                           p.families.size());
+    bool first = true;
+    for (const auto& [name, f] : p.families) {
+        const family_layout& L = f.layout;
+        if (!first) out += "\n";
+        first = false;
+        const std::uint64_t executors = L.units_per_node * f.nodes;
+        const std::uint64_t heap_mib = L.heap_bytes.value_or(0) / mib;
+        const std::uint64_t overhead_mib = L.overhead_bytes.value_or(0) / mib;
+        const std::uint64_t python_mib = (L.slots_per_unit * f.slot_rss_bytes + mib - 1) / mib;
+        out += "# prof-plan: spark-defaults.conf for " + family_header(name, f) + "\n";
+        out += fmt::format("# layout: {} executor(s) per node ({} cores, {} allocatable), each {} task slot(s) of {} "
+                           "core(s) and {}; {} executor(s) on {} node(s); slots per node limited by {}\n",
+                           L.units_per_node, p.node.cores, human_bytes(double(p.node.memory_bytes)), L.slots_per_unit,
+                           f.slot_cores, human_bytes(double(f.slot_rss_bytes)), executors, f.nodes, L.limited_by);
+        out += schedule_comment(p, f);
+        out += fmt::format("# executor container {} MiB: heap {} MiB = max(1024 MiB, 64 MiB x {} tasks); "
+                           "memoryOverhead = {} MiB base (max(384 MiB, 10% of the heap)) + {} MiB for the {} slots' "
+                           "Python workers; pyspark.memory is left unset on purpose: PySpark would make it an "
+                           "address-space limit (RLIMIT_AS) per worker, and the slots are sized from resident memory, "
+                           "which address space exceeds\n",
+                           L.unit_memory_bytes / mib, heap_mib, L.slots_per_unit, overhead_mib - python_mib,
+                           python_mib, L.slots_per_unit);
+        auto line = [&](std::string_view k, const std::string& v) { out += fmt::format("{:<48} {}\n", k, v); };
+        if (o.spark_allocation == "dynamic") {
+            out += "# dynamic allocation: executors follow the task backlog, at most the plan's count; shuffle tracking "
+                   "keeps executors holding shuffle data (no external shuffle service needed)\n";
+            line("spark.dynamicAllocation.enabled", "true");
+            line("spark.dynamicAllocation.shuffleTracking.enabled", "true");
+            line("spark.dynamicAllocation.minExecutors", "0");
+            line("spark.dynamicAllocation.initialExecutors", std::to_string(executors));
+            line("spark.dynamicAllocation.maxExecutors", std::to_string(executors));
+        } else {
+            line("spark.executor.instances", std::to_string(executors));
+            line("spark.dynamicAllocation.enabled", "false");
+        }
+        line("spark.executor.cores", std::to_string(L.unit_cores));
+        line("spark.task.cpus", std::to_string(f.slot_cores));
+        line("spark.executor.memory", fmt::format("{}m", heap_mib));
+        line("spark.executor.memoryOverhead", fmt::format("{}m", overhead_mib));
+        out += fmt::format("# partitions: one per cell ({}), so Spark hands whole cells to free task slots as the "
+                           "schedule assumes; adaptive execution would coalesce the small partitions of a grouped "
+                           "forecast into fewer tasks than the {} slots\n",
+                           f.cells, f.slots);
+        line("spark.sql.shuffle.partitions", std::to_string(f.cells));
+        line("spark.sql.adaptive.coalescePartitions.enabled", "false");
+        if (L.unit_gpus) {
+            line("spark.executor.resource.gpu.amount", fmt::format("{}", static_cast<std::uint64_t>(*L.unit_gpus)));
+            line("spark.executor.resource.gpu.discoveryScript",
+                 o.gpu_discovery_script ? *o.gpu_discovery_script : std::string(spark_gpu_discovery_placeholder));
+            if (!o.gpu_discovery_script)
+                out += "# the discovery script above is a placeholder (Spark's example script in its distribution); "
+                       "give the path on your executors with --spark-gpu-discovery-script\n";
+            line("spark.executor.resource.gpu.vendor", "nvidia.com");
+            line("spark.task.resource.gpu.amount", format_double(spark_task_gpu_amount(*L.slots_per_device)));
+            out += "# YARN: Spark asks YARN for the yarn.io/gpu resource type, which the NodeManagers must offer "
+                   "(GPU scheduling enabled, yarn.io/gpu in resource-types.xml)\n";
+        }
+        out += "# YARN: the CapacityScheduler's default resource calculator places containers by memory alone; set "
+               "yarn.scheduler.capacity.resource-calculator to "
+               "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator so executors' cores count too\n";
+        if (f.intraop_threads) {
+            for (const auto& v : pool_variables())
+                line("spark.executorEnv." + v, std::to_string(*f.intraop_threads));
+        } else {
+            out += "# no thread cap recorded: PySpark sets OMP_NUM_THREADS to spark.task.cpus in each Python worker "
+                   "when it is unset; other pools (OpenBLAS, MKL) take every core they see\n";
+        }
+    }
+    return out;
+}
+
+// Ray: comment lines (per family the concurrency the plan counts on, then what `memory` does),
+// then one JSON line: per family the options of a remote task, `f.options(**opts[family])`.
+// Ray's `memory` is in bytes; num_gpus is a multiple of 0.0001; env_vars values are strings.
+std::string render_ray(const plan_record& p) {
+    require_layout(p, "ray", "ray");
+    std::string out = totals_comment(p);
+    for (const auto& [name, f] : p.families) {
+        out += fmt::format("# ray: family '{}': {} task(s) at once on {} node(s) of {} cores, {}{}\n", name, f.slots,
+                           f.nodes, p.node.cores, human_bytes(double(p.node.memory_bytes)),
+                           f.layout.unit_gpus ? fmt::format(", {} per GPU", *f.layout.slots_per_device) : "");
+        out += schedule_comment(p, f);
+    }
+    out += "# ray: memory is a scheduling reservation, not a limit: Ray starts a task only where the node's memory "
+           "resource has room for it, but does not stop a task that grows past it (the memory monitor kills "
+           "workers only when the whole node passes its usage threshold)\n";
+    json_writer w;
+    w.begin_object();
+    for (const auto& [name, f] : p.families) {
+        w.key(name);
+        w.begin_object();
+        w.field("num_cpus", f.layout.unit_cores);
+        w.field("memory", f.layout.unit_memory_bytes);
+        if (f.layout.unit_gpus) w.field("num_gpus", *f.layout.unit_gpus);
+        else w.field("num_gpus", 0);
+        w.key("runtime_env");
+        w.begin_object();
+        w.key("env_vars");
+        w.begin_object();
+        if (f.intraop_threads)
+            for (const auto& v : pool_variables()) w.field(v, std::to_string(*f.intraop_threads));
+        w.end_object();
+        w.end_object();
+        w.end_object();
+    }
+    w.end_object();
+    out += w.take();
+    return out;
+}
+
+namespace {
+
+// A pod's container `resources`, indented by `pad`: requests for cpu, memory and whole devices;
+// limits for memory and devices (a device is only ever a limit, and must equal its request),
+// and for cpu only when a thread cap is recorded and asked for: a CPU limit brings CFS
+// throttling, worst for uncapped pools.
+std::string resources_block(const family_plan& f, const render_options& o, const std::string& pad) {
+    const std::string cpu = json_quoted(std::to_string(f.layout.unit_cores));
+    const std::string mem = json_quoted(fmt::format("{}Mi", f.layout.unit_memory_bytes / mib));
+    std::string out;
+    out += pad + "resources:\n";
+    out += pad + "  requests:\n";
+    out += pad + "    cpu: " + cpu + "\n";
+    out += pad + "    memory: " + mem + "\n";
+    if (f.layout.unit_gpus) out += pad + "    nvidia.com/gpu: \"1\"\n";
+    out += pad + "  limits:\n";
+    if (o.cpu_limit && f.intraop_threads) out += pad + "    cpu: " + cpu + "\n";
+    out += pad + "    memory: " + mem + "\n";
+    if (f.layout.unit_gpus) out += pad + "    nvidia.com/gpu: \"1\"\n";
+    return out;
+}
+
+// A thread cap above the slot's cores under a CPU limit: each of the pod's workers runs more
+// threads than its share of the limit, and CFS throttles them.
+std::optional<std::string> cpu_limit_conflict(const family_plan& f, const render_options& o) {
+    if (!(o.cpu_limit && f.intraop_threads && *f.intraop_threads > f.slot_cores)) return std::nullopt;
+    return fmt::format("thread cap {} is above the {} core(s) of a slot under --cpu-limit (limits.cpu \"{}\" for {} "
+                       "slot(s) per pod): CFS throttles the pool; measure the fits under a cap of at most {} "
+                       "(prof-measure --threads) or drop --cpu-limit",
+                       *f.intraop_threads, f.slot_cores, f.layout.unit_cores, f.layout.slots_per_unit, f.slot_cores);
+}
+
+// Why a family sets no thread-pool variables: its models' caps differ (the plan's warning names
+// them), or none was recorded.
+std::string no_thread_cap_reason(const family_plan& f) {
+    constexpr std::string_view mixed = "its models ran under different thread caps (";
+    for (const auto& w : f.warnings)
+        if (w.rfind(mixed, 0) == 0) {
+            const auto end = w.find(')', mixed.size());
+            return "its models ran under different thread caps (" + w.substr(mixed.size(), end - mixed.size()) +
+                   "): no thread-pool variables set";
+        }
+    return "no thread cap recorded in the profile";
+}
+
+// The thread-cap variables as `env` list entries, indented by `pad`.
+std::string thread_env(const family_plan& f, const std::string& pad) {
+    std::string out;
+    if (f.intraop_threads)
+        for (const auto& v : pool_variables())
+            out += fmt::format("{}- name: {}\n{}  value: \"{}\"\n", pad, v, pad, *f.intraop_threads);
+    return out;
+}
+
+std::string k8s_layout_comment(const plan_record& p, const family_plan& f) {
+    const family_layout& L = f.layout;
+    std::string out;
+    if (L.unit_gpus && L.slots_per_unit > 1)
+        out += fmt::format("# gpu_fraction {}: Kubernetes cannot request part of a device, so each pod holds one "
+                           "whole GPU and runs {} slots (start {} worker processes per pod)\n",
+                           format_double(*f.gpu_fraction), L.slots_per_unit, L.slots_per_unit);
+    else if (L.slots_per_unit > 1)
+        out += fmt::format("# {} slots per pod (start {} worker processes per pod): one slot per pod would need {} pods "
+                           "on a node, more than --max-pods-per-node {}\n",
+                           L.slots_per_unit, L.slots_per_unit, f.slots_per_node, p.run.limits.max_pods_per_node);
+    out += fmt::format("# layout: {} pod(s) per node ({} cores, {} allocatable), {} in parallel on {} node(s); slots "
+                       "per node limited by {}\n",
+                       L.units_per_node, p.node.cores, human_bytes(double(p.node.memory_bytes)),
+                       L.units_per_node * f.nodes, f.nodes, L.limited_by);
+    out += schedule_comment(p, f);
+    return out;
+}
+
+// A Job name from a family: a DNS label ("prof-" + the family in lower case, every other byte
+// '-'), short enough that the controller's pod names and labels stay within 63 characters.
+std::string job_name(const std::string& family, std::set<std::string>& taken) {
+    std::string n = "prof-";
+    for (unsigned char c : family) n += std::isalnum(c) ? static_cast<char>(std::tolower(c)) : '-';
+    if (n.size() > 40) n.resize(40);
+    while (n.back() == '-') n.pop_back();
+    std::string name = n;
+    for (int i = 2; !taken.insert(name).second; ++i) name = fmt::format("{}-{}", n, i);
+    return name;
+}
+
+}  // namespace
+
+// Kubernetes: per family one YAML document holding a container's `resources` and `env`, to
+// paste into a pod template (--target k8s-job writes a whole Job).
+std::string render_k8s(const plan_record& p, const render_options& o) {
+    require_layout(p, "k8s", "k8s");
+    std::string out = totals_comment(p);
+    for (const auto& [name, f] : p.families) {
+        out += "---\n";
+        out += "# prof-plan: Kubernetes container resources for " + family_header(name, f) + "\n";
+        out += k8s_layout_comment(p, f);
+        out += resources_block(f, o, "");
+        if (auto w = cpu_limit_conflict(f, o)) out += "# WARNING: " + *w + "\n";
+        if (f.intraop_threads) out += "env:\n" + thread_env(f, "");
+        else out += "env: []  # " + no_thread_cap_reason(f) + "\n";
+    }
+    return out;
+}
+
+// Kubernetes: per family an Indexed Job (batch/v1). completions = the family's work items,
+// parallelism = pods per node × nodes; index i runs the cells i × cells_per_item … of the
+// family's cells (PROF_CELLS_PER_INDEX, slots_per_unit at a time); activeDeadlineSeconds is the
+// deadline, whole seconds rounded up.
+std::string render_k8s_job(const plan_record& p, const render_options& o) {
+    require_layout(p, "k8s", "k8s-job");
+    std::string out = totals_comment(p);
+    if (p.families.size() > 1 && p.run.deadline_s)
+        out += fmt::format("# the Jobs are meant to be applied together on the {} node(s) of the totals: their pods share "
+                           "the nodes and the plan prices them as the families one after another; every Job's "
+                           "activeDeadlineSeconds is the run's deadline, counted from when they are applied{}\n",
+                           p.totals.nodes,
+                           p.totals.meets_deadline == false
+                               ? fmt::format(", so together they would be stopped at {} before the last cells finish",
+                                             human_seconds(*p.run.deadline_s))
+                               : std::string());
+    std::set<std::string> taken;
+    for (const auto& [name, f] : p.families) {
+        const family_layout& L = f.layout;
+        out += "---\n";
+        out += "# prof-plan: Kubernetes Indexed Job for " + family_header(name, f) + "\n";
+        out += k8s_layout_comment(p, f);
+        out += fmt::format("# each index runs {} of the family's cells, in the run's order, {} at a time: index i "
+                           "takes cells i x {} up to (i + 1) x {} - 1 (JOB_COMPLETION_INDEX)\n",
+                           L.cells_per_item, L.slots_per_unit, L.cells_per_item, L.cells_per_item);
+        if (f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit) < 10)
+            out += fmt::format("# an index lasts at most {}: every index starts a pod, which takes seconds the makespan "
+                               "does not count; for short cells run a worker pool (--target k8s) instead\n",
+                               human_seconds(f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit)));
+        if (p.run.deadline_s)
+            out += "# activeDeadlineSeconds is the deadline itself: Kubernetes fails the Job and stops its pods when it "
+                   "passes, pod start-up and image pulls included\n";
+        if (o.image.empty())
+            out += fmt::format("# the image is a placeholder: give your worker's with --k8s-image\n");
+        if (o.cpu_limit && !f.intraop_threads)
+            out += "# no CPU limit although --cpu-limit was given: the fits recorded no thread cap, and an uncapped "
+                   "pool under a CPU limit is throttled\n";
+        if (auto w = cpu_limit_conflict(f, o)) out += "# WARNING: " + *w + "\n";
+        out += "apiVersion: batch/v1\n";
+        out += "kind: Job\n";
+        out += "metadata:\n";
+        out += "  name: " + job_name(name, taken) + "\n";
+        out += "  labels:\n";
+        out += "    app.kubernetes.io/managed-by: prof-plan\n";
+        out += "spec:\n";
+        out += "  completionMode: Indexed\n";
+        out += fmt::format("  completions: {}\n", L.work_items);
+        out += fmt::format("  parallelism: {}\n", L.units_per_node * f.nodes);
+        if (p.run.deadline_s)
+            out += fmt::format("  activeDeadlineSeconds: {}\n",
+                               static_cast<std::uint64_t>(std::ceil(*p.run.deadline_s - 1e-9)));
+        out += "  template:\n";
+        out += "    spec:\n";
+        out += "      restartPolicy: Never\n";
+        out += "      containers:\n";
+        out += "      - name: worker\n";
+        out += "        image: " + json_quoted(o.image.empty() ? std::string(k8s_image_placeholder) : o.image) + "\n";
+        out += "        env:\n";
+        auto env = [&](std::string_view k, const std::string& v) {
+            out += fmt::format("        - name: {}\n          value: {}\n", k, json_quoted(v));
+        };
+        env("PROF_FAMILY", name);
+        env("PROF_CELLS", std::to_string(f.cells));
+        env("PROF_CELLS_PER_INDEX", std::to_string(L.cells_per_item));
+        env("PROF_SLOTS_PER_POD", std::to_string(L.slots_per_unit));
+        out += thread_env(f, "        ");
+        out += resources_block(f, o, "        ");
+    }
+    return out;
+}
+
+std::string render_plan_table(const plan_record& p) {
+    std::string out;
+    out += fmt::format("plan: basis {} (source {}), {} series x {} model(s); node {} cores, {}{}; {}; layout {}\n",
+                       p.provenance.basis, p.provenance.source, p.run.series, p.run.models.size(), p.node.cores,
+                       human_bytes(double(p.node.memory_bytes)),
+                       p.node.gpus ? fmt::format(", {} x {} GPU", p.node.gpus,
+                                                 human_bytes(double(p.node.gpu_memory_bytes.value_or(0))))
+                                   : std::string(", no GPU"),
+                       count_or_deadline(p), p.run.layout);
+    out += fmt::format("{:<20} {:>5} {:>10} {:>10} {:>8} {:>7} {:>7} {:>10} {:>6} {:>6} {:>10} {:<8} {}\n", "FAMILY",
+                       "cores", "memory", "gpu_mem", "gpu_frac", "threads", "slots", "cells", "nodes", "waves",
+                       "makespan", "basis", "confidence");
+    for (const auto& [name, f] : p.families) {
+        auto initial = [](const std::string& b) { return b.empty() ? std::string("?") : b.substr(0, 1); };
+        out += fmt::format("{:<20} {:>5} {:>10} {:>10} {:>8} {:>7} {:>7} {:>10} {:>6} {:>6} {:>10} {:<8} {}\n", name,
+                           f.slot_cores, human_bytes(double(f.slot_rss_bytes)),
+                           f.slot_gpu_bytes ? human_bytes(double(*f.slot_gpu_bytes)) : std::string("-"),
+                           f.gpu_fraction ? fmt::format("{:.3g}", *f.gpu_fraction) : std::string("-"),
+                           f.intraop_threads ? std::to_string(*f.intraop_threads) : std::string("-"),
+                           f.slots_per_node, f.cells, f.nodes, f.waves, human_seconds(f.makespan_s),
+                           initial(f.basis.cores) + initial(f.basis.memory) + initial(f.basis.gpu) +
+                               initial(f.basis.wall),
+                           f.low_confidence ? fmt::format("LOW ({} ok fits)", f.n_ok) : fmt::format("{} ok fits", f.n_ok));
+    }
+    out += "(per slot: cores, memory, gpu memory; slots per node under the layout; makespan of whole cells, at most; "
+           "basis per axis cores/memory/gpu/wall: m measured, r reference, a assumed)\n";
+    out += fmt::format("totals: {} cells, {} of work; {} node(s) running the families one after another; makespan "
+                       "<= {}, >= {}{}\n",
+                       p.totals.cells, human_seconds(p.totals.work_s), p.totals.nodes, human_seconds(p.totals.makespan_s),
+                       human_seconds(p.totals.makespan_lower_s),
+                       p.totals.meets_deadline ? (*p.totals.meets_deadline ? "; meets the deadline"
+                                                                           : "; DOES NOT MEET THE DEADLINE")
+                                               : "");
+    for (const auto& [name, f] : p.families) {
+        out += fmt::format("work of {}: {} priced by the {} rule; longest cell {} ({}{})\n", name,
+                           human_seconds(f.work_s), f.wall_estimator, human_seconds(f.longest_cell_s),
+                           f.longest_cell_model,
+                           f.longest_cell_n_obs ? fmt::format(", n_obs {}", *f.longest_cell_n_obs) : std::string());
+        if (!f.unmeasured_models.empty())
+            out += fmt::format("unmeasured in {} (no ok fit; sized from the defaults): {}\n", name,
+                               fmt::join(f.unmeasured_models, ", "));
+    }
+    if (!p.run.skipped_models.empty())
+        out += fmt::format("skipped (no ok fit, --on-unmeasured skip): {}\n", fmt::join(p.run.skipped_models, ", "));
+    return out;
+}
+
+std::vector<std::string> family_and_render_warnings(const plan_record& p, const std::string& target,
+                                                    const render_options& o) {
+    std::vector<std::string> out;
+    for (const auto& [name, f] : p.families)
+        for (const auto& w : f.warnings) out.push_back(fmt::format("family '{}': {}", name, w));
+    for (auto& w : render_warnings(p, target, o)) out.push_back(std::move(w));
+    return out;
+}
+
+std::vector<std::string> render_warnings(const plan_record& p, const std::string& target, const render_options& o) {
+    std::vector<std::string> out;
+    if (target != "k8s" && target != "k8s-job") return out;
+    for (const auto& [name, f] : p.families)
+        if (auto w = cpu_limit_conflict(f, o)) out.push_back(fmt::format("family '{}': {}", name, *w));
+    return out;
+}
+
+std::string render_plan(const plan_record& p, const std::string& target, const render_options& o) {
+    if (target == "json") return write_plan(p);
+    if (target == "ray") return render_ray(p);
+    if (target == "spark") return render_spark(p, o);
+    if (target == "k8s") return render_k8s(p, o);
+    if (target == "k8s-job") return render_k8s_job(p, o);
+    if (target == "table") return render_plan_table(p);
+    throw usage_error(fmt::format("--target must be json, spark, ray, k8s, k8s-job or table, not '{}'", target));
+}
+
+}  // namespace prof

@@ -1,0 +1,188 @@
+// The cost curve in n_obs and the work it predicts (see curve.hpp).
+#include "prof/profile/curve.hpp"
+
+#include "prof/profile/profile.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace prof {
+
+namespace {
+
+// [begin, end) ranges of `count` sorted keys cut into at most `bins` runs of equal count, a
+// run of equal keys never split between two ranges. key(i) is the i-th sorted key.
+template <class Key>
+std::vector<std::pair<std::size_t, std::size_t>> equal_count_ranges(std::size_t count, std::size_t bins, Key key) {
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    std::size_t distinct = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        if (i == 0 || key(i) != key(i - 1)) ++distinct;
+    if (distinct <= bins) {
+        for (std::size_t i = 0; i < count;) {
+            std::size_t j = i + 1;
+            while (j < count && key(j) == key(i)) ++j;
+            out.emplace_back(i, j);
+            i = j;
+        }
+        return out;
+    }
+    const std::size_t target = (count + bins - 1) / bins;
+    for (std::size_t i = 0; i < count;) {
+        std::size_t j = std::min(count, i + target);
+        while (j < count && key(j) == key(j - 1)) ++j;
+        out.emplace_back(i, j);
+        i = j;
+    }
+    return out;
+}
+
+// Sorts (n_obs, seconds) pairs by n_obs, stably, in linear time: LSD radix passes of up to 16
+// bits, as few as the largest n_obs needs (one for any length below 65536, with only as many
+// buckets as that length needs). A comparison sort of a harvest's millions of fits took longer
+// than reading them.
+void sort_by_length(std::vector<std::pair<std::uint64_t, double>>& v) {
+    if (v.size() < 64) {
+        std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        return;
+    }
+    std::uint64_t top = 0;
+    for (const auto& e : v) top = std::max(top, e.first);
+    std::vector<std::pair<std::uint64_t, double>> tmp(v.size());
+    std::vector<std::size_t> count;
+    for (int shift = 0; shift < 64 && (top >> shift) != 0; shift += 16) {
+        const int bits = std::min(16, static_cast<int>(std::bit_width(top >> shift)));
+        const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
+        count.assign(std::size_t{1} << bits, 0);
+        for (const auto& e : v) ++count[(e.first >> shift) & mask];
+        std::size_t at = 0;
+        for (auto& c : count) {
+            std::size_t n = c;
+            c = at;
+            at += n;
+        }
+        for (const auto& e : v) tmp[count[(e.first >> shift) & mask]++] = e;
+        v.swap(tmp);
+    }
+}
+
+}  // namespace
+
+std::vector<curve_point> build_curve(std::vector<std::pair<std::uint64_t, double>>& walls,
+                                     std::vector<std::pair<std::uint64_t, double>>& cpus) {
+    std::vector<curve_point> out;
+    if (walls.empty()) return out;
+    sort_by_length(walls);
+    sort_by_length(cpus);
+    auto ranges = equal_count_ranges(walls.size(), max_curve_points, [&](std::size_t i) { return walls[i].first; });
+    std::vector<double> vals;
+    std::size_t c = 0;
+    for (auto [b, e] : ranges) {
+        curve_point p;
+        p.n_obs_min = walls[b].first;
+        p.n_obs_max = walls[e - 1].first;
+        p.n_fits = e - b;
+        p.n_obs = walls[b + (e - b - 1) / 2].first;
+        vals.clear();
+        for (std::size_t i = b; i < e; ++i) vals.push_back(walls[i].second);
+        p.wall_s = *median(vals);
+        vals.clear();
+        while (c < cpus.size() && cpus[c].first < p.n_obs_min) ++c;
+        for (; c < cpus.size() && cpus[c].first <= p.n_obs_max; ++c) vals.push_back(cpus[c].second);
+        if (!vals.empty()) p.cpu_s = *median(vals);
+        out.push_back(p);
+    }
+    return out;
+}
+
+double curve_wall_at(const std::vector<curve_point>& curve, std::uint64_t n_obs) {
+    constexpr double biggest = std::numeric_limits<double>::max();
+    const double n = static_cast<double>(n_obs);
+    const curve_point& first = curve.front();
+    const curve_point& last = curve.back();
+    if (n_obs <= first.n_obs) return first.wall_s;
+    if (n_obs >= last.n_obs) {
+        if (n_obs == last.n_obs) return last.wall_s;
+        double b = 1;
+        if (curve.size() >= 2) {
+            const curve_point& prev = curve[curve.size() - 2];
+            double slope = std::log(last.wall_s / prev.wall_s) /
+                           std::log(static_cast<double>(last.n_obs) / static_cast<double>(prev.n_obs));
+            if (std::isfinite(slope)) b = std::clamp(slope, 1.0, 3.0);
+        }
+        double v = last.wall_s * std::pow(n / static_cast<double>(last.n_obs), b);
+        return std::isfinite(v) ? std::max(v, last.wall_s) : biggest;
+    }
+    auto hi = std::lower_bound(curve.begin(), curve.end(), n_obs,
+                               [](const curve_point& p, std::uint64_t x) { return p.n_obs < x; });
+    auto lo = hi - 1;
+    if (hi->n_obs == n_obs) return hi->wall_s;
+    double t = (n - static_cast<double>(lo->n_obs)) / static_cast<double>(hi->n_obs - lo->n_obs);
+    double v = lo->wall_s + t * (hi->wall_s - lo->wall_s);
+    // Between two positive values the chord stays positive; the guard keeps rounding honest.
+    return std::max(v, std::min(lo->wall_s, hi->wall_s));
+}
+
+double length_distribution::series() const {
+    double s = 0;
+    for (const auto& b : bins) s += b.n_series;
+    return s;
+}
+
+std::uint64_t length_distribution::max_n_obs() const {
+    std::uint64_t m = 0;
+    for (const auto& b : bins) m = std::max(m, b.n_obs_max);
+    return m;
+}
+
+std::uint64_t length_distribution::min_n_obs() const {
+    return bins.empty() ? 0 : bins.front().n_obs_min;
+}
+
+length_distribution distribution_of_lengths(std::vector<std::uint64_t>& lengths) {
+    length_distribution d;
+    std::sort(lengths.begin(), lengths.end());
+    for (auto [b, e] : equal_count_ranges(lengths.size(), max_length_bins, [&](std::size_t i) { return lengths[i]; })) {
+        length_bin bin;
+        bin.n_obs_min = lengths[b];
+        bin.n_obs_max = lengths[e - 1];
+        long double sum = 0;
+        for (std::size_t i = b; i < e; ++i) sum += static_cast<long double>(lengths[i]);
+        bin.n_obs = static_cast<std::uint64_t>(std::llround(sum / static_cast<long double>(e - b)));
+        bin.n_series = static_cast<double>(e - b);
+        d.bins.push_back(bin);
+    }
+    return d;
+}
+
+length_distribution scale_distribution(const length_distribution& d, double series) {
+    length_distribution out = d;
+    const double have = d.series();
+    if (have > 0)
+        for (auto& b : out.bins) b.n_series = b.n_series * series / have;
+    return out;
+}
+
+model_work predict_model_work(const std::vector<curve_point>& curve, const length_distribution& d) {
+    model_work w;
+    constexpr double biggest = std::numeric_limits<double>::max();
+    for (const auto& b : d.bins) {
+        double t = curve_wall_at(curve, b.n_obs);
+        double add = b.n_series * t;
+        w.total_wall_s = std::isfinite(w.total_wall_s + add) ? w.total_wall_s + add : biggest;
+        for (std::uint64_t n : {b.n_obs, b.n_obs_max}) {
+            double c = curve_wall_at(curve, n);
+            if (c > w.longest_cell_s || (c == w.longest_cell_s && n > w.longest_n_obs)) {
+                w.longest_cell_s = c;
+                w.longest_n_obs = n;
+            }
+        }
+    }
+    w.above_measured = d.max_n_obs() > curve.back().n_obs_max;
+    w.below_measured = d.min_n_obs() < curve.front().n_obs_min;
+    return w;
+}
+
+}  // namespace prof

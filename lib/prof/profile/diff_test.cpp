@@ -1,0 +1,148 @@
+// prof-diff's arithmetic: axis changes, the gate's rules, ratio parsing.
+#include "prof/profile/diff.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/test_support.hpp"
+
+#include <doctest/doctest.h>
+
+namespace {
+
+// ets (family statistical) over 8 ok fits, under the default margins.
+prof::compute_profile one_model(double wall, std::uint64_t rss, double cores) {
+    auto p = prof::test::profile_of({prof::test::model_of("ets", "statistical",
+                                                          {.n_ok = 8, .max_effective_cores = cores,
+                                                           .max_process_rss_bytes = rss, .median_wall_s = wall,
+                                                           .median_cpu_s = wall})},
+                                    prof::default_memory_margin, prof::default_time_margin);
+    p.families["statistical"].family = "statistical";
+    prof::recompute_derived(p);
+    return p;
+}
+
+const prof::axis_change& axis(const prof::row_diff& r, const std::string& name) {
+    for (const auto& a : r.axes)
+        if (a.axis == name) return a;
+    FAIL("no axis " << name);
+    return r.axes.front();
+}
+
+}  // namespace
+
+TEST_CASE("a model 25 percent slower fails a 20 percent gate and passes a 30 percent one") {
+    auto old_p = one_model(0.1, 100'000'000, 1.0), new_p = one_model(0.125, 100'000'000, 1.0);
+    auto d = prof::diff_profiles(old_p, new_p, {0.2, std::nullopt}, "a", "b");
+    REQUIRE(d.models.size() == 1);
+    const auto& w = axis(d.models[0], "median_wall_s");
+    CHECK(w.change == "up");
+    CHECK(*w.ratio == doctest::Approx(1.25));  // 0.125 / 0.1
+    CHECK(w.regression);
+    REQUIRE(d.regressions.size() == 1);
+    CHECK(d.regressions[0] == "ets: median_wall_s 100.00 ms -> 125.00 ms (+25.0 %), slower than the +20.0 % allowed");
+    CHECK_FALSE(d.passed());
+    CHECK(prof::diff_profiles(old_p, new_p, {0.3, std::nullopt}, "a", "b").passed());
+}
+
+TEST_CASE("exactly the allowed growth passes the gate") {
+    // 0.1 -> 0.12 is +20 % within rounding: not more than 20 %.
+    auto d = prof::diff_profiles(one_model(0.1, 1, 1.0), one_model(0.12, 1, 1.0), {0.2, std::nullopt}, "a", "b");
+    CHECK(d.passed());
+}
+
+TEST_CASE("memory and cores are gated by max_bigger, wall time is not") {
+    // RSS 100 MB -> 115 MB (+15 %), cores 1.0 -> 1.9 snaps 1 -> 2 (+100 %), wall 3x slower.
+    auto d = prof::diff_profiles(one_model(0.1, 100'000'000, 1.0), one_model(0.3, 115'000'000, 1.9),
+                                 {std::nullopt, 0.1}, "a", "b");
+    CHECK(axis(d.models[0], "max_process_rss_bytes").regression);
+    CHECK(axis(d.models[0], "slot_cores").regression);
+    CHECK_FALSE(axis(d.models[0], "median_wall_s").regression);
+    CHECK(d.regressions.size() == 2);
+}
+
+TEST_CASE("a model measured before and unmeasured now fails every gate on its gated axes") {
+    prof::compute_profile empty;
+    auto d = prof::diff_profiles(one_model(0.1, 100, 1.0), empty, {0.5, 0.5}, "a", "b");
+    REQUIRE(d.models.size() == 1);
+    CHECK(d.models[0].presence == "removed");
+    CHECK(axis(d.models[0], "median_wall_s").change == "lost");
+    // slower: median_wall_s; bigger: process RSS and cores (GPU was never measured).
+    CHECK(d.regressions.size() == 3);
+}
+
+TEST_CASE("without a gate nothing is a regression and a model only in new is added") {
+    prof::compute_profile empty;
+    auto d = prof::diff_profiles(empty, one_model(0.1, 100, 1.0), {}, "a", "b");
+    CHECK(d.models[0].presence == "added");
+    CHECK(axis(d.models[0], "median_wall_s").change == "gained");
+    CHECK(d.passed());
+}
+
+TEST_CASE("the same profile on both sides is unchanged on every axis") {
+    auto p = one_model(0.1, 100'000'000, 1.2);
+    auto d = prof::diff_profiles(p, p, {0.0, 0.0}, "a", "a");
+    for (const auto& a : d.models[0].axes) CHECK((a.change == "same" || a.change == "none"));
+    CHECK(d.passed());
+}
+
+TEST_CASE("different margins are a warning, and the gate ignores them") {
+    auto old_p = one_model(0.1, 100, 1.0), new_p = old_p;
+    new_p.time_margin = 1.5;
+    prof::recompute_derived(new_p);
+    auto d = prof::diff_profiles(old_p, new_p, {0.0, 0.0}, "a", "b");
+    CHECK(d.passed());
+    REQUIRE(d.warnings.size() == 1);
+    CHECK(d.warnings[0].find("x1.1 -> x1.5") != std::string::npos);
+    REQUIRE(d.families.size() == 1);
+    const auto& per_series = axis(d.families[0], "planning_wall_s_per_series");
+    REQUIRE(per_series.ratio);
+    CHECK(*per_series.ratio == doctest::Approx(1.5 / 1.1));  // 0.1 x 1.5 over 0.1 x 1.1
+}
+
+TEST_CASE("a gate ratio is a fraction or a percentage, never negative or not a number") {
+    CHECK(prof::parse_gate_ratio("0.2", "--max-slower") == doctest::Approx(0.2));
+    CHECK(prof::parse_gate_ratio("20%", "--max-slower") == doctest::Approx(0.2));
+    CHECK(prof::parse_gate_ratio("0", "--max-slower") == 0.0);
+    CHECK_THROWS_WITH_AS(prof::parse_gate_ratio("-1", "--max-bigger"),
+                         "--max-bigger: expected a ratio >= 0 such as 0.2 or 20%, found \"-1\"", prof::usage_error);
+    CHECK_THROWS_AS(prof::parse_gate_ratio("inf", "--max-bigger"), prof::usage_error);
+    CHECK_THROWS_AS(prof::parse_gate_ratio("%", "--max-bigger"), prof::usage_error);
+    CHECK_THROWS_AS(prof::parse_gate_ratio("20 %", "--max-bigger"), prof::usage_error);
+}
+
+namespace {
+
+prof::compute_profile from_fits(double long_series_wall) {
+    std::vector<prof::measured_fit> fits;
+    auto add = [&](const char* ts, std::uint64_t n_obs, double wall) {
+        fits.push_back(prof::test::fit_of(ts, "ets", "statistical", {.n_obs = n_obs, .wall_s = wall, .cpu_s = wall}));
+    };
+    add("a", 10, 0.01);
+    add("b", 10, 0.01);
+    add("c", 10, 0.01);
+    add("d", 1000, long_series_wall);
+    return prof::build_profile(fits, {1.25, 1.1});
+}
+
+}  // namespace
+
+TEST_CASE("a model slower on its long series only is caught by the curve, not by the median") {
+    // Medians: (0.01 + 0.01) / 2 = 0.01 on both sides. Over the measured lengths (three of 10,
+    // one of 1000): old (3 x 0.01 + 0.1) / 4 = 0.0325 s, new (3 x 0.01 + 0.3) / 4 = 0.0825 s.
+    auto d = prof::diff_profiles(from_fits(0.1), from_fits(0.3), {0.2, std::nullopt}, "a", "b");
+    CHECK(d.lengths_source == "new measured lengths");
+    REQUIRE(d.models.size() == 1);
+    CHECK(axis(d.models[0], "median_wall_s").change == "same");
+    const auto& c = axis(d.models[0], "curve_wall_s_per_series");
+    REQUIRE(c.old_value);
+    CHECK(*c.old_value == doctest::Approx(0.0325));
+    CHECK(*c.new_value == doctest::Approx(0.0825));
+    CHECK(c.regression);
+    CHECK(d.regressions.size() == 1);
+}
+
+TEST_CASE("a bare gate ratio above 1 is refused: it is most often a percentage without its sign") {
+    CHECK_THROWS_WITH_AS(prof::parse_gate_ratio("20", "--max-slower"),
+                         "--max-slower: \"20\" would allow 21 times the old value; write 2000% for that (or 0.2 for 20 %)",
+                         prof::usage_error);
+    CHECK(prof::parse_gate_ratio("1", "--max-slower") == 1.0);
+    CHECK(prof::parse_gate_ratio("300%", "--max-slower") == doctest::Approx(3.0));
+}

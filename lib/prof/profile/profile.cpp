@@ -1,0 +1,511 @@
+// build_profile and the profile record (see profile.hpp for the rules of the arithmetic).
+#include "prof/profile/profile.hpp"
+
+#include "prof/core/errors.hpp"
+#include "prof/io/json_out.hpp"
+#include "prof/io/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <iterator>
+#include <fmt/format.h>
+#include <limits>
+
+namespace prof {
+namespace od = simdjson::ondemand;
+
+namespace {
+
+// The warning for a model whose device ran out of memory: the limit it died at is seldom
+// recorded, so the GPU slot sized from the fits that worked may be too small.
+std::string gpu_oom_warning(const std::string& model, std::uint64_t n, const std::optional<std::uint64_t>& peak) {
+    std::string bound =
+        peak ? fmt::format("one reached peak_gpu_bytes {} before failing, so it needs more: slot_gpu_bytes is at "
+                           "least {} (the OOM bump)",
+                           *peak, oom_floor_bytes(*peak))
+             : std::string("no peak_gpu_bytes was recorded at the failure, so no lower bound follows");
+    return fmt::format("model '{}': {} fit(s) ran out of GPU memory (a device OOM; host memory is not raised): the "
+                       "device limit they hit is not recorded, so slot_gpu_bytes may be too small; {}; size the GPU "
+                       "from a fit that succeeds on a larger device",
+                       model, n, bound);
+}
+
+template <class T>
+void keep_max(std::optional<T>& acc, const std::optional<T>& v) {
+    if (!v) return;
+    if (!acc || *v > *acc) acc = v;
+}
+
+// Per-family raw roll-up from the models (peaks, sums, the common thread cap), then sizing.
+std::map<std::string, family_cost> roll_up_families(const std::map<std::string, model_cost>& models,
+                                                    const std::map<std::string, std::optional<double>>& family_median,
+                                                    const margins& margin) {
+    std::map<std::string, family_cost> out;
+    std::map<std::string, bool> threads_mixed;
+    for (const auto& [name, m] : models) {
+        family_cost& f = out[m.family];
+        bool first = f.models.empty();
+        f.family = m.family;
+        f.models.push_back(name);  // models is a sorted map, so this stays sorted
+        f.n_fits += m.n_fits;
+        f.n_ok += m.n_ok;
+        keep_max(f.max_process_rss_bytes, m.max_process_rss_bytes);
+        keep_max(f.max_peak_rss_bytes, m.max_peak_rss_bytes);
+        keep_max(f.max_peak_gpu_bytes, m.max_peak_gpu_bytes);
+        keep_max(f.max_effective_cores, m.max_effective_cores);
+        if (m.oom_limit_bytes) keep_max(f.oom_floor_bytes, std::optional(oom_floor_bytes(*m.oom_limit_bytes)));
+        if (m.gpu_oom_peak_bytes)
+            keep_max(f.gpu_oom_floor_bytes, std::optional(oom_floor_bytes(*m.gpu_oom_peak_bytes)));
+        if (m.median_wall_s) f.total_wall_s_per_series = f.total_wall_s_per_series.value_or(0.0) + *m.median_wall_s;
+        if (first) {
+            f.intraop_threads = m.intraop_threads;
+            threads_mixed[m.family] = !m.intraop_threads;
+        } else if (!m.intraop_threads || m.intraop_threads != f.intraop_threads) {
+            threads_mixed[m.family] = true;
+        }
+    }
+    for (auto& [name, f] : out) {
+        if (threads_mixed[name]) f.intraop_threads.reset();
+        auto it = family_median.find(name);
+        f.median_wall_s = it == family_median.end() ? std::nullopt : it->second;
+        size_family(f, margin);
+    }
+    return out;
+}
+
+// The (n_obs, seconds) pairs of the fits that had an n_obs, from the parallel blocks.
+std::vector<std::pair<std::uint64_t, double>> pairs_of(const value_blocks& values,
+                                                      const blocks<std::uint32_t>& lengths) {
+    std::vector<std::pair<std::uint64_t, double>> out;
+    out.reserve(values.size());
+    values.for_each_with(lengths, [&](double v, std::uint32_t n) {
+        if (n != 0) out.emplace_back(n, v);
+    });
+    return out;
+}
+
+std::vector<curve_point> curve_of(const value_blocks& wall, const blocks<std::uint32_t>& wall_n,
+                                  const value_blocks& cpu, const blocks<std::uint32_t>& cpu_n) {
+    auto walls = pairs_of(wall, wall_n);
+    auto cpus = pairs_of(cpu, cpu_n);
+    return build_curve(walls, cpus);
+}
+
+// A model's raw cost from its accumulator (profile_builder's private model_acc, deduced).
+template <class Acc>
+model_cost cost_of(const std::string& name, const std::string& family, const Acc& acc) {
+    model_cost m;
+    m.model_type = name;
+    m.family = family;
+    m.n_fits = acc.n_fits;
+    m.n_ok = acc.n_ok;
+    m.max_n_obs = acc.max_n_obs;
+    m.max_process_rss_bytes = acc.max_process_rss;
+    m.max_peak_rss_bytes = acc.max_peak_rss;
+    m.max_peak_gpu_bytes = acc.max_peak_gpu;
+    std::vector<const std::vector<double>*> wall_parts, cpu_parts;
+    acc.wall.parts(wall_parts);
+    acc.cpu.parts(cpu_parts);
+    m.median_wall_s = median_of_parts(wall_parts);
+    m.median_cpu_s = median_of_parts(cpu_parts);
+    m.max_effective_cores = acc.max_eff;
+    m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
+    m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
+    m.n_oom_killed = acc.n_oom;
+    m.oom_limit_bytes = acc.oom_limit;
+    m.n_gpu_oom = acc.n_gpu_oom;
+    m.gpu_oom_peak_bytes = acc.gpu_oom_peak;
+    return m;
+}
+
+}  // namespace
+
+std::optional<double> median(std::vector<double>& v) {
+    if (v.empty()) return std::nullopt;
+    std::size_t n = v.size(), mid = n / 2;
+    std::nth_element(v.begin(), v.begin() + mid, v.end());
+    double hi = v[mid];
+    if (n % 2 == 1) return hi;
+    double lo = *std::max_element(v.begin(), v.begin() + mid);
+    return lo + (hi - lo) / 2;
+}
+
+std::optional<double> median_of_parts(const std::vector<const std::vector<double>*>& parts) {
+    std::size_t n = 0;
+    for (const auto* v : parts) n += v->size();
+    if (n == 0) return std::nullopt;
+    if (n <= 32768) {  // a copy is cheaper than the two bucket arrays (1 MiB)
+        std::vector<double> all;
+        all.reserve(n);
+        for (const auto* v : parts) all.insert(all.end(), v->begin(), v->end());
+        return median(all);
+    }
+    // Positive finite doubles order as their bit patterns do; bucket by the top 16 bits.
+    constexpr int shift = 48;
+    constexpr std::size_t buckets = 1u << 16;
+    auto bucket_of = [](double d) {
+        std::uint64_t u;
+        std::memcpy(&u, &d, sizeof u);
+        return static_cast<std::size_t>(u >> shift);
+    };
+    std::vector<std::size_t> count(buckets, 0);
+    std::vector<double> top(buckets, 0.0);  // the largest value in each bucket
+    for (const auto* v : parts)
+        for (double d : *v) {
+            std::size_t b = bucket_of(d);
+            if (count[b]++ == 0 || d > top[b]) top[b] = d;
+        }
+    // median(): hi = the (n/2)-th smallest; for an even n, lo = the (n/2 - 1)-th smallest.
+    std::size_t mid = n / 2, below = 0, b = 0;
+    while (below + count[b] <= mid) below += count[b++];
+    std::vector<double> bucket;
+    bucket.reserve(count[b]);
+    for (const auto* v : parts)
+        for (double d : *v)
+            if (bucket_of(d) == b) bucket.push_back(d);
+    std::size_t at = mid - below;
+    std::nth_element(bucket.begin(), bucket.begin() + static_cast<std::ptrdiff_t>(at), bucket.end());
+    double hi = bucket[at];
+    if (n % 2 == 1) return hi;
+    double lo;
+    if (at > 0) {
+        lo = *std::max_element(bucket.begin(), bucket.begin() + static_cast<std::ptrdiff_t>(at));
+    } else {
+        std::size_t c = b;
+        while (count[--c] == 0) {
+        }
+        lo = top[c];
+    }
+    return lo + (hi - lo) / 2;
+}
+
+void size_family(family_cost& f, const margins& m) {
+    f.memory_margin = m.memory();
+    f.time_margin = m.time();
+    const slot_size s = size_slot({f.max_effective_cores, f.max_process_rss_bytes, f.max_peak_gpu_bytes,
+                                   f.oom_floor_bytes, f.gpu_oom_floor_bytes},
+                                  m.memory());
+    f.slot_cores = s.cores;
+    f.slot_rss_bytes = s.rss_bytes;
+    f.slot_gpu_bytes = s.gpu_bytes;
+    f.planning_wall_s_per_cell = f.median_wall_s ? std::optional(*f.median_wall_s * m.time()) : std::nullopt;
+    f.planning_wall_s_per_series =
+        f.total_wall_s_per_series ? std::optional(*f.total_wall_s_per_series * m.time()) : std::nullopt;
+}
+
+bool fit_was_oom_killed(const fit_evidence& f) {
+    if (f.ok) return false;
+    if (f.oom_killed) return *f.oom_killed;
+    if (f.memory_limit_bytes && f.signal && *f.signal == "SIGKILL") return true;
+    if (!f.error || fit_was_device_oom(f)) return false;
+    for (std::string_view p : memory_error_patterns)
+        if (f.error->find(p) != std::string_view::npos) return true;
+    if (f.memory_limit_bytes)
+        for (std::string_view p : killed_error_patterns)
+            if (f.error->find(p) != std::string_view::npos) return true;
+    return false;
+}
+
+bool fit_was_device_oom(const fit_evidence& f) {
+    if (f.ok || !f.error) return false;
+    for (std::string_view p : device_memory_error_patterns)
+        if (f.error->find(p) != std::string_view::npos) return true;
+    return false;
+}
+
+void append_oom_warnings(std::vector<std::string>& out, const std::string& model, std::uint64_t n_oom_no_limit,
+                         std::uint64_t n_gpu_oom, const std::optional<std::uint64_t>& gpu_oom_peak) {
+    if (n_oom_no_limit)
+        out.push_back(fmt::format(
+            "model '{}': {} fit(s) killed for memory under no known limit: no lower bound on its memory; record "
+            "the limit (prof-measure --memory-limit, or a memory_limit_bytes column)",
+            model, n_oom_no_limit));
+    if (n_gpu_oom) out.push_back(gpu_oom_warning(model, n_gpu_oom, gpu_oom_peak));
+}
+
+void append_family_warning(std::vector<std::string>& out, const std::string& model,
+                           const std::vector<std::string>& families) {
+    if (families.size() < 2) return;
+    std::string all;
+    for (const auto& f : families) all += (all.empty() ? "" : ", ") + f;
+    out.push_back(fmt::format("model '{}' appears under families {}; counted under '{}': give each model one family",
+                              model, all, families.front()));
+}
+
+// ---- profile_builder --------------------------------------------------------------------
+
+profile_builder::profile_builder(const margins& m) : margins_(m) {}
+
+void profile_builder::add(const measured_fit& f) {
+    fit_evidence v;
+    v.ts_id = f.ts_id;
+    v.model_type = f.model_type;
+    v.family = f.family;
+    v.n_obs = f.n_obs;
+    v.ok = f.ok;
+    if (f.error) v.error = *f.error;
+    v.wall_s = f.wall_s;
+    v.cpu_s = f.cpu_s;
+    v.process_rss_bytes = f.process_rss_bytes;
+    v.peak_rss_bytes = f.peak_rss_bytes;
+    v.peak_gpu_bytes = f.peak_gpu_bytes;
+    v.intraop_threads = f.intraop_threads;
+    if (f.measured_at) v.measured_at = *f.measured_at;
+    if (f.signal) v.signal = *f.signal;
+    v.memory_limit_bytes = f.memory_limit_bytes;
+    v.oom_killed = f.oom_killed;
+    if (f.params_digest) v.params_digest = *f.params_digest;
+    v.contended = contended(f);
+    add(v);
+}
+
+void profile_builder::add(const fit_evidence& f) {
+    ++n_measurements_;
+    if (f.ok) ++n_ok_;
+    if (ts_ids_.size() == 0 || !same_text(f.ts_id, last_ts_id_)) {
+        last_ts_id_.assign(f.ts_id);
+        ts_ids_.intern(last_ts_id_);
+    }
+    if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
+    std::uint32_t id = model_ids_.intern(f.model_type);
+    if (id == models_.size()) models_.emplace_back();
+    model_acc& m = models_[id];
+    ++m.n_fits;
+    if (f.contended) ++n_contended_;
+    if (!m.params_seen) {
+        m.params_seen = true;
+        if (f.params_digest) m.params = std::string(*f.params_digest);
+    } else if (!m.other_params && (m.params.has_value() != f.params_digest.has_value() ||
+                                   (m.params && !same_text(*m.params, *f.params_digest)))) {
+        m.other_params = f.params_digest ? std::string(*f.params_digest) : std::string();
+    }
+    // A model nearly always has one family: that case is one short compare, not a search.
+    if (m.families.size() != 1 || !same_text(m.families.front(), f.family)) {
+        auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
+        if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
+    }
+    if (!m.threads_seen) {
+        m.threads_seen = true;
+        m.threads = f.intraop_threads;
+    } else if (m.threads != f.intraop_threads) {
+        m.threads_mixed = true;
+    }
+    if (!f.ok) {
+        std::pair<std::string, std::string> e{f.ts_id, f.error.value_or("")};
+        if (!m.first_error || e < *m.first_error) m.first_error = std::move(e);
+        if (fit_was_oom_killed(f)) {
+            ++m.n_oom;
+            if (f.memory_limit_bytes) keep_max(m.oom_limit, f.memory_limit_bytes);
+            else ++m.n_oom_no_limit;
+        } else if (fit_was_device_oom(f)) {
+            ++m.n_gpu_oom;
+            if (usable(f.peak_gpu_bytes)) keep_max(m.gpu_oom_peak, f.peak_gpu_bytes);
+        }
+        return;
+    }
+    ++m.n_ok;
+    keep_max(m.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
+    // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
+    const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
+    if (usable(f.wall_s)) m.wall_n.push_back(n);
+    if (usable(f.cpu_s)) m.cpu_n.push_back(n);
+    if (usable(f.process_rss_bytes)) keep_max(m.max_process_rss, f.process_rss_bytes);
+    if (usable(f.peak_rss_bytes)) keep_max(m.max_peak_rss, f.peak_rss_bytes);
+    // A GPU reading of 0 is a measurement (NVML saw no device memory in use), not an absence:
+    // the one axis where 0 is usable, so a CPU model measured on a GPU host stays "measured none".
+    if (f.peak_gpu_bytes) keep_max(m.max_peak_gpu, f.peak_gpu_bytes);
+    if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
+    if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
+    if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
+}
+
+void profile_builder::merge(profile_builder&& other) {
+    n_measurements_ += other.n_measurements_;
+    n_ok_ += other.n_ok_;
+    n_contended_ += other.n_contended_;
+    for (const auto& id : other.ts_ids_.names()) ts_ids_.intern(id);
+    latest_.add(other.latest_);
+    const auto& names = other.model_ids_.names();
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        std::uint32_t id = model_ids_.intern(names[k]);
+        if (id == models_.size()) models_.emplace_back();
+        model_acc& m = models_[id];
+        model_acc& o = other.models_[k];
+        m.n_fits += o.n_fits;
+        m.wall.splice(std::move(o.wall));
+        m.n_ok += o.n_ok;
+        m.cpu.splice(std::move(o.cpu));
+        m.wall_n.splice(std::move(o.wall_n));
+        m.cpu_n.splice(std::move(o.cpu_n));
+        keep_max(m.max_n_obs, o.max_n_obs);
+        keep_max(m.max_process_rss, o.max_process_rss);
+        keep_max(m.max_peak_rss, o.max_peak_rss);
+        keep_max(m.max_peak_gpu, o.max_peak_gpu);
+        m.n_oom += o.n_oom;
+        m.n_oom_no_limit += o.n_oom_no_limit;
+        m.n_gpu_oom += o.n_gpu_oom;
+        keep_max(m.oom_limit, o.oom_limit);
+        keep_max(m.gpu_oom_peak, o.gpu_oom_peak);
+        keep_max(m.max_eff, o.max_eff);
+        if (o.threads_seen) {
+            if (!m.threads_seen) m.threads = o.threads;
+            m.threads_mixed |= o.threads_mixed || (m.threads_seen && m.threads != o.threads);
+            m.threads_seen = true;
+        }
+        std::vector<std::string> families;
+        std::set_union(m.families.begin(), m.families.end(), o.families.begin(), o.families.end(),
+                       std::back_inserter(families));
+        m.families = std::move(families);
+        if (o.first_error && (!m.first_error || *o.first_error < *m.first_error)) m.first_error = std::move(o.first_error);
+        if (o.params_seen) {
+            if (!m.params_seen) {
+                m.params = std::move(o.params);
+                m.other_params = std::move(o.other_params);
+            } else if (!m.other_params) {
+                if (o.params != m.params) m.other_params = o.params.value_or("");
+                else m.other_params = std::move(o.other_params);
+            }
+            m.params_seen = true;
+        }
+    }
+    other = profile_builder(margins_);
+}
+
+std::vector<std::string> profile_builder::mixed_params() const {
+    std::vector<std::string> out;
+    const auto& names = model_ids_.names();
+    auto shown = [](const std::optional<std::string>& d) { return d && !d->empty() ? d->substr(0, 12) : std::string("none"); };
+    for (std::size_t k = 0; k < models_.size(); ++k)
+        if (models_[k].other_params)
+            out.push_back(fmt::format("model {}: fits measured under different params (params_digest {} and {})", names[k],
+                                      shown(models_[k].params), shown(models_[k].other_params)));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+compute_profile profile_builder::finish(profile_provenance provenance) const {
+    compute_profile p;
+    p.provenance = std::move(provenance);
+    p.memory_margin = margins_.memory();
+    p.time_margin = margins_.time();
+    p.n_measurements = n_measurements_;
+    p.n_ok = n_ok_;
+    p.n_failed = n_measurements_ - n_ok_;
+    p.n_sample_series = ts_ids_.size();
+    // The 100 smallest ids, sorted, without sorting them all (a run has millions of series).
+    const auto& all_ids = ts_ids_.names();
+    std::vector<std::string> ids(std::min<std::size_t>(all_ids.size(), 100));
+    std::partial_sort_copy(all_ids.begin(), all_ids.end(), ids.begin(), ids.end());
+    p.sample_ts_ids = std::move(ids);
+    if (latest_.ns()) p.provenance.measured_at = latest_.rfc3339();
+    if (n_contended_ > 0)
+        p.provenance.warnings.push_back(fmt::format(
+            "{} of {} fits were measured on a busy host (CPU pressure at least {:.0f}% over at least {} s): their wall "
+            "times may read long and their effective cores short; measure again on an idle host",
+            n_contended_, n_measurements_, contended_cpu_pressure * 100, format_double(contended_min_wall_s)));
+    for (const auto& m : mixed_params()) p.provenance.warnings.push_back(m + " (folded as one under --mixed-params)");
+
+    std::map<std::string, std::vector<const std::vector<double>*>> family_walls;
+    std::vector<std::uint32_t> by_name(models_.size());
+    for (std::uint32_t k = 0; k < by_name.size(); ++k) by_name[k] = k;
+    const auto& names = model_ids_.names();
+    std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) { return names[a] < names[b]; });
+    for (std::uint32_t k : by_name) {
+        const std::string& name = names[k];
+        const model_acc& acc = models_[k];
+        if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
+        bool any_axis = acc.max_process_rss || acc.max_peak_rss || (acc.max_peak_gpu && *acc.max_peak_gpu > 0) ||
+                        !acc.wall.empty() || !acc.cpu.empty() || acc.oom_limit || acc.gpu_oom_peak;
+        const std::string& family = acc.families.front();
+        append_oom_warnings(p.provenance.warnings, name, acc.n_oom_no_limit, acc.n_gpu_oom, acc.gpu_oom_peak);
+        if (!any_axis) {
+            p.dropped_models.push_back(name);
+            p.dropped_model_families[name] = family;
+            continue;
+        }
+        append_family_warning(p.provenance.warnings, name, acc.families);
+        acc.wall.parts(family_walls[family]);
+        p.models.emplace(name, cost_of(name, family, acc));
+    }
+    std::map<std::string, std::optional<double>> family_median;
+    for (const auto& [fam, walls] : family_walls) family_median[fam] = median_of_parts(walls);
+    p.families = roll_up_families(p.models, family_median, margins_);
+    return p;
+}
+
+compute_profile build_profile(const std::vector<measured_fit>& fits, const margins& m, profile_provenance provenance) {
+    profile_builder b(m);
+    for (const auto& f : fits) b.add(f);
+    return b.finish(std::move(provenance));
+}
+
+void recompute_derived(compute_profile& p) {
+    const margins margin(p.memory_margin, p.time_margin);
+    p.n_failed = p.n_measurements >= p.n_ok ? p.n_measurements - p.n_ok : 0;
+    std::map<std::string, std::optional<double>> family_median;
+    for (const auto& [name, f] : p.families) family_median[name] = f.median_wall_s;
+    for (const auto& [name, m] : p.models) {
+        if (!p.families.count(m.family))
+            throw field_error(fmt::format("model '{}' names family '{}', which has no entry in 'families'", name,
+                                          m.family));
+    }
+    p.families = roll_up_families(p.models, family_median, margin);
+}
+
+// ---- table ------------------------------------------------------------------------------
+
+std::string format_profile_table(const compute_profile& p) {
+    auto opt_bytes = [](const std::optional<std::uint64_t>& b) { return b ? human_bytes(double(*b)) : std::string("-"); };
+    auto opt_secs = [](const std::optional<double>& s) { return s ? human_seconds(*s) : std::string("-"); };
+    auto opt_int = [](const std::optional<std::uint64_t>& u) { return u ? std::to_string(*u) : std::string("-"); };
+    auto opt_cores = [](const std::optional<double>& c) { return c ? fmt::format("{:.2f}", *c) : std::string("-"); };
+    std::string out;
+    out += fmt::format("profile: basis {}, source {}{}, {} fits ({} ok, {} failed) on {} series, margins memory x{} time x{}\n",
+                       p.provenance.basis, p.provenance.source,
+                       p.provenance.run_id ? " " + *p.provenance.run_id : std::string(), p.n_measurements, p.n_ok,
+                       p.n_failed, p.n_sample_series, format_double(p.memory_margin), format_double(p.time_margin));
+    out += fmt::format("{:<24} {:>6} {:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7}\n", "FAMILY / model", "fits",
+                       "ok", "cores", "slot_rss", "slot_gpu", "wall/cell", "wall/series", "peak_rss", "threads");
+    for (const auto& [name, f] : p.families) {
+        out += fmt::format("{:<24} {:>6} {:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7}\n", name, f.n_fits,
+                           f.n_ok, opt_int(f.slot_cores), opt_bytes(f.slot_rss_bytes), opt_bytes(f.slot_gpu_bytes),
+                           opt_secs(f.planning_wall_s_per_cell), opt_secs(f.planning_wall_s_per_series),
+                           opt_bytes(f.max_peak_rss_bytes), opt_int(f.intraop_threads));
+        for (const auto& mname : f.models) {
+            const model_cost& m = p.models.at(mname);
+            out += fmt::format("  {:<22} {:>6} {:>5} {:>6} {:>11} {:>11} {:>11} {:>11} {:>11} {:>7}\n", mname, m.n_fits,
+                               m.n_ok, opt_cores(m.max_effective_cores), opt_bytes(m.max_process_rss_bytes),
+                               opt_bytes(m.max_peak_gpu_bytes), opt_secs(m.median_wall_s), "", opt_bytes(m.max_peak_rss_bytes),
+                               opt_int(m.intraop_threads));
+        }
+    }
+    out += "(family rows: sized slot values with margins; model rows: raw max cores, max process RSS, median wall)\n";
+    if (!p.dropped_models.empty()) {
+        std::string d;
+        for (const auto& m : p.dropped_models) {
+            auto fam = p.dropped_model_families.find(m);
+            d += (d.empty() ? "" : ", ") + m +
+                 (fam != p.dropped_model_families.end() ? " (family " + fam->second + ")" : std::string());
+        }
+        out += "dropped models (no usable measurement): " + d + "\n";
+    }
+    for (const auto& [m, e] : p.first_error_by_model) out += fmt::format("first error of {}: {}\n", m, e);
+    for (const auto& [name, m] : p.models)
+        if (m.oom_limit_bytes)
+            out += fmt::format("killed for memory: {} fit(s) of {}, at limits up to {}: its family's slot is at least "
+                               "{}\n",
+                               m.n_oom_killed, name, human_bytes(double(*m.oom_limit_bytes)),
+                               human_bytes(double(oom_floor_bytes(*m.oom_limit_bytes))));
+    for (const auto& [name, m] : p.models)
+        if (m.n_gpu_oom)
+            out += fmt::format("out of GPU memory: {} fit(s) of {}{}\n", m.n_gpu_oom, name,
+                               m.gpu_oom_peak_bytes ? fmt::format(", at peaks up to {}: its family's GPU slot is at least {}",
+                                                                  human_bytes(double(*m.gpu_oom_peak_bytes)),
+                                                                  human_bytes(double(oom_floor_bytes(*m.gpu_oom_peak_bytes))))
+                                                    : std::string(", peak not recorded: no bound on its GPU memory"));
+    for (const auto& w : p.provenance.warnings) out += "warning: " + w + "\n";
+    return out;
+}
+
+}  // namespace prof

@@ -1,0 +1,263 @@
+// The cost model of one run (the seed's ComputeProfile): ModelCost,
+// FamilyCost, ProfileProvenance, build_profile (the arithmetic), and reading/writing.
+#pragma once
+
+#include "prof/profile/curve.hpp"
+#include "prof/io/interner.hpp"
+#include "prof/io/json_in.hpp"
+#include "prof/profile/rules.hpp"
+#include "prof/records/records.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace prof {
+
+class json_writer;
+
+// Raw per-model costs, no margin applied. Bytes are integers, seconds doubles; null = no
+// usable value for that axis.
+struct model_cost {
+    std::string model_type, family;
+    std::uint64_t n_fits = 0, n_ok = 0;
+    std::optional<std::uint64_t> max_n_obs;
+    std::optional<std::uint64_t> max_process_rss_bytes, max_peak_rss_bytes, max_peak_gpu_bytes;
+    std::optional<double> median_wall_s, median_cpu_s, max_effective_cores;
+    std::optional<std::uint64_t> intraop_threads;  // common cap; null if unknown or mixed
+    std::vector<curve_point> wall_curve;  // wall (and CPU) seconds against n_obs; empty = no length known
+    std::uint64_t n_oom_killed = 0;       // failed fits killed for memory (see fit_was_oom_killed)
+    std::optional<std::uint64_t> oom_limit_bytes;  // the largest limit one of them was killed at
+    // Failed fits whose device ran out of memory (see fit_was_device_oom): evidence about GPU
+    // memory, never host memory. The device limit they hit is seldom recorded.
+    std::uint64_t n_gpu_oom = 0;
+    std::optional<std::uint64_t> gpu_oom_peak_bytes;  // the largest peak_gpu_bytes one of them reached
+};
+
+// The raw roll-up of a family's models, then the sized values (margins applied).
+struct family_cost {
+    std::string family;
+    std::vector<std::string> models;  // sorted
+    std::uint64_t n_fits = 0, n_ok = 0;
+    std::optional<std::uint64_t> max_process_rss_bytes, max_peak_rss_bytes, max_peak_gpu_bytes;
+    std::optional<double> max_effective_cores;
+    std::optional<double> median_wall_s;            // the median cell of the family (raw)
+    std::optional<double> total_wall_s_per_series;  // sum of its models' median_wall_s
+    std::optional<std::uint64_t> intraop_threads;
+    std::optional<std::uint64_t> oom_floor_bytes;   // max over models of oom_floor_bytes(limit)
+    std::optional<std::uint64_t> gpu_oom_floor_bytes;  // max over models of oom_floor_bytes(gpu_oom_peak_bytes)
+    double memory_margin = default_memory_margin, time_margin = default_time_margin;
+    // sized (derived) values; slot_rss_bytes is never below oom_floor_bytes, slot_gpu_bytes never
+    // below gpu_oom_floor_bytes
+    std::optional<std::uint64_t> slot_cores, slot_rss_bytes, slot_gpu_bytes;
+    std::optional<double> planning_wall_s_per_cell, planning_wall_s_per_series;
+};
+
+// Where the numbers came from. basis: "measured" | "reference" | "assumed".
+struct profile_provenance {
+    std::string basis = "measured";
+    std::string source = "prepass";  // prepass | harvest | run:<id> | auto:<id> | baseline | none
+    std::optional<std::string> run_id;
+    std::optional<std::string> baseline_version;
+    std::optional<std::string> measured_at;  // RFC 3339 UTC: latest input measured_at
+    std::optional<json_value> signature;     // the data signature, any JSON object
+    std::vector<std::string> warnings;
+};
+
+struct compute_profile {
+    int schema_version = 1;
+    profile_provenance provenance;
+    double memory_margin = default_memory_margin, time_margin = default_time_margin;
+    std::uint64_t n_measurements = 0, n_ok = 0, n_failed = 0, n_sample_series = 0;
+    std::vector<std::string> sample_ts_ids;  // sorted, unique, first 100
+    std::vector<std::string> dropped_models; // sorted
+    std::map<std::string, std::string> dropped_model_families;  // the family each was declared in
+    std::map<std::string, std::string> first_error_by_model;
+    std::map<std::string, model_cost> models;
+    std::map<std::string, family_cost> families;
+    std::optional<json_value> sample;   // prof-sample's `sample` record, carried verbatim
+    std::optional<json_value> harvest;  // prof-harvest's counts, written after families
+};
+
+// The median of the values (even count: mean of the two middle ones); nullopt when empty.
+// Reorders `v`.
+std::optional<double> median(std::vector<double>& v);
+// The median of the concatenation of `parts` — the same value median() gives on one vector
+// holding them all. Up to 32768 values are copied into one vector for median(); more are not
+// copied: a radix pass over the bit patterns (values must be finite and > 0, as usable axis
+// values are) finds the bucket holding the middle, and only that bucket is copied and selected
+// (two streaming passes instead of nth_element's branchy ones over millions of values).
+// nullopt when all parts are empty.
+std::optional<double> median_of_parts(const std::vector<const std::vector<double>*>& parts);
+
+// Values appended in blocks that never move: a growing vector copies every value at each
+// doubling and holds both copies meanwhile. Blocks grow with the count, 256 to 65536 values.
+template <class T>
+class blocks {
+public:
+    void push_back(T d) {
+        if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
+            blocks_.emplace_back();
+            blocks_.back().reserve(std::clamp<std::size_t>(size_, 256, 65536));
+        }
+        blocks_.back().push_back(d);
+        ++size_;
+    }
+    bool empty() const { return size_ == 0; }
+    std::size_t size() const { return size_; }
+    // Appends a pointer to each block to `out` (median_of_parts' parts).
+    void parts(std::vector<const std::vector<T>*>& out) const {
+        for (const auto& b : blocks_) out.push_back(&b);
+    }
+    // fn(value, other's value at the same index) for every index; `other` holds as many values.
+    template <class U, class Fn>
+    void for_each_with(const blocks<U>& other, Fn fn) const {
+        std::size_t ob = 0, oi = 0;
+        for (const auto& b : blocks_)
+            for (const T& v : b) {
+                while (oi == other.block(ob).size()) ++ob, oi = 0;
+                fn(v, other.block(ob)[oi++]);
+            }
+    }
+    const std::vector<T>& block(std::size_t i) const { return blocks_[i]; }
+    // Moves other's blocks after these (no value is copied); `other` is left empty.
+    void splice(blocks&& other) {
+        for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
+        size_ += other.size_;
+        other.blocks_.clear();
+        other.size_ = 0;
+    }
+
+private:
+    std::vector<std::vector<T>> blocks_;
+    std::size_t size_ = 0;
+};
+using value_blocks = blocks<double>;
+
+// Streaming form of build_profile: add() each record (any order), then finish(). Memory per
+// usable record is the two clock values and the n_obs beside each (24 bytes) plus the set of
+// distinct ts_ids; finish() copies one model's (n_obs, seconds) pairs at a time for its curve.
+// The fields of one measured fit that a profile depends on, with its texts as views (valid
+// for the call): what profile_builder::add reads. prof-harvest fills one per warehouse row
+// without copying a string.
+struct fit_evidence {
+    std::string_view ts_id, model_type, family;
+    std::optional<std::uint64_t> n_obs;
+    bool ok = false;
+    std::optional<std::string_view> error;
+    std::optional<double> wall_s, cpu_s;
+    std::optional<std::uint64_t> process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads;
+    std::optional<std::string_view> measured_at;
+    std::optional<std::string_view> signal;             // the signal that ended the fit, e.g. "SIGKILL"
+    std::optional<std::uint64_t> memory_limit_bytes;    // the memory limit it ran under
+    std::optional<bool> oom_killed;                     // the kernel killed it for that limit
+    std::optional<std::string_view> params_digest;  // the tuned params it ran under; null = none
+    bool contended = false;                          // measured on a busy host (records.hpp contended())
+};
+
+// Whether a failed fit was killed for memory, from its record:
+//   oom_killed true; or oom_killed not false, a memory_limit_bytes, and signal SIGKILL (the
+//   kernel's OOM killer sends SIGKILL); or its error text holds one of memory_error_patterns
+//   (always), or one of killed_error_patterns while a memory_limit_bytes is known (a bare
+//   kill or exit 137 without a limit may as well be a timeout). An ok fit never is, and neither
+//   is a device OOM (fit_was_device_oom) unless oom_killed or a SIGKILL under a limit says so:
+//   "CUDA out of memory" also holds "out of memory", but it is no evidence about host memory.
+bool fit_was_oom_killed(const fit_evidence& f);
+// Whether a failed fit's error text holds one of device_memory_error_patterns: a device
+// (GPU, TPU) allocation failed. Such a fit is counted in n_gpu_oom, never as a host OOM kill.
+bool fit_was_device_oom(const fit_evidence& f);
+// Texts that mean a device allocation failed (CUDA runtime, PyTorch, cuBLAS/cuDNN, JAX/XLA),
+// matched case-sensitively anywhere in the error.
+inline constexpr std::string_view device_memory_error_patterns[] = {
+    "CUDA out of memory", "CUDA error: out of memory", "cudaErrorMemoryAllocation", "torch.cuda.OutOfMemoryError",
+    "CUBLAS_STATUS_ALLOC_FAILED", "CUDNN_STATUS_ALLOC_FAILED", "CUFFT_ALLOC_FAILED", "hipErrorOutOfMemory",
+    "RESOURCE_EXHAUSTED: Out of memory"};
+// Texts that always mean a memory kill, matched case-sensitively anywhere in the error.
+inline constexpr std::string_view memory_error_patterns[] = {
+    "OOMKilled", "MemoryError", "std::bad_alloc", "Cannot allocate memory", "out of memory", "Out of memory",
+    "OutOfMemoryError"};
+// Texts that mean a kill (SIGKILL, exit 128 + 9), read as a memory kill under a known limit.
+inline constexpr std::string_view killed_error_patterns[] = {"Killed", "SIGKILL", "signal 9", "exit 137",
+                                                             "exit code 137", "exit status 137"};
+
+// The warnings profile_builder::finish gives for one model, in its order: fits killed for
+// memory under no known limit, then device OOMs (with the largest peak one reached).
+void append_oom_warnings(std::vector<std::string>& out, const std::string& model, std::uint64_t n_oom_no_limit,
+                         std::uint64_t n_gpu_oom, const std::optional<std::uint64_t>& gpu_oom_peak);
+// The warning for a model seen under several families (`families` sorted; the first counts).
+void append_family_warning(std::vector<std::string>& out, const std::string& model,
+                           const std::vector<std::string>& families);
+
+class profile_builder {
+public:
+    explicit profile_builder(const margins& m);
+    void add(const measured_fit& f);
+    void add(const fit_evidence& f);
+    // Folds in what `other` was given (same margins): afterwards finish() is what one builder
+    // given both builders' fits would return, in any order (every rule is order-independent:
+    // medians and curves of all values, maxima, the first error by ts_id, sorted families).
+    // The one exception is which two params digests mixed_params() names. `other` is emptied.
+    void merge(profile_builder&& other);
+    // Builds the profile; `provenance` is copied in, with measured_at set to the latest input
+    // measured_at and warnings appended (e.g. a model seen under two families).
+    compute_profile finish(profile_provenance provenance) const;
+    // One line per model whose fits ran under different params (params_digest), naming two of
+    // them; a profile folded from them sizes neither (prof-aggregate refuses it unless told).
+    std::vector<std::string> mixed_params() const;
+
+private:
+    struct model_acc {
+        std::uint64_t n_fits = 0, n_ok = 0;
+        std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
+        value_blocks wall, cpu;  // the usable wall and CPU seconds
+        blocks<std::uint32_t> wall_n, cpu_n;  // the n_obs of each; 0 = none (or past 2^32 - 1)
+        std::uint64_t n_oom = 0, n_oom_no_limit = 0, n_gpu_oom = 0;
+        std::optional<std::uint64_t> oom_limit, gpu_oom_peak;
+        std::optional<double> max_eff;
+        bool threads_seen = false, threads_mixed = false;
+        std::optional<std::uint64_t> threads;
+        std::vector<std::string> families;  // sorted unique
+        std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
+        bool params_seen = false;
+        std::optional<std::string> params, other_params;  // the first digest, and another seen
+    };
+    margins margins_;
+    std::uint64_t n_measurements_ = 0, n_ok_ = 0, n_contended_ = 0;
+    string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)
+    std::vector<model_acc> models_;
+    string_interner ts_ids_;  // the distinct series (open addressing: no node, no modulo per series)
+    std::string last_ts_id_;  // the ts_id added last: rows of one series come together
+    latest_instant latest_;
+};
+
+// build_profile: pure and order-independent.
+compute_profile build_profile(const std::vector<measured_fit>& fits, const margins& m,
+                              profile_provenance provenance = {});
+
+// Recomputes every derived value of a profile from its raw fields: the families' roll-ups
+// from `models`, their sized values from the margins, n_failed. Family median_wall_s (which
+// needs the records) is kept. Throws field_error when a model's family has no entry.
+void recompute_derived(compute_profile& p);
+
+// The sized values of one family from its raw roll-up: its slot (size_slot, no fallback) and
+// its planning walls (the raw walls × the time margin).
+void size_family(family_cost& f, const margins& m);
+
+// One line (no '\n'), keys in the order of prof-records(5).
+std::string write_profile(const compute_profile& p);
+// The provenance object alone, as write_profile writes it (a plan carries its profile's).
+void write_provenance(json_writer& w, const profile_provenance& pv);
+// Reads raw fields only and recomputes every derived one (the seed's from_dict).
+compute_profile read_profile(simdjson::ondemand::object& obj);
+// A whole-file profile (one JSON object) from text; errors name `source`.
+compute_profile parse_profile_text(std::string_view text, const std::string& source);
+
+// The operator's table (prof-aggregate --format table): one row per family and model.
+std::string format_profile_table(const compute_profile& p);
+
+}  // namespace prof

@@ -1,0 +1,222 @@
+// Registry writer (see registry.hpp).
+#include "prof/resolve/registry.hpp"
+
+#include "prof/core/errors.hpp"
+#include "prof/io/fsutil.hpp"
+#include "prof/io/json_out.hpp"
+#include "prof/resolve/keys.hpp"
+#include "prof/core/diag.hpp"
+#include "prof/io/units.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace prof {
+
+namespace {
+
+// Holds flock(DIR/.lock, LOCK_EX) for its lifetime. A separate lock file (rather than the
+// index itself) because the index is replaced by rename, which would orphan a lock on it.
+class dir_lock {
+public:
+    explicit dir_lock(const std::string& dir) {
+        std::string path = dir + "/.lock";
+        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd_ < 0) throw cant_create_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+        while (::flock(fd_, LOCK_EX) != 0) {
+            if (errno == EINTR) continue;
+            int err = errno;
+            ::close(fd_);
+            throw cant_create_error(fmt::format("cannot lock '{}': {}", path, std::strerror(err)));
+        }
+    }
+    ~dir_lock() {
+        ::flock(fd_, LOCK_UN);
+        ::close(fd_);
+    }
+    dir_lock(const dir_lock&) = delete;
+    dir_lock& operator=(const dir_lock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+bool file_exists(const std::string& path) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+std::string registry_run_path(const std::string& dir, const std::string& run_id) {
+    return path_under(dir + "/runs", key_file_name({run_id}) + ".json");
+}
+
+namespace {
+// The index lines now in DIR/index.jsonl by run_id (the line text kept as written; of two lines
+// for one run the last wins). A missing file is an empty index.
+std::map<std::string, std::string> read_index_lines(const std::string& path) {
+    std::map<std::string, std::string> out;
+    if (!file_exists(path)) return out;
+    line_reader in(string_source(read_file(path), path));
+    text_line line;
+    simdjson::ondemand::parser parser;
+    while (in.next(line)) {
+        std::string_view text = line.text;
+        std::optional<std::string> run_id;
+        try {
+            simdjson::padded_string padded(text);
+            auto doc = parser.iterate(padded);
+            auto obj = doc.get_object();
+            for (auto f : obj) {
+                std::string_view k = f.unescaped_key();
+                if (k == "run_id") run_id = require_string(f.value(), "run_id");
+            }
+        } catch (const field_error& e) {
+            throw input_error(path, line.number, e.what());
+        } catch (const simdjson::simdjson_error& e) {
+            throw input_error(path, line.number, fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
+        }
+        if (!run_id) throw input_error(path, line.number, "field 'run_id': missing");
+        out[*run_id] = std::string(text);
+    }
+    return out;
+}
+}  // namespace
+
+namespace {
+// The run files in DIR/runs (finished "*.json" regular files, not temporaries), by file name.
+std::vector<std::string> run_file_names(const std::string& runs_dir) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (fs::directory_iterator it(runs_dir, ec), end; !ec && it != end; it.increment(ec)) {
+        std::string name = it->path().filename().string();
+        std::error_code ec2;
+        if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 && it->is_regular_file(ec2))
+            out.push_back(name);
+    }
+    if (ec) throw io_error(fmt::format("cannot list '{}': {}", runs_dir, ec.message()));
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// The profile in a run file that the index does not list, checked to be the run its name says.
+compute_profile read_unindexed_run(const std::string& dir, const std::string& name) {
+    std::string path = checked_inside(dir, dir + "/runs/" + name, "registry");
+    compute_profile p = parse_profile_text(read_file(path), path);
+    if (!p.provenance.run_id || p.provenance.run_id->empty())
+        throw input_error(path, 1, "field 'provenance.run_id': missing; the file cannot be indexed");
+    if (key_file_name({*p.provenance.run_id}) + ".json" != name)
+        throw input_error(path, 1, fmt::format("the file is the harvest of run '{}', whose file name is not '{}'",
+                                               *p.provenance.run_id, name));
+    return p;
+}
+}  // namespace
+
+registry_write registry_store(const std::string& dir, const compute_profile& p, bool force) {
+    if (!p.provenance.run_id) throw field_error("a registry profile needs provenance.run_id");
+    const std::string& run_id = *p.provenance.run_id;
+    if (run_id.empty())
+        throw error(exit_code::data_err, fmt::format("a run with an empty run_id cannot be stored in registry {} "
+                                                     "(it could never be read back)", dir));
+    make_dirs(dir + "/runs");
+    // Every path is checked after resolving links: a runs/ or index.jsonl planted as a link out
+    // of DIR must not receive the write (the cache refuses the same).
+    std::string runs_dir = checked_inside(dir, dir + "/runs", "registry");
+    std::string run_path = checked_inside(dir, registry_run_path(dir, run_id), "registry");
+    std::string index_path = checked_inside(dir, dir + "/index.jsonl", "registry");
+    checked_inside(dir, dir + "/.lock", "registry");
+    dir_lock lock(dir);
+    remove_stale_temps(dir);
+    remove_stale_temps(runs_dir);
+    // The index is read (and checked) before anything changes.
+    std::map<std::string, std::string> lines = read_index_lines(index_path);
+    // The run file is renamed into place before the index is rewritten, so a writer that died
+    // between the two left a run file without its index line: index it now from its own
+    // provenance, whatever run this call stores (else a later store of that run would see the
+    // file, skip the run as present, and it would never be found).
+    std::set<std::string> indexed_files;
+    for (const auto& [id, line] : lines) indexed_files.insert(key_file_name({id}) + ".json");
+    bool repaired = false;
+    for (const auto& name : run_file_names(runs_dir)) {
+        if (indexed_files.count(name)) continue;
+        try {
+            compute_profile q = read_unindexed_run(dir, name);
+            const std::string& id = *q.provenance.run_id;
+            lines[id] = write_registry_line(id, q.provenance.signature, q.provenance.measured_at);
+            repaired = true;
+            warn(fmt::format("registry {}: run '{}' had a file but no index line (a write was interrupted); indexed "
+                             "it now",
+                             dir, id));
+        } catch (const error& e) {
+            warn(fmt::format("registry {}: runs/{} is not in the index and cannot be indexed ({}); left as it is", dir,
+                             name, e.what()));
+        }
+    }
+    bool exists = file_exists(run_path);
+    auto write_index = [&] {
+        std::string text;
+        for (const auto& [id, line] : lines) text += line + "\n";
+        write_file_atomic(index_path, text);
+    };
+    if (exists && !force) {
+        if (repaired) write_index();
+        return registry_write::skipped_exists;
+    }
+    lines[run_id] = write_registry_line(run_id, p.provenance.signature, p.provenance.measured_at);
+    write_file_atomic(run_path, write_profile(p) + "\n");
+    write_index();
+    return exists ? registry_write::replaced : registry_write::written;
+}
+
+std::function<registry_index()> with_unindexed_runs(std::function<registry_index()> load_index, const std::string& dir) {
+    return [load_index = std::move(load_index), dir]() {
+        std::vector<std::string> names;
+        try {
+            names = run_file_names(dir + "/runs");
+        } catch (const error&) {
+            return load_index();  // no runs/ to list: nothing to add
+        }
+        registry_index index;
+        try {
+            index = load_index();
+        } catch (const no_input_error&) {
+            // The first harvest was killed after its run file and before the index existed.
+            if (names.empty()) throw;
+        }
+        std::set<std::string> indexed_files;
+        for (const auto& e : index.entries) indexed_files.insert(key_file_name({e.run_id}) + ".json");
+        for (const auto& name : names) {
+            if (indexed_files.count(name)) continue;
+            try {
+                compute_profile q = read_unindexed_run(dir, name);
+                registry_entry e;
+                e.run_id = *q.provenance.run_id;
+                e.signature = std::make_shared<const json_value>(q.provenance.signature.value_or(json_value{}));
+                if (q.provenance.measured_at) e.measured_at = parse_rfc3339(*q.provenance.measured_at);
+                index.entries.push_back(std::move(e));
+                index.warnings.push_back(fmt::format(
+                    "registry {}: run '{}' has a file but no index line (an interrupted write); it is considered all "
+                    "the same: run prof-harvest --registry {} again to repair the index",
+                    dir, *q.provenance.run_id, dir));
+            } catch (const error& err) {
+                index.warnings.push_back(fmt::format("registry {}: runs/{} is not in the index and cannot be read ({})",
+                                                     dir, name, err.what()));
+            }
+        }
+        return index;
+    };
+}
+
+}  // namespace prof
