@@ -591,10 +591,18 @@ json_value read_json_value_at(od::value v, std::size_t depth) {
 
 json_value read_json_value(od::value v) { return read_json_value_at(v, 0); }
 
-void parse_object_text(std::string_view text, const std::function<void(od::object&)>& fn) {
+namespace {
+// A whole JSON text made ready for the on-demand parser: valid UTF-8 and within the depth
+// bound (the same refusals on every whole-text path), padded as simdjson requires.
+simdjson::padded_string checked_padded_text(std::string_view text) {
     if (!simdjson::validate_utf8(text.data(), text.size())) throw field_error("invalid UTF-8");
     if (json_depth_overflow(text) != std::string_view::npos) throw field_error(json_depth_message());
-    simdjson::padded_string padded(text);
+    return simdjson::padded_string(text);
+}
+}  // namespace
+
+void parse_object_text(std::string_view text, const std::function<void(od::object&)>& fn) {
+    simdjson::padded_string padded = checked_padded_text(text);
     od::parser parser;
     try {
         od::document doc = parser.iterate(padded);
@@ -608,9 +616,7 @@ void parse_object_text(std::string_view text, const std::function<void(od::objec
 }
 
 json_value parse_json_text(std::string_view text) {
-    if (!simdjson::validate_utf8(text.data(), text.size())) throw field_error("invalid UTF-8");
-    if (json_depth_overflow(text) != std::string_view::npos) throw field_error(json_depth_message());
-    simdjson::padded_string padded(text);
+    simdjson::padded_string padded = checked_padded_text(text);
     od::parser parser;
     try {
         od::document doc = parser.iterate(padded);
