@@ -570,120 +570,30 @@ void warm_worker::stop(double grace_s, cgroup_reading* last) {
     reap_dead(&code, &sig, last);
 }
 
-measured_fit warm_worker::measure(const cell& c) {
-    if (!alive_) start();
-    measured_fit f = base_record(c, o_);
-    f.rss_method = "proc";
-    if (cg_ && o_.memory_limit_bytes) f.memory_limit_bytes = applied_limit_;
-    pid_t pid = child_.pid;
-    // Stale lines (a worker that answered twice) must not be taken as this cell's reply.
-    {
-        char buf[4096];
-        ssize_t r;
-        while ((r = ::read(reply_fd_, buf, sizeof buf)) > 0) replies_.append(buf, static_cast<std::size_t>(r));
-        std::string stale;
-        while (read_reply_line(stale))
-            if (stale.find("\"ready\"") == std::string::npos)
-                warn(fmt::format("worker sent a reply no cell asked for (ignored): {}", stale.substr(0, 200)));
-    }
-    auto rss_before = proc_status_bytes(pid, "VmRSS");
-    bool reset = reset_peak_rss(pid);
-    // The worker's cgroup: its high-water mark reset to what it holds now, so this cell's peak is
-    // the whole tree's (the worker and any process it starts) during this cell alone.
-    bool cg_reset = cg_ && cg_->reset_peak();
-    cgroup_reading cg_before = cg_ ? cg_->read() : cgroup_reading{};
-    auto cpu_before = process_cpu_seconds(pid);
-    std::string line = write_cell(c) + "\n";
-    gpu_peak_tracker gpu{o_.nvml, {}, false};
-    pressure_meter pressure;
-    double t0 = monotonic_seconds();
-    double deadline = o_.timeout_s > 0 ? t0 + o_.timeout_s : 0;
-    bool write_failed = false, timed_out = false;
-    int stop_sig = 0;
+// One cell through the warm worker: the readings taken before it was sent, and how the wait for
+// its reply ended.
+struct warm_worker::cell_run {
+    measured_fit f;
+    pid_t pid = 0;
+    std::optional<std::uint64_t> rss_before;
+    bool reset = false;     // the worker's VmHWM was reset: its peak is this cell's
+    bool cg_reset = false;  // the cgroup's peak was reset: the tree's peak is this cell's
+    cgroup_reading cg_before;
+    std::optional<double> cpu_before;
+    double t0 = 0, t1 = 0, deadline = 0;  // t1: when the reply arrived; deadline 0: none
+    bool got = false, died = false, timed_out = false;
+    int stop_sig = 0;  // the signal prof-measure received mid-cell
     std::optional<double> cpu_at_signal;
-    auto on_signal = [&] {
+    std::string reply;
+
+    void take_signal() {
         stop_sig = take_pending_signal();
         cpu_at_signal = process_cpu_seconds(pid);
-    };
-    // The worker's stdin is non-blocking: a worker that stops reading must not stall the timeout
-    // or a signal behind a full pipe.
-    for (std::size_t off = 0; off < line.size() && !stop_sig;) {
-        ssize_t w = ::write(in_fd_, line.data() + off, line.size() - off);
-        if (w > 0) {
-            off += static_cast<std::size_t>(w);
-            continue;
-        }
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            double left = deadline > 0 ? deadline - monotonic_seconds() : -1;
-            if (deadline > 0 && left <= 0) {
-                timed_out = true;
-                break;
-            }
-            pollfd pfds[3] = {{in_fd_, POLLOUT, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
-            poll(pfds, 3, left < 0 ? -1 : static_cast<int>(left * 1000) + 1);
-            if (pending_signal()) {
-                on_signal();
-                break;
-            }
-            if (pfds[1].revents & POLLIN) {
-                write_failed = true;
-                break;
-            }
-            continue;
-        }
-        write_failed = true;  // EPIPE: the worker is gone (SIGPIPE is ignored here)
-        break;
     }
-    double next_sample = t0 + o_.sample_interval_s;  // never a /proc scan or NVML query inside a short cell
-    std::string reply;
-    bool got = false, died = write_failed;
-    double t1 = 0;
-    while (!got && !died && !timed_out && !stop_sig) {
-        double now = monotonic_seconds();
-        if (now >= next_sample) {
-            if (o_.nvml) {
-                std::vector<pid_t> members;
-                if (cg_) for (int p : cg_->members()) members.push_back(p);
-                else members = group_members(pid);
-                gpu.sample(members);
-            }
-            pressure.sample();
-            next_sample = now + o_.sample_interval_s;
-        }
-        double wait = next_sample - now;
-        if (deadline > 0) wait = std::min(wait, deadline - now);
-        pollfd pfds[3] = {{reply_fd_, POLLIN, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
-        int r = poll(pfds, 3, std::max(0, static_cast<int>(wait * 1000 + 0.5)));
-        if (r < 0 && errno != EINTR) break;
-        if (pending_signal()) {
-            on_signal();
-            break;
-        }
-        if (pfds[0].revents) {
-            char buf[4096];
-            ssize_t n = ::read(reply_fd_, buf, sizeof buf);
-            if (n > 0) replies_.append(buf, static_cast<std::size_t>(n));
-            while (read_reply_line(reply)) {
-                if (reply.find("\"ready\"") != std::string::npos && reply.find("\"ok\"") == std::string::npos) continue;
-                got = true;
-                t1 = monotonic_seconds();
-                break;
-            }
-            if (!got && n == 0) died = true;
-        }
-        if (!got && (pfds[1].revents & POLLIN)) died = true;
-        if (!got && !died && deadline > 0 && monotonic_seconds() >= deadline) {
-            timed_out = true;
-            break;
-        }
-    }
-    pressure.finish(f);
-    f.rss_peak_reset = reset;
     // The cgroup's counters over this cell: the peak since the reset, CPU and OOM kills as deltas.
-    auto apply_cgroup = [&](const cgroup_reading& after) {
+    void apply_cgroup(const cgroup_reading& after, const char* method) {
         if (!cg_reset) return;  // no per-cell peak in this group: the /proc reading stands
-        f.rss_method = o_.cgroups->method();
+        f.rss_method = method;
         f.cgroup_peak_bytes = after.peak_bytes;
         // As in process mode, the larger of the tree's reading and the worker process's own.
         if (after.peak_bytes) f.process_rss_bytes = std::max(*after.peak_bytes, f.process_rss_bytes.value_or(0));
@@ -694,85 +604,223 @@ measured_fit warm_worker::measure(const cell& c) {
         f.page_cache_bytes = after.page_cache_bytes;
         if (after.cpu_ns && cg_before.cpu_ns) f.cpu_s = static_cast<double>(*after.cpu_ns - *cg_before.cpu_ns) * 1e-9;
         f.rss_peak_reset = true;
-    };
-    auto apply_oom = [&](const cgroup_reading& after) {
-        if (f.memory_limit_bytes) f.oom_killed = after.oom_kills.value_or(0) > cg_before.oom_kills.value_or(0);
-    };
-    if (got) {
-        auto cpu_after = process_cpu_seconds(pid);
-        auto hwm = proc_status_bytes(pid, "VmHWM");
-        auto rss_after = proc_status_bytes(pid, "VmRSS");
-        f.wall_s = t1 - t0;
-        if (cpu_before && cpu_after) f.cpu_s = *cpu_after - *cpu_before;
-        f.process_rss_bytes = hwm;
-        if (hwm && rss_before && reset) f.peak_rss_bytes = *hwm > *rss_before ? *hwm - *rss_before : 0;
-        if (cg_) {
-            cgroup_reading after = cg_->read();
-            apply_cgroup(after);
-            apply_oom(after);
-            if (after.current_bytes && cg_before.current_bytes) rss_after = after.current_bytes, rss_before = cg_before.current_bytes;
-        }
-        if (o_.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
-        if (rss_before && rss_after && *rss_after > *rss_before + o_.leak_warn_bytes)
-            warn(fmt::format("the worker still holds {} MiB more after the cell of {} than before it (a leak or a cache): "
-                             "later cells' process_rss_bytes include it; measure {} with --worker-scope model",
-                             (*rss_after - *rss_before) >> 20, fit_label(c), c.model_type));
-        // The reply: {"ok":true} or {"ok":false,"error":"..."}; other fields are ignored.
-        try {
-            std::optional<bool> ok;
-            std::optional<std::string> err;
-            parse_object_text(reply, [&](simdjson::ondemand::object& obj) {
-                for (auto field : obj) {
-                    std::string_view k = field.unescaped_key();
-                    if (k == "ok") ok = read_bool(field.value(), k);
-                    else if (k == "error") err = read_string(field.value(), k);
-                }
-            });
-            if (!ok) throw field_error("field 'ok': missing");
-            f.ok = *ok;
-            if (!f.ok) f.error = err.value_or("worker replied ok:false without an error");
-        } catch (const field_error&) {
-            f.ok = false;
-            f.error = fmt::format("malformed reply from the worker: {}", reply.substr(0, 200));
-        }
-        return f;
     }
+    void apply_oom(const cgroup_reading& after) {
+        if (f.memory_limit_bytes) f.oom_killed = after.oom_kills.value_or(0) > cg_before.oom_kills.value_or(0);
+    }
+};
+
+namespace {
+
+// The worker's reply: {"ok":true} or {"ok":false,"error":"..."}; other fields are ignored. A
+// reply that is not such an object makes the fit ok:false with the reply's start as the error.
+void read_worker_reply(const std::string& reply, measured_fit& f) {
+    try {
+        std::optional<bool> ok;
+        std::optional<std::string> err;
+        parse_object_text(reply, [&](simdjson::ondemand::object& obj) {
+            for (auto field : obj) {
+                std::string_view k = field.unescaped_key();
+                if (k == "ok") ok = read_bool(field.value(), k);
+                else if (k == "error") err = read_string(field.value(), k);
+            }
+        });
+        if (!ok) throw field_error("field 'ok': missing");
+        f.ok = *ok;
+        if (!f.ok) f.error = err.value_or("worker replied ok:false without an error");
+    } catch (const field_error&) {
+        f.ok = false;
+        f.error = fmt::format("malformed reply from the worker: {}", reply.substr(0, 200));
+    }
+}
+
+}  // namespace
+
+measured_fit warm_worker::measure(const cell& c) {
+    if (!alive_) start();
+    cell_run r;
+    r.f = base_record(c, o_);
+    r.f.rss_method = "proc";
+    if (cg_ && o_.memory_limit_bytes) r.f.memory_limit_bytes = applied_limit_;
+    r.pid = child_.pid;
+    drain_stale_replies();
+    read_before(r);
+    std::string line = write_cell(c) + "\n";
+    gpu_peak_tracker gpu{o_.nvml, {}, false};
+    pressure_meter pressure;
+    r.t0 = monotonic_seconds();
+    r.deadline = o_.timeout_s > 0 ? r.t0 + o_.timeout_s : 0;
+    send_cell(r, line);
+    wait_for_reply(r, gpu, pressure);
+    pressure.finish(r.f);
+    r.f.rss_peak_reset = r.reset;
+    return r.got ? finish_replied(r, c, gpu) : finish_unreplied(r);
+}
+
+// Stale lines (a worker that answered twice) must not be taken as this cell's reply.
+void warm_worker::drain_stale_replies() {
+    char buf[4096];
+    ssize_t r;
+    while ((r = ::read(reply_fd_, buf, sizeof buf)) > 0) replies_.append(buf, static_cast<std::size_t>(r));
+    std::string stale;
+    while (read_reply_line(stale))
+        if (stale.find("\"ready\"") == std::string::npos)
+            warn(fmt::format("worker sent a reply no cell asked for (ignored): {}", stale.substr(0, 200)));
+}
+
+void warm_worker::read_before(cell_run& r) {
+    r.rss_before = proc_status_bytes(r.pid, "VmRSS");
+    r.reset = reset_peak_rss(r.pid);
+    // The worker's cgroup: its high-water mark reset to what it holds now, so this cell's peak is
+    // the whole tree's (the worker and any process it starts) during this cell alone.
+    r.cg_reset = cg_ && cg_->reset_peak();
+    r.cg_before = cg_ ? cg_->read() : cgroup_reading{};
+    r.cpu_before = process_cpu_seconds(r.pid);
+}
+
+// The worker's stdin is non-blocking: a worker that stops reading must not stall the timeout or
+// a signal behind a full pipe. Sets died (the worker is gone), timed_out or stop_sig on failure.
+void warm_worker::send_cell(cell_run& r, const std::string& line) {
+    for (std::size_t off = 0; off < line.size() && !r.stop_sig;) {
+        ssize_t w = ::write(in_fd_, line.data() + off, line.size() - off);
+        if (w > 0) {
+            off += static_cast<std::size_t>(w);
+            continue;
+        }
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            double left = r.deadline > 0 ? r.deadline - monotonic_seconds() : -1;
+            if (r.deadline > 0 && left <= 0) {
+                r.timed_out = true;
+                return;
+            }
+            pollfd pfds[3] = {{in_fd_, POLLOUT, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+            poll(pfds, 3, left < 0 ? -1 : static_cast<int>(left * 1000) + 1);
+            if (pending_signal()) {
+                r.take_signal();
+                return;
+            }
+            if (pfds[1].revents & POLLIN) {
+                r.died = true;
+                return;
+            }
+            continue;
+        }
+        r.died = true;  // EPIPE: the worker is gone (SIGPIPE is ignored here)
+        return;
+    }
+}
+
+// Until the reply, the worker's death, the deadline or a signal: samples the GPU peak of the
+// worker's processes and the CPU pressure every interval.
+void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_meter& pressure) {
+    double next_sample = r.t0 + o_.sample_interval_s;  // never a /proc scan or NVML query inside a short cell
+    while (!r.got && !r.died && !r.timed_out && !r.stop_sig) {
+        double now = monotonic_seconds();
+        if (now >= next_sample) {
+            if (o_.nvml) {
+                std::vector<pid_t> members;
+                if (cg_) for (int p : cg_->members()) members.push_back(p);
+                else members = group_members(r.pid);
+                gpu.sample(members);
+            }
+            pressure.sample();
+            next_sample = now + o_.sample_interval_s;
+        }
+        double wait = next_sample - now;
+        if (r.deadline > 0) wait = std::min(wait, r.deadline - now);
+        pollfd pfds[3] = {{reply_fd_, POLLIN, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+        int n_ready = poll(pfds, 3, std::max(0, static_cast<int>(wait * 1000 + 0.5)));
+        if (n_ready < 0 && errno != EINTR) break;
+        if (pending_signal()) {
+            r.take_signal();
+            break;
+        }
+        if (pfds[0].revents) {
+            char buf[4096];
+            ssize_t n = ::read(reply_fd_, buf, sizeof buf);
+            if (n > 0) replies_.append(buf, static_cast<std::size_t>(n));
+            while (read_reply_line(r.reply)) {
+                if (r.reply.find("\"ready\"") != std::string::npos && r.reply.find("\"ok\"") == std::string::npos) continue;
+                r.got = true;
+                r.t1 = monotonic_seconds();
+                break;
+            }
+            if (!r.got && n == 0) r.died = true;
+        }
+        if (!r.got && (pfds[1].revents & POLLIN)) r.died = true;
+        if (!r.got && !r.died && r.deadline > 0 && monotonic_seconds() >= r.deadline) {
+            r.timed_out = true;
+            break;
+        }
+    }
+}
+
+// The worker replied: the readings after the cell, a leak warning, and the reply's verdict.
+measured_fit warm_worker::finish_replied(cell_run& r, const cell& c, const gpu_peak_tracker& gpu) {
+    measured_fit& f = r.f;
+    auto cpu_after = process_cpu_seconds(r.pid);
+    auto hwm = proc_status_bytes(r.pid, "VmHWM");
+    auto rss_after = proc_status_bytes(r.pid, "VmRSS");
+    auto rss_before = r.rss_before;
+    f.wall_s = r.t1 - r.t0;
+    if (r.cpu_before && cpu_after) f.cpu_s = *cpu_after - *r.cpu_before;
+    f.process_rss_bytes = hwm;
+    if (hwm && rss_before && r.reset) f.peak_rss_bytes = *hwm > *rss_before ? *hwm - *rss_before : 0;
+    if (cg_) {
+        cgroup_reading after = cg_->read();
+        r.apply_cgroup(after, o_.cgroups->method());
+        r.apply_oom(after);
+        if (after.current_bytes && r.cg_before.current_bytes) rss_after = after.current_bytes, rss_before = r.cg_before.current_bytes;
+    }
+    if (o_.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
+    if (rss_before && rss_after && *rss_after > *rss_before + o_.leak_warn_bytes)
+        warn(fmt::format("the worker still holds {} MiB more after the cell of {} than before it (a leak or a cache): "
+                         "later cells' process_rss_bytes include it; measure {} with --worker-scope model",
+                         (*rss_after - *rss_before) >> 20, fit_label(c), c.model_type));
+    read_worker_reply(r.reply, f);
+    return std::move(f);
+}
+
+measured_fit warm_worker::finish_unreplied(cell_run& r) {
+    measured_fit& f = r.f;
     f.ok = false;
     cgroup_reading last;
-    if (stop_sig) {
+    const char* method = cg_ ? o_.cgroups->method() : "";
+    if (r.stop_sig) {
         // Stop the worker as the signal would have: its group, SIGKILL after the grace.
-        kill(-pid, stop_sig);
-        f.wall_s = monotonic_seconds() - t0;
-        if (cpu_before && cpu_at_signal) f.cpu_s = *cpu_at_signal - *cpu_before;
+        kill(-r.pid, r.stop_sig);
+        f.wall_s = monotonic_seconds() - r.t0;
+        if (r.cpu_before && r.cpu_at_signal) f.cpu_s = *r.cpu_at_signal - *r.cpu_before;
         stop(o_.stop_grace_s, &last);
         f.process_rss_bytes.reset();  // the worker is gone: only its cgroup still knows its peak
         f.peak_rss_bytes.reset();
-        if (cg_before.cpu_ns) apply_cgroup(last);
-        apply_oom(last);
-        f.error = interrupted_error(stop_sig, false);
-        throw interrupted(stop_sig, f);
+        if (r.cg_before.cpu_ns) r.apply_cgroup(last, method);
+        r.apply_oom(last);
+        f.error = interrupted_error(r.stop_sig, false);
+        throw interrupted(r.stop_sig, f);
     }
-    if (timed_out) {
-        f.wall_s = monotonic_seconds() - t0;
-        kill(-pid, SIGKILL);
+    if (r.timed_out) {
+        f.wall_s = monotonic_seconds() - r.t0;
+        kill(-r.pid, SIGKILL);
         if (cg_) cg_->kill_all();
         int code = 0, sig = 0;
         reap_dead(&code, &sig, &last);
-        if (cg_before.cpu_ns) apply_cgroup(last);
-        apply_oom(last);
+        if (r.cg_before.cpu_ns) r.apply_cgroup(last, method);
+        r.apply_oom(last);
         f.error = describe_failure(std::nullopt, std::nullopt, true, o_.timeout_s, "");
-        return f;
+        return std::move(f);
     }
     int code = -1, sig = 0;
     reap_dead(&code, &sig, &last);
-    if (cg_before.cpu_ns) apply_cgroup(last);  // the group outlives the worker: its peak and CPU to the end
-    apply_oom(last);
+    if (r.cg_before.cpu_ns) r.apply_cgroup(last, method);  // the group outlives the worker: its peak and CPU to the end
+    r.apply_oom(last);
     if (sig) f.signal = signal_name(sig);
     else if (code >= 0) f.exit_code = code;
     f.error = "worker died mid-cell: " + describe_failure(code >= 0 && !sig ? std::optional(code) : std::nullopt,
                                                           sig ? std::optional(sig) : std::nullopt, false, 0, "");
     if (f.oom_killed.value_or(false)) *f.error += fmt::format(" (out of memory: the {}-byte --memory-limit)", *f.memory_limit_bytes);
-    return f;
+    return std::move(f);
 }
 
 // ---- the run ----------------------------------------------------------------------------

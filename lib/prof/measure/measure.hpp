@@ -102,7 +102,15 @@ public:
     pid_t pid() const { return child_.pid; }
 
 private:
+    // One cell's readings before it is sent and how the wait for its reply ended (measure.cpp).
+    struct cell_run;
     void start();
+    void drain_stale_replies();            // takes and warns about replies no cell asked for
+    void read_before(cell_run& r);         // the worker's and its cgroup's readings, peaks reset
+    void send_cell(cell_run& r, const std::string& line);  // the cell line, within the deadline
+    void wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_meter& pressure);
+    measured_fit finish_replied(cell_run& r, const cell& c, const gpu_peak_tracker& gpu);
+    measured_fit finish_unreplied(cell_run& r);  // interrupted, timed out or died mid-cell
     void reap_dead(int* exit_status, int* sig, cgroup_reading* last = nullptr);
     bool read_reply_line(std::string& line);  // one complete line from the reply buffer
     std::string command_text() const;         // the worker command, for messages
