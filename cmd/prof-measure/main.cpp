@@ -47,8 +47,8 @@ void add_options(CLI::App& app, prof::measure_invocation& c) {
 }
 
 int run(int argc, char** argv) {
-    // First of all, before the options are parsed, NVML is loaded or any input is read: every
-    // fit is forked by the launcher, whose footprint is ours as it is now.
+    // First of all, before the options are parsed or any input is read (and NVML loaded, at the
+    // first fit): every fit is forked by the launcher, whose footprint is ours as it is now.
     prof::start_launcher();
     prof::measure_invocation c;
     int split = prof::split_command(argc, argv, c);
@@ -64,9 +64,8 @@ int run(int argc, char** argv) {
     prof::measure_options& o = setup.options;
     std::unique_ptr<prof::cgroup_run> cgroups = prof::open_run_cgroups(c, o.memory_limit_bytes.has_value());
     o.cgroups = cgroups.get();
-    std::string nvml_why;
-    auto nvml = prof::nvml_reader::open(&nvml_why);
-    o.nvml = nvml.get();
+    prof::nvml_on_demand nvml;
+    o.nvml = &nvml;
     prof::install_supervisor_signals();
     prof::trace_file tg(c.trace);
     double run_start = prof::monotonic_seconds();

@@ -74,7 +74,7 @@ std::unique_ptr<cgroup_run> open_run_cgroups(const measure_invocation& m, bool m
     std::string why;
     auto cgroups = cgroup_run::open(&why);
     if (cgroups) {
-        for (const auto& d : cgroups->dirs()) launcher_own_cgroup(d);  // removed even if we are killed
+        launcher_own_cgroups(cgroups->dirs());  // removed even if we are killed
     } else if (memory_limit) {
         throw unavailable_error("--memory-limit needs a memory cgroup, and none can be created here: " + why);
     } else if (!m.quiet) {

@@ -81,6 +81,8 @@ bool is_ready_line(const std::string& line) {
     return ready;
 }
 
+nvml_reader* gpu_reader(const measure_options& o) { return o.nvml ? o.nvml->get() : nullptr; }
+
 measured_fit base_record(const cell& c, const measure_options& o) {
     measured_fit f;
     f.ts_id = c.ts_id;
@@ -92,7 +94,7 @@ measured_fit base_record(const cell& c, const measure_options& o) {
     f.host_cpu_count = static_cast<std::uint64_t>(get_nprocs());
     f.host = o.host;
     f.measured_at = format_rfc3339(now_ns());
-    if (o.nvml) f.gpu_method = "nvml-poll";
+    if (gpu_reader(o)) f.gpu_method = "nvml-poll";
     return f;
 }
 
@@ -299,7 +301,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     close(errp[1]);
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
     stderr_tee tee;
-    gpu_peak_tracker gpu{o.nvml, {}, false};
+    gpu_peak_tracker gpu{gpu_reader(o), {}, false};
     const fit_watch w = watch_fit(ch, cg.get(), errp[0], tee, gpu, pressure, o);
     pressure.finish(f);
     child_exit ex = wait_child(ch.pid);
@@ -312,7 +314,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
                          fit_label(c), w.max_procs));
     f.wall_s = w.t1 - ch.started_at;
     read_costs(f, ex, cg.get());
-    if (o.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
+    if (gpu.reader) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
     settle_fit(f, ex.status, w, o, tee);
     return f;
 }
@@ -386,6 +388,14 @@ std::optional<proc_stat_cpu> parse_proc_stat(std::string_view text) {
     }
     if (!have_cpu || !have_running) return std::nullopt;
     return out;
+}
+
+nvml_reader* nvml_on_demand::get() {
+    if (!tried_) {
+        tried_ = true;
+        reader_ = nvml_reader::open();
+    }
+    return reader_.get();
 }
 
 pressure_meter::pressure_meter() : t0_(monotonic_seconds()) {
@@ -646,7 +656,7 @@ measured_fit warm_worker::measure(const cell& c) {
     drain_stale_replies();
     read_before(r);
     std::string line = write_cell(c) + "\n";
-    gpu_peak_tracker gpu{o_.nvml, {}, false};
+    gpu_peak_tracker gpu{gpu_reader(o_), {}, false};
     pressure_meter pressure;
     r.t0 = monotonic_seconds();
     r.deadline = o_.timeout_s > 0 ? r.t0 + o_.timeout_s : 0;
@@ -718,7 +728,7 @@ void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_me
     while (!r.got && !r.died && !r.timed_out && !r.stop_sig) {
         double now = monotonic_seconds();
         if (now >= next_sample) {
-            if (o_.nvml) {
+            if (gpu.reader) {
                 std::vector<pid_t> members;
                 if (cg_) for (int p : cg_->members()) members.push_back(p);
                 else members = group_members(r.pid);
@@ -773,7 +783,7 @@ measured_fit warm_worker::finish_replied(cell_run& r, const cell& c, const gpu_p
         r.apply_oom(after);
         if (after.current_bytes && r.cg_before.current_bytes) rss_after = after.current_bytes, rss_before = r.cg_before.current_bytes;
     }
-    if (o_.nvml) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
+    if (gpu.reader) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
     if (rss_before && rss_after && *rss_after > *rss_before + o_.leak_warn_bytes)
         warn(fmt::format("the worker still holds {} MiB more after the cell of {} than before it (a leak or a cache): "
                          "later cells' process_rss_bytes include it; measure {} with --worker-scope model",

@@ -20,12 +20,23 @@
 namespace prof {
 
 
+// NVML, opened when the first fit is measured: a run that measures none never searches for
+// libnvidia-ml nor initialises it. Tried once; null from then on when NVML is unavailable.
+class nvml_on_demand {
+public:
+    nvml_reader* get();
+
+private:
+    bool tried_ = false;
+    std::unique_ptr<nvml_reader> reader_;
+};
+
 struct measure_options {
     unsigned threads = 1;          // the thread cap; 0 = none (intraop_threads null)
     double timeout_s = 0;          // 0 = no limit; else the fit's process group is killed
     int child_output_fd = 2;       // where the fit's stdout goes: our stderr, or --child-output
     std::string host;              // host identity for the records
-    nvml_reader* nvml = nullptr;   // null → peak_gpu_bytes stays null (not measured)
+    nvml_on_demand* nvml = nullptr;  // null, or NVML unavailable → peak_gpu_bytes stays null (not measured)
     double sample_interval_s = 0.05;  // process-count and GPU polling while a fit runs
     bool inherit_stdin = false;    // process mode: the child reads our stdin (prof-measure -- CMD)
     cgroup_run* cgroups = nullptr; // null → rusage (process mode) or /proc (worker mode)

@@ -705,9 +705,8 @@ void launcher_wait(int sock, wire& in) {
                     send_msg(sock, op::reap, out.buf, {});
                     break;
                 }
-                case op::own_cgroup:
-                    g_cgroup_roots.push_back(in.str());
-                    send_msg(sock, op::own_cgroup, "", {});
+                case op::own_cgroup:  // no reply: prof-measure does not wait for it
+                    for (auto& dir : in.strs()) g_cgroup_roots.push_back(std::move(dir));
                     break;
                 default: launcher_shutdown();
             }
@@ -779,10 +778,11 @@ void start_launcher() {
 
 void stop_launcher() { g_launcher.stop(); }
 
-void launcher_own_cgroup(const std::string& dir) {
+void launcher_own_cgroups(const std::vector<std::string>& dirs) {
     wire req;
-    req.put_str(dir);
-    call(op::own_cgroup, req.buf, {});
+    req.put_strs(dirs);
+    if (!send_msg(launcher_sock(), op::own_cgroup, req.buf, {}))
+        throw error(exit_code::software, "the launcher process that starts the fits is gone");
 }
 
 pid_t launcher_pid() { return g_launcher.pid; }

@@ -58,12 +58,14 @@ struct spawned_child {
 // a fit's ru_maxrss starts from the launcher's footprint, not from prof-measure's, which grows
 // with its input), is their parent and child subreaper, and reaps them. When prof-measure
 // ends or is killed (SIGKILL included), the launcher kills every fit, every descendant that
-// came back to it, and every process in the cgroups given to launcher_own_cgroup (directories
+// came back to it, and every process in the cgroups given to launcher_own_cgroups (directories
 // it then removes), and exits. Each fit also gets PR_SET_PDEATHSIG = SIGKILL. Started on first use
 // when not started explicitly; call it early. Throws unavailable_error when it cannot fork.
 void start_launcher();
-// Adds a directory whose cgroups the launcher empties and removes when it ends.
-void launcher_own_cgroup(const std::string& dir);
+// Adds directories whose cgroups the launcher empties and removes when it ends. One message,
+// not waited for: the launcher reads it before any later request and before it can see
+// prof-measure's end, a SIGKILL's included.
+void launcher_own_cgroups(const std::vector<std::string>& dirs);
 // Closes the launcher's socket and waits for it to finish its cleanup and exit.
 void stop_launcher();
 pid_t launcher_pid();  // -1 when not started
