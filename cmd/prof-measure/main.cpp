@@ -62,8 +62,9 @@ int run(int argc, char** argv) {
     const prof::worker_scope scope = prof::check_invocation(c);
     prof::measure_setup setup = prof::measure_setup_from(c);
     prof::measure_options& o = setup.options;
-    std::unique_ptr<prof::cgroup_run> cgroups = prof::open_run_cgroups(c, o.memory_limit_bytes.has_value());
-    o.cgroups = cgroups.get();
+    prof::cgroups_on_demand cgroups([&] { return prof::open_run_cgroups(c, o.memory_limit_bytes.has_value()); });
+    if (o.memory_limit_bytes) cgroups.get();  // refused now, before any input is read, without a cgroup
+    o.cgroups = &cgroups;
     prof::nvml_on_demand nvml;
     o.nvml = &nvml;
     prof::install_supervisor_signals();

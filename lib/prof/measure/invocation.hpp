@@ -52,7 +52,8 @@ measure_setup measure_setup_from(const measure_invocation& m);
 
 // The run's cgroups unless --no-cgroup: registered with the launcher (removed even if
 // prof-measure is killed). None can be created: --memory-limit is unavailable (69); otherwise
-// a note says what measures instead (unless --quiet).
+// a note says what measures instead (unless --quiet). prof-measure calls it through
+// cgroups_on_demand: at start with --memory-limit, else at the first fit.
 std::unique_ptr<cgroup_run> open_run_cgroups(const measure_invocation& m, bool memory_limit);
 
 // The one cell of -- CMD: model_type defaults to the command's base name, family to the model.

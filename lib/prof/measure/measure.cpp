@@ -82,6 +82,7 @@ bool is_ready_line(const std::string& line) {
 }
 
 nvml_reader* gpu_reader(const measure_options& o) { return o.nvml ? o.nvml->get() : nullptr; }
+cgroup_run* run_cgroups(const measure_options& o) { return o.cgroups ? o.cgroups->get() : nullptr; }
 
 measured_fit base_record(const cell& c, const measure_options& o) {
     measured_fit f;
@@ -267,11 +268,12 @@ std::string python_path_hint(std::string_view text) {
 
 measured_fit measure_process(const std::vector<std::string>& argv, const cell& c, const measure_options& o) {
     measured_fit f = base_record(c, o);
-    f.rss_method = o.cgroups ? o.cgroups->method() : "rusage";
+    cgroup_run* cgroups = run_cgroups(o);
+    f.rss_method = cgroups ? cgroups->method() : "rusage";
     f.rss_peak_reset = false;
     std::unique_ptr<cgroup_cell> cg;
-    if (o.cgroups) {
-        cg = o.cgroups->new_cell();
+    if (cgroups) {
+        cg = cgroups->new_cell();
         if (o.memory_limit_bytes) f.memory_limit_bytes = cg->set_memory_limit(*o.memory_limit_bytes);
     }
     int errp[2];
@@ -390,6 +392,14 @@ std::optional<proc_stat_cpu> parse_proc_stat(std::string_view text) {
     return out;
 }
 
+cgroup_run* cgroups_on_demand::get() {
+    if (!tried_) {
+        tried_ = true;
+        run_ = open_();
+    }
+    return run_.get();
+}
+
 nvml_reader* nvml_on_demand::get() {
     if (!tried_) {
         tried_ = true;
@@ -467,8 +477,8 @@ void warm_worker::start() {
     co.extra_fds = {{rep[1], 3}};
     co.extra_env = {{"PROF_REPLY_FD", "3"}};
     try {
-        if (o_.cgroups) {
-            cg_ = o_.cgroups->new_cell();
+        if (cgroup_run* cgroups = run_cgroups(o_)) {
+            cg_ = cgroups->new_cell();
             if (o_.memory_limit_bytes) applied_limit_ = cg_->set_memory_limit(*o_.memory_limit_bytes);
             co.cgroup_procs = cg_->procs_files();
         }
@@ -779,7 +789,7 @@ measured_fit warm_worker::finish_replied(cell_run& r, const cell& c, const gpu_p
     if (hwm && rss_before && r.reset) f.peak_rss_bytes = *hwm > *rss_before ? *hwm - *rss_before : 0;
     if (cg_) {
         cgroup_reading after = cg_->read();
-        r.apply_cgroup(after, o_.cgroups->method());
+        r.apply_cgroup(after, run_cgroups(o_)->method());
         r.apply_oom(after);
         if (after.current_bytes && r.cg_before.current_bytes) rss_after = after.current_bytes, rss_before = r.cg_before.current_bytes;
     }
@@ -796,7 +806,7 @@ measured_fit warm_worker::finish_unreplied(cell_run& r) {
     measured_fit& f = r.f;
     f.ok = false;
     cgroup_reading last;
-    const char* method = cg_ ? o_.cgroups->method() : "";
+    const char* method = cg_ ? run_cgroups(o_)->method() : "";
     if (r.stop_sig) {
         // Stop the worker as the signal would have: its group, SIGKILL after the grace.
         kill(-r.pid, r.stop_sig);

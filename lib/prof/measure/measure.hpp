@@ -31,6 +31,19 @@ private:
     std::unique_ptr<nvml_reader> reader_;
 };
 
+// The run's cgroups (cgroup.hpp), opened by `open` when the first fit is measured, so a run
+// that measures none makes no directory. Opened once; null from then on when `open` gave none.
+class cgroups_on_demand {
+public:
+    explicit cgroups_on_demand(std::function<std::unique_ptr<cgroup_run>()> open) : open_(std::move(open)) {}
+    cgroup_run* get();
+
+private:
+    std::function<std::unique_ptr<cgroup_run>()> open_;
+    bool tried_ = false;
+    std::unique_ptr<cgroup_run> run_;
+};
+
 struct measure_options {
     unsigned threads = 1;          // the thread cap; 0 = none (intraop_threads null)
     double timeout_s = 0;          // 0 = no limit; else the fit's process group is killed
@@ -39,7 +52,7 @@ struct measure_options {
     nvml_on_demand* nvml = nullptr;  // null, or NVML unavailable → peak_gpu_bytes stays null (not measured)
     double sample_interval_s = 0.05;  // process-count and GPU polling while a fit runs
     bool inherit_stdin = false;    // process mode: the child reads our stdin (prof-measure -- CMD)
-    cgroup_run* cgroups = nullptr; // null → rusage (process mode) or /proc (worker mode)
+    cgroups_on_demand* cgroups = nullptr;  // null, or none opened → rusage (process mode) or /proc (worker mode)
     std::optional<std::uint64_t> memory_limit_bytes;  // applied through the cgroup; needs cgroups
     double stop_grace_s = 5.0;     // a signalled fit gets this long before SIGKILL
     // Worker mode: the worker holding more than this after a cell than before it is reported.

@@ -674,6 +674,20 @@ TEST_CASE("params_digest is the SHA-256 of the canonical params, as libcrypto co
     CHECK(params_digest("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+TEST_CASE("the run's cgroup is made at its first fit: prof-measure still reading its input holds none" *
+          doctest::skip(!cgroup_available())) {
+    // prof-measure reads a fifo; 0.5 s in, no cell has come and its prof-measure.PID directory must
+    // not exist; then one cell of 'sleep 1' is written, and 0.5 s into that fit the directory
+    // exists. Expected: "none" then "held" (at start, before, it was "held" twice).
+    std::string fifo = "/tmp/prof-test-lazy-cg-" + std::to_string(getpid());
+    auto r = sh("d=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); f=" + fifo +
+                "; rm -f $f; mkfifo $f; " + bin() + "/prof-measure -q --run 'sleep 1' < $f > /dev/null & pid=$!; "
+                "exec 3> $f; sleep 0.5; if [ -d $d/prof-measure.$pid ]; then echo held; else echo none; fi; "
+                "echo '{\"kind\":\"cell\",\"ts_id\":\"s0\",\"model_type\":\"m\"}' >&3; exec 3>&-; "
+                "sleep 0.5; if [ -d $d/prof-measure.$pid ]; then echo held; else echo none; fi; wait $pid; echo $?; rm -f $f");
+    CHECK(r.out == "none\nheld\n0\n");
+}
+
 TEST_CASE("SIGKILL of prof-measure leaves no cgroup behind: the launcher empties and removes them" *
           doctest::skip(!cgroup_available())) {
     std::string cell_file = "/tmp/prof-test-kill-cg-" + std::to_string(getpid());
