@@ -55,8 +55,8 @@ enum class sql_dialect { postgres, duckdb };
 sql_dialect parse_sql_dialect(std::string_view name);
 
 // --sql-table's value as the query names the table: each of its one to three dot-separated
-// parts (database.schema.table) double-quoted, so it is matched exactly as given (no case
-// folding). Throws usage_error (64) unless every part is 1 to 63 ASCII letters, digits and _,
+// parts (database.schema.table) double-quoted, so PostgreSQL does not fold its case (DuckDB
+// never matches names by case). Throws usage_error (64) unless every part is 1 to 63 ASCII letters, digits and _,
 // not starting with a digit.
 std::string sql_table_name(std::string_view name);
 
