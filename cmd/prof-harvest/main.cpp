@@ -23,7 +23,7 @@ struct config {
     std::vector<std::string> inputs;
     std::string run_id, family_map, signature, signature_map, registry, format = "json";
     bool force = false, quiet = false, from_aggregates = false;
-    std::string emit_sql;
+    std::string emit_sql, sql_table = "forecast_metadata";
     prof::cli::margin_flags margins;
     std::uint64_t max_bad_lines = 0;
     std::vector<std::string> headers, headers_from_env;
@@ -89,8 +89,9 @@ void add_options(CLI::App& app, config& c) {
     app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
         ->check(CLI::Range(1u, 256u));
     prof::cli::add_quiet_flag(app, c.quiet);
-    app.add_option("--emit-sql", c.emit_sql, "Print the query that computes the aggregates in the warehouse, and exit")
+    auto* emit = app.add_option("--emit-sql", c.emit_sql, "Print the query that computes the aggregates in the warehouse, and exit")
         ->check(CLI::IsMember({"postgres", "duckdb"}));
+    app.add_option("--sql-table", c.sql_table, "The table (or view) the query reads")->capture_default_str()->needs(emit);
     app.add_flag("--from-aggregates", c.from_aggregates, "Inputs are that query's result rows, not table rows");
 }
 
@@ -110,7 +111,7 @@ int run(int argc, char** argv) {
         hc.signature_map = prof::parse_signature_map(prof::read_file(c.signature_map), c.signature_map);
     prof::http_options http = http_options_from(c);
     if (!c.emit_sql.empty()) {
-        std::fputs(prof::harvest_aggregates_sql(prof::parse_sql_dialect(c.emit_sql), hc).c_str(), stdout);
+        std::fputs(prof::harvest_aggregates_sql(prof::parse_sql_dialect(c.emit_sql), hc, c.sql_table).c_str(), stdout);
         return 0;
     }
     prof::aggregate_reader aggregates(hc);

@@ -42,6 +42,48 @@ std::string middle(std::string_view name, std::string_view from, std::string_vie
         name, from, keys, value);
 }
 
+// The CTEs of the cost curve's points, build_curve's rule (curve.hpp) over each model's fits
+// with a usable length (`len`). `lpos`: per distinct length, its fits' positions [cum_start,
+// cum_end) among the model's fits sorted by length, and the bin size `target`: 1 while the
+// model has at most max_curve_points lengths (one point per length), else ceil(fits /
+// max_curve_points). `bins` [s, e): equal_count_ranges' greedy walk, recursively: from s, the
+// bin ends where the length holding position min(s + target, fits) - 1 ends, so a length is
+// never split (ntile would split one, and would not carry a bin's overflow into the next).
+// `lbin`: each length's bin; `binned`: each fit's, ranked by wall and by CPU seconds. `pts`:
+// one row per bin: its range, its n_obs (the length at position s + floor((e - s - 1) / 2),
+// written without a division: 2 (cum_start - s) <= e - s - 1 < 2 (cum_end - s)) and the two
+// middle values of each median, as middle() gives them, in one pass: no join for a planner to
+// misjudge. `div` is the dialect's integer division.
+std::string curve_bins(std::string_view div) {
+    return fmt::format(
+        "lens AS (SELECT run_id, model_type, len, count(*) AS cnt FROM cls WHERE len IS NOT NULL GROUP BY run_id, "
+        "model_type, len),\n"
+        "lcum AS (SELECT run_id, model_type, len, cnt, CAST(sum(cnt) OVER (PARTITION BY run_id, model_type ORDER BY "
+        "len ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS BIGINT) AS cum_end, CAST(sum(cnt) OVER (PARTITION "
+        "BY run_id, model_type) AS BIGINT) AS total, count(*) OVER (PARTITION BY run_id, model_type) AS n_len FROM "
+        "lens),\n"
+        "lpos AS (SELECT run_id, model_type, len, cum_end - cnt AS cum_start, cum_end, total, CASE WHEN n_len <= {0} "
+        "THEN CAST(1 AS BIGINT) ELSE (total + {1}) {2} {0} END AS target FROM lcum),\n"
+        "bins(run_id, model_type, s, e) AS (SELECT run_id, model_type, CAST(0 AS BIGINT), cum_end FROM lpos WHERE "
+        "cum_start < target AND cum_end >= target\n"
+        "UNION ALL SELECT b.run_id, b.model_type, b.e, l.cum_end FROM bins b JOIN lpos l ON l.run_id = b.run_id AND "
+        "l.model_type = b.model_type AND l.cum_start < LEAST(b.e + l.target, l.total) AND l.cum_end >= LEAST(b.e + "
+        "l.target, l.total) WHERE b.e < l.total),\n"
+        "lbin AS (SELECT l.run_id, l.model_type, l.len, l.cum_start, l.cum_end, b.s, b.e FROM lpos l JOIN bins b ON "
+        "b.run_id = l.run_id AND b.model_type = l.model_type AND l.cum_start >= b.s AND l.cum_start < b.e),\n"
+        "binned AS (SELECT c.run_id, c.model_type, c.uw, c.uc, b.len, b.cum_start, b.cum_end, b.s, b.e, "
+        "row_number() OVER (PARTITION BY c.run_id, c.model_type, b.s ORDER BY c.uw) AS rw, row_number() OVER "
+        "(PARTITION BY c.run_id, c.model_type, b.s ORDER BY c.uc NULLS LAST) AS rc, count(c.uc) OVER (PARTITION BY "
+        "c.run_id, c.model_type, b.s) AS nc FROM cls c JOIN lbin b ON b.run_id = c.run_id AND b.model_type = "
+        "c.model_type AND b.len = c.len),\n"
+        "pts AS (SELECT run_id, model_type, min(len) AS min_len, max(len) AS max_len, max(len) FILTER (WHERE 2 * "
+        "(cum_start - s) <= e - s - 1 AND e - s - 1 < 2 * (cum_end - s)) AS mid_len, count(*) AS cnt, max(uw) "
+        "FILTER (WHERE 2 * rw IN (e - s, e - s + 1)) AS wall_lo, max(uw) FILTER (WHERE 2 * rw IN (e - s + 1, e - s "
+        "+ 2)) AS wall_hi, max(uc) FILTER (WHERE 2 * rc IN (nc, nc + 1)) AS cpu_lo, max(uc) FILTER (WHERE 2 * rc "
+        "IN (nc + 1, nc + 2)) AS cpu_hi FROM binned GROUP BY run_id, model_type, s, e),\n",
+        max_curve_points, max_curve_points - 1, div);
+}
+
 // The `lines` CTE (one JSON object per result row, prof-records(5)) and the final SELECT.
 std::string result_rows(bool pg, const std::string& inf) {
     const std::string C = pg ? " COLLATE \"C\"" : "";
@@ -77,9 +119,9 @@ std::string result_rows(bool pg, const std::string& inf) {
         "m.run_id = d.run_id AND m.model_type = d.model_type WHERE m.n_families > 1\n",
         obj);
     q += fmt::format(
-        "UNION ALL SELECT w.run_id, 4, {}('aggregate', 'point', 'run_id', w.run_id, 'model_type', w.model_type, "
-        "'n_obs', w.len, 'n_fits', w.cnt, 'wall_s_lo', w.lo, 'wall_s_hi', w.hi, 'cpu_s_lo', c.lo, 'cpu_s_hi', c.hi) "
-        "FROM pw w LEFT JOIN pc c ON c.run_id = w.run_id AND c.model_type = w.model_type AND c.len = w.len\n",
+        "UNION ALL SELECT run_id, 4, {}('aggregate', 'point', 'run_id', run_id, 'model_type', model_type, 'n_obs', "
+        "mid_len, 'n_obs_min', min_len, 'n_obs_max', max_len, 'n_fits', cnt, 'wall_s_lo', wall_lo, 'wall_s_hi', "
+        "wall_hi, 'cpu_s_lo', cpu_lo, 'cpu_s_hi', cpu_hi) FROM pts\n",
         obj);
     q += fmt::format("UNION ALL SELECT run_id, 5, {}('aggregate', 'family', 'run_id', run_id, 'family', family, "
                      "'wall_s_lo', lo, 'wall_s_hi', hi) FROM fmed\n",
@@ -104,7 +146,34 @@ sql_dialect parse_sql_dialect(std::string_view name) {
     throw usage_error(fmt::format("--emit-sql: expected postgres or duckdb, found '{}'", name));
 }
 
-std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& config) {
+std::string sql_table_name(std::string_view name) {
+    // Each part as PostgreSQL and DuckDB read an unquoted identifier, and no longer than
+    // PostgreSQL keeps one (it would silently truncate a longer name to another table's).
+    auto bad = [&](std::string_view why) {
+        return usage_error(fmt::format("--sql-table: expected a table name (letters, digits and _, not starting "
+                                       "with a digit; schema.table allowed), found '{}': {}",
+                                       shown_value(name), why));
+    };
+    std::string out;
+    std::size_t parts = 0;
+    for (std::size_t at = 0; at <= name.size(); ++parts) {
+        std::size_t dot = std::min(name.find('.', at), name.size());
+        std::string_view part = name.substr(at, dot - at);
+        if (part.empty()) throw bad("an empty name part");
+        if (part.size() > 63) throw bad("a part longer than 63 bytes");
+        if (part.front() >= '0' && part.front() <= '9') throw bad("a part starting with a digit");
+        for (char ch : part)
+            if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'))
+                throw bad(ch > ' ' && ch < 0x7f ? fmt::format("the character '{}'", ch)
+                                                : fmt::format("the byte 0x{:02x}", static_cast<unsigned char>(ch)));
+        out += fmt::format("{}\"{}\"", out.empty() ? "" : ".", part);
+        at = dot + 1;
+    }
+    if (parts > 3) throw bad("more than database.schema.table");
+    return out;
+}
+
+std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& config, std::string_view table) {
     const bool pg = dialect == sql_dialect::postgres;
     const std::string C = pg ? " COLLATE \"C\"" : "";          // bytewise order
     const std::string N = pg ? "numeric" : "HUGEINT";           // an exact integer of any u64
@@ -120,7 +189,7 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
     const std::string mem = any_pattern(memory_error_patterns), kill = any_pattern(killed_error_patterns);
 
     std::string q = "-- prof-harvest --from-aggregates reads this query's rows (prof-harvest(1)).\n";
-    q += fmt::format("WITH fmap(model_type, family) AS ({}),\n", fmap);
+    q += fmt::format("WITH RECURSIVE fmap(model_type, family) AS ({}),\n", fmap);
     q += fmt::format(
         "src AS (SELECT CAST(run_id AS TEXT) AS run_id, CAST(ts_id AS TEXT) AS ts_id, CAST(model_type AS TEXT) AS "
         "model_type, NULLIF(CAST(family AS TEXT), '') AS family_col, CAST(n_obs AS {0}) AS n_obs, CAST(fit_seconds AS "
@@ -128,8 +197,8 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "process_rss, CAST(peak_rss_bytes AS {0}) AS peak_rss, CAST(peak_gpu_bytes AS {0}) AS peak_gpu, "
         "CAST(intraop_threads AS {0}) AS threads, CAST(memory_limit_bytes AS {0}) AS mem_limit, "
         "COALESCE(CAST(fold_id AS TEXT), '') <> '' AS fold, COALESCE(CAST(ensemble_id AS TEXT), '') <> '' AS ensemble, "
-        "{1} AS finished_us, NULLIF(CAST(error AS TEXT), '') AS error FROM forecast_metadata{2}),\n",
-        N, epoch_us, where);
+        "{1} AS finished_us, NULLIF(CAST(error AS TEXT), '') AS error FROM {2}{3}),\n",
+        N, epoch_us, sql_table_name(table), where);
     q += fmt::format(
         "fits AS (SELECT s.*, COALESCE(s.family_col, m.family, s.model_type) AS fam, (s.family_col IS NULL AND "
         "m.family IS NULL) AS unmapped, COALESCE(s.error IS NULL AND s.wall > 0 AND s.wall < {0}, false) AS ok FROM src s LEFT JOIN "
@@ -170,14 +239,10 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         C);
     q += "fw AS (SELECT c.run_id, m.family, c.uw FROM cls c JOIN models m ON m.run_id = c.run_id AND m.model_type = "
          "c.model_type WHERE c.uw IS NOT NULL),\n";
-    q += fmt::format("curved AS (SELECT c.* FROM cls c JOIN models m ON m.run_id = c.run_id AND m.model_type = "
-                     "c.model_type WHERE m.n_lengths <= {} AND c.len IS NOT NULL),\n",
-                     max_curve_points);
+    q += curve_bins(pg ? "/" : "//");
     q += middle("wmed", "cls", "run_id, model_type", "uw");
     q += middle("cmed", "cls", "run_id, model_type", "uc");
     q += middle("fmed", "fw", "run_id, family", "uw");
-    q += middle("pw", "curved", "run_id, model_type, len", "uw");
-    q += middle("pc", "curved", "run_id, model_type, len", "uc");
     return q + result_rows(pg, inf);
 }
 
@@ -238,6 +303,41 @@ std::optional<double> median_of(const json_value& row, std::string_view lo_key, 
     return *lo + (*hi - *lo) / 2;
 }
 
+// A model's cost curve from its point rows, refusing rows that cannot be the curve the query
+// gives for `n_lengths` distinct lengths (build_curve's shapes, curve.hpp).
+template <class Point>
+std::vector<curve_point> curve_of_points(const std::string& run_id, const std::string& model, std::uint64_t n_lengths,
+                                         std::vector<Point> points) {
+    std::sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.n_obs_min < b.n_obs_min; });
+    auto refuse = [&](std::string what) {
+        return error(exit_code::data_err,
+                     fmt::format("run '{}', model '{}': {}; these rows do not come from prof-harvest --emit-sql's "
+                                 "query (print it again)",
+                                 run_id, model, what));
+    };
+    const bool per_length = n_lengths <= max_curve_points;
+    if (per_length ? points.size() != n_lengths : points.empty() || points.size() > max_curve_points)
+        throw refuse(fmt::format("{} curve points for {} distinct lengths", points.size(), n_lengths));
+    std::vector<curve_point> out;
+    for (const auto& pt : points) {
+        if (!(0 < pt.n_obs_min && pt.n_obs_min <= pt.n_obs && pt.n_obs <= pt.n_obs_max) ||
+            (per_length && pt.n_obs_min != pt.n_obs_max) || pt.n_fits == 0)
+            throw refuse(fmt::format("a curve point of n_obs {} in [{}, {}] with {} fits", pt.n_obs, pt.n_obs_min,
+                                     pt.n_obs_max, pt.n_fits));
+        if (!out.empty() && pt.n_obs_min <= out.back().n_obs_max)
+            throw refuse(fmt::format("curve points overlap at n_obs {}", pt.n_obs_min));
+        curve_point c;
+        c.n_obs = pt.n_obs;
+        c.n_obs_min = pt.n_obs_min;
+        c.n_obs_max = pt.n_obs_max;
+        c.n_fits = pt.n_fits;
+        c.wall_s = pt.wall_lo + (pt.wall_hi - pt.wall_lo) / 2;
+        if (pt.cpu_lo && pt.cpu_hi) c.cpu_s = *pt.cpu_lo + (*pt.cpu_hi - *pt.cpu_lo) / 2;
+        out.push_back(c);
+    }
+    return out;
+}
+
 }  // namespace
 
 aggregate_reader::aggregate_reader(harvest_config config) : config_(std::move(config)) {}
@@ -289,6 +389,13 @@ void aggregate_reader::add(const json_value& row) {
     } else if (kind == "point") {
         point p;
         p.n_obs = required_count(row, "n_obs");
+        for (std::string_view key : {"n_obs_min", "n_obs_max"})
+            if (!row.find(key))
+                throw field_error(fmt::format("field '{}': missing, as in the rows of an older prof-harvest's query: "
+                                              "print the query again with prof-harvest --emit-sql",
+                                              key));
+        p.n_obs_min = required_count(row, "n_obs_min");
+        p.n_obs_max = required_count(row, "n_obs_max");
         p.n_fits = required_count(row, "n_fits");
         auto lo = number_of(row, "wall_s_lo"), hi = number_of(row, "wall_s_hi");
         if (!lo || !hi) throw field_error("field 'wall_s_lo': a curve point needs its wall seconds");
@@ -362,25 +469,13 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
         std::vector<std::string> families = mr.families;
         std::sort(families.begin(), families.end());
         append_family_warning(p.provenance.warnings, name, families);
-        if (required_count(row, "n_eff_unsure") > 0 || required_count(row, "n_lengths") > max_curve_points)
+        if (required_count(row, "n_eff_unsure") > 0)
             throw error(exit_code::data_err,
-                        fmt::format("run '{}', model '{}': {}; the aggregate rows cannot give it exactly: stream the "
+                        fmt::format("run '{}', model '{}': a fit's cpu_seconds / fit_seconds is near the largest "
+                                    "double; the aggregate rows cannot give its effective cores exactly: stream the "
                                     "rows instead (SELECT row_to_json(t) FROM forecast_metadata t | prof-harvest)",
-                                    run_id, name,
-                                    required_count(row, "n_eff_unsure") > 0
-                                        ? std::string("a fit's cpu_seconds / fit_seconds is near the largest double")
-                                        : fmt::format("its cost curve bins {} distinct lengths into {} points",
-                                                      required_count(row, "n_lengths"), max_curve_points)));
-        std::vector<point> points = mr.points;
-        std::sort(points.begin(), points.end(), [](const point& a, const point& b) { return a.n_obs < b.n_obs; });
-        for (const auto& pt : points) {
-            curve_point c;
-            c.n_obs = c.n_obs_min = c.n_obs_max = pt.n_obs;
-            c.n_fits = pt.n_fits;
-            c.wall_s = pt.wall_lo + (pt.wall_hi - pt.wall_lo) / 2;
-            if (pt.cpu_lo && pt.cpu_hi) c.cpu_s = *pt.cpu_lo + (*pt.cpu_hi - *pt.cpu_lo) / 2;
-            m.wall_curve.push_back(c);
-        }
+                                    run_id, name));
+        m.wall_curve = curve_of_points(run_id, name, required_count(row, "n_lengths"), mr.points);
         auto fm = r.family_median.find(m.family);
         p.families[m.family].median_wall_s = fm == r.family_median.end() ? std::nullopt : fm->second;
         p.models.emplace(name, std::move(m));

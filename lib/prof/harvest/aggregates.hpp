@@ -3,14 +3,19 @@
 // forecast_metadata table, and the reader that turns that query's result rows into the same
 // profiles, byte for byte, as streaming the rows through prof-harvest.
 //
-// The query reads every column harvest.hpp documents (a table lacking one must give it as
-// NULL, e.g. through a view named forecast_metadata); finished_at must be a time stamp with a
-// zone (PostgreSQL timestamptz, DuckDB TIMESTAMPTZ). Each rule of the row harvest has its SQL
-// twin: fold and ensemble rows counted and skipped (a value other than NULL or ''), the family
-// column, else the --family-map (inlined into the query as a VALUES list), else the model
-// name; ok = no error text and a finite fit_seconds > 0; a usable value finite and > 0 (the
-// GPU peak: >= 0); host OOM kills and device OOMs from the error text's patterns
-// (profile.hpp); series and first errors ordered bytewise (COLLATE "C" in PostgreSQL).
+// The query reads, from the table forecast_metadata (or --sql-table's), the columns run_id,
+// ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
+// peak_rss_bytes, peak_gpu_bytes, intraop_threads, memory_limit_bytes, fold_id, ensemble_id,
+// finished_at and error (a table lacking one must give it as NULL, e.g. through a view);
+// finished_at must be a time stamp with a zone (PostgreSQL timestamptz, DuckDB TIMESTAMPTZ).
+// Each rule of the row harvest has its SQL twin: fold and ensemble rows counted and skipped (a
+// value other than NULL or ''), the family column, else the --family-map (inlined into the
+// query as a VALUES list), else the model name; ok = no error text and a finite fit_seconds >
+// 0; a usable value finite and > 0 (the GPU peak: >= 0); host OOM kills and device OOMs from
+// the error text's patterns (profile.hpp); series and first errors ordered bytewise (COLLATE
+// "C" in PostgreSQL); the cost curve's bins chosen as build_curve chooses them (curve.hpp: one
+// point per length up to max_curve_points lengths, else equal-count bins that never split a
+// length), walked bin by bin in a recursive CTE.
 // Medians: the query gives the two middle values of each set (equal for an odd count) and
 // prof takes their mean as median() does, so no engine's interpolation enters a number.
 //
@@ -23,8 +28,9 @@
 //           n_threads, n_threads_known, intraop_threads, the OOM counts and bounds,
 //           first_error_ts_id, n_lengths (distinct usable lengths), n_eff_unsure
 //   model_family  run_id, model_type, family: one row per family of a model with several
-//   point   run_id, model_type, n_obs, n_fits, wall_s_lo/hi, cpu_s_lo/hi: one length of the
-//           cost curve of a model with at most max_curve_points distinct lengths
+//   point   run_id, model_type, n_obs, n_obs_min, n_obs_max, n_fits, wall_s_lo/hi, cpu_s_lo/hi:
+//           one point of the model's cost curve (curve_point: its lengths' range, their lower
+//           middle length, the fits and the two middle wall and CPU seconds)
 //   family  run_id, family, wall_s_lo/hi: the family's median cell over its models' fits
 //   error   run_id, model_type, ts_id, error, fit_seconds: a failed fit at the model's
 //           first_error_ts_id (prof picks the bytewise-first error text among them)
@@ -48,17 +54,25 @@ enum class sql_dialect { postgres, duckdb };
 // Parses --emit-sql's value; throws usage_error (64) for anything but postgres or duckdb.
 sql_dialect parse_sql_dialect(std::string_view name);
 
-// The query, one statement ending in ";\n", for the config's run_id filter and family map.
-// Throws usage_error (64) for a family-map or run_id text that holds a NUL byte (no SQL text
-// column can hold one).
-std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& config);
+// --sql-table's value as the query names the table: each of its one to three dot-separated
+// parts (database.schema.table) double-quoted, so PostgreSQL does not fold its case (DuckDB
+// never matches names by case). Throws usage_error (64) unless every part is 1 to 63 ASCII letters, digits and _,
+// not starting with a digit.
+std::string sql_table_name(std::string_view name);
+
+// The query, one statement ending in ";\n", over `table` (sql_table_name's rules), for the
+// config's run_id filter and family map. Throws usage_error (64) for a bad table name, or for a
+// family-map or run_id text that holds a NUL byte (no SQL text column can hold one).
+std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& config,
+                                   std::string_view table = "forecast_metadata");
 
 // Reads the query's result rows and builds one profile per run_id, as harvester::finish does
 // (margins, signature and signature_map from the config; run_id and family_map were applied
-// by the query). A malformed row is an input_error naming source and line (exit 65); a model
-// whose curve would need binning (more than max_curve_points distinct lengths), or whose
-// effective cores the query could not compute exactly, is refused (exit 65) with a note to
-// stream the rows instead: a binned curve is not rebuilt from per-length rows.
+// by the query). A malformed row is an input_error naming source and line (exit 65). A model
+// whose effective cores the query could not compute exactly is refused (exit 65) with a note
+// to stream the rows instead; so is one whose point rows cannot be its curve (not one point
+// per length up to max_curve_points lengths, at most max_curve_points points beyond, ranges
+// out of order or overlapping: rows of another query, e.g. an older prof-harvest's).
 class aggregate_reader {
 public:
     explicit aggregate_reader(harvest_config config);
@@ -68,7 +82,7 @@ public:
 
 private:
     struct point {
-        std::uint64_t n_obs = 0, n_fits = 0;
+        std::uint64_t n_obs = 0, n_obs_min = 0, n_obs_max = 0, n_fits = 0;
         double wall_lo = 0, wall_hi = 0;
         std::optional<double> cpu_lo, cpu_hi;
     };

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
 
 namespace {
@@ -53,15 +54,95 @@ TEST_CASE("the first error is the bytewise-first text at the first series, fit_s
     CHECK(p.first_error_by_model.at("arima") == "boom");
 }
 
-TEST_CASE("a model whose curve needs binning is refused with exit 65") {
-    // 33 distinct lengths > max_curve_points (32): per-length rows cannot give bin medians.
+std::string point_row(int n_obs, int lo, int hi, int n_fits, double wall_lo, double wall_hi) {
+    return R"({"aggregate":"point","run_id":"r","model_type":"arima","n_obs":)" + std::to_string(n_obs) +
+           R"(,"n_obs_min":)" + std::to_string(lo) + R"(,"n_obs_max":)" + std::to_string(hi) + R"(,"n_fits":)" +
+           std::to_string(n_fits) + R"(,"wall_s_lo":)" + std::to_string(wall_lo) + R"(,"wall_s_hi":)" +
+           std::to_string(wall_hi) + R"(,"cpu_s_lo":null,"cpu_s_hi":null})" "\n";
+}
+
+TEST_CASE("binned point rows become curve points over their length ranges") {
+    // 40 distinct lengths in two bins, rows given out of order: [21, 40] (n_obs 30, 1 fit,
+    // wall 2) and [1, 20] (n_obs 10, 2 fits, walls 0.25 and 0.5: 0.25 + 0.25 / 2 = 0.375).
+    auto p = one_profile(run_row + model_row(40) + point_row(30, 21, 40, 1, 2, 2) + point_row(10, 1, 20, 2, 0.25, 0.5));
+    const auto& c = p.models.at("arima").wall_curve;
+    REQUIRE(c.size() == 2);
+    using range = std::array<std::uint64_t, 4>;  // n_obs, n_obs_min, n_obs_max, n_fits
+    CHECK(range{c[0].n_obs, c[0].n_obs_min, c[0].n_obs_max, c[0].n_fits} == range{10, 1, 20, 2});
+    CHECK(range{c[1].n_obs, c[1].n_obs_min, c[1].n_obs_max, c[1].n_fits} == range{30, 21, 40, 1});
+    CHECK((c[0].wall_s == 0.375 && !c[0].cpu_s && c[1].wall_s == 2));
+}
+
+// The message of the prof::error (exit 65) that reading `rows` ends in.
+std::string refusal(const std::string& rows) {
     try {
-        one_profile(run_row + model_row(33));
-        FAIL("expected an error");
+        one_profile(rows);
     } catch (const prof::error& e) {
         CHECK(e.code() == prof::exit_code::data_err);
-        CHECK(std::string(e.what()).find("stream the rows instead") != std::string::npos);
+        return e.what();
     }
+    FAIL("expected an error");
+    return "";
+}
+
+TEST_CASE("point rows that are not one per length, for at most 32 lengths, are refused") {
+    // 3 distinct lengths need 3 per-length points; 2 rows (an older query's, another's) are not the curve.
+    CHECK(refusal(run_row + model_row(3) + point_row(1, 1, 1, 1, 1, 1) + point_row(2, 2, 2, 1, 1, 1))
+              .find("2 curve points for 3 distinct lengths") != std::string::npos);
+    // A point over a range where every point is one length.
+    CHECK(refusal(run_row + model_row(1) + point_row(1, 1, 2, 1, 1, 1)).find("n_obs 1 in [1, 2]") != std::string::npos);
+}
+
+TEST_CASE("a model past 32 lengths without point rows is refused, not given an empty curve") {
+    // An older query gave no points past 32 lengths: an empty curve would plan as "no lengths known".
+    CHECK(refusal(run_row + model_row(33)).find("0 curve points for 33 distinct lengths") != std::string::npos);
+}
+
+TEST_CASE("overlapping point ranges are refused") {
+    // [1, 20] and [20, 40] share length 20.
+    CHECK(refusal(run_row + model_row(40) + point_row(10, 1, 20, 2, 1, 1) + point_row(30, 20, 40, 1, 1, 1))
+              .find("curve points overlap at n_obs 20") != std::string::npos);
+}
+
+TEST_CASE("a point row without its length range is a line-numbered error naming the query") {
+    CHECK_THROWS_WITH_AS(
+        one_profile(run_row + model_row(1) +
+                    R"({"aggregate":"point","run_id":"r","model_type":"arima","n_obs":5,"n_fits":1,"wall_s_lo":1,"wall_s_hi":1})" "\n"),
+        doctest::Contains("agg:3: field 'n_obs_min': missing"), prof::input_error);
+}
+
+TEST_CASE("the table name is quoted part by part") {
+    CHECK(prof::sql_table_name("forecast_metadata") == "\"forecast_metadata\"");
+    CHECK(prof::sql_table_name("wh.Fits_2026") == "\"wh\".\"Fits_2026\"");
+    CHECK(prof::sql_table_name("db.wh.t") == "\"db\".\"wh\".\"t\"");
+    prof::harvest_config cfg;
+    CHECK(prof::harvest_aggregates_sql(prof::sql_dialect::duckdb, cfg, "wh.t").find("FROM \"wh\".\"t\"") != std::string::npos);
+}
+
+TEST_CASE("a table name that is no plain identifier is a usage error") {
+    auto usage = [](std::string_view name) {
+        try {
+            prof::sql_table_name(name);
+        } catch (const prof::usage_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    CHECK(usage("t; DROP TABLE x").find("the character ';'") != std::string::npos);
+    CHECK(usage("wh.\"t\"").find("the character '\"'") != std::string::npos);
+    CHECK(usage("1t").find("starting with a digit") != std::string::npos);
+    CHECK(usage("a..b").find("an empty name part") != std::string::npos);
+    CHECK(usage("").find("an empty name part") != std::string::npos);
+    CHECK(usage("a.b.c.d").find("more than database.schema.table") != std::string::npos);
+    CHECK(usage(std::string(64, 'x')).find("longer than 63 bytes") != std::string::npos);
+    CHECK(usage("t\x01").find("the byte 0x01") != std::string::npos);
+}
+
+TEST_CASE("the bins' integer division is each dialect's") {
+    // ceil(fits / 32) as (total + 31) DIV 32: PostgreSQL's / on integers, DuckDB's // (its / gives a double).
+    prof::harvest_config cfg;
+    CHECK(prof::harvest_aggregates_sql(prof::sql_dialect::postgres, cfg).find("(total + 31) / 32") != std::string::npos);
+    CHECK(prof::harvest_aggregates_sql(prof::sql_dialect::duckdb, cfg).find("(total + 31) // 32") != std::string::npos);
 }
 
 TEST_CASE("an unknown aggregate kind is a line-numbered error") {
