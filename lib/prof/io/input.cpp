@@ -50,6 +50,13 @@ jsonl_stats for_each_record(line_reader& in, const bad_line_policy& policy, cons
     return s;
 }
 
+std::string read_all(byte_source& src) {
+    std::string text;
+    char buf[65536];
+    for (std::size_t n; (n = src.read(buf, sizeof buf)) > 0;) text.append(buf, n);
+    return text;
+}
+
 void warn_skipped(const bad_line_policy& policy, std::size_t bad) {
     if (bad) warn(fmt::format("{}skipped {} malformed {}(s)", policy.prefix, bad, policy.noun));
 }

@@ -63,6 +63,10 @@ jsonl_stats for_each_record(const std::vector<std::string>& inputs, const bad_li
 jsonl_stats for_each_record(line_reader& in, const bad_line_policy& policy, const record_fn& fn,
                             const line_fn& fast = {});
 
+// Everything `src` holds, as one text (a whole profile or signature file); throws what
+// src.read throws.
+std::string read_all(byte_source& src);
+
 // The policy's closing warning for `bad` skipped lines (nothing when there are none), for a
 // reader that keeps its own count (prof-harvest's).
 void warn_skipped(const bad_line_policy& policy, std::size_t bad);

@@ -62,14 +62,6 @@ compute_profile as_reference(compute_profile p, std::string source, std::vector<
 
 bool is_keyword(const std::string& source) { return source == "auto" || source == "none" || source == "baseline"; }
 
-// Everything a source holds, as one text (a profile or signature file is one JSON text).
-std::string read_whole(byte_source& src) {
-    std::string text;
-    char buf[65536];
-    for (std::size_t n; (n = src.read(buf, sizeof buf)) > 0;) text.append(buf, n);
-    return text;
-}
-
 }  // namespace
 
 std::vector<signature_difference> signature_differences(const json_value& pinned, const json_value& current) {
@@ -481,7 +473,7 @@ evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_nam
     io.registry_name = registry_name;
     io.load_run = [fetch, registry_name](const std::string& run_id) {
         std::string name = run_file_name(run_id);
-        compute_profile p = parse_profile_text(read_whole(*fetch({"runs", name})), registry_name + "/runs/" + name);
+        compute_profile p = parse_profile_text(read_all(*fetch({"runs", name})), registry_name + "/runs/" + name);
         if (p.provenance.run_id && *p.provenance.run_id != run_id)
             throw input_error(registry_name + "/runs/" + name, 1,
                               fmt::format("the file is the harvest of run '{}', not '{}'", *p.provenance.run_id, run_id));
@@ -498,7 +490,7 @@ evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_nam
 compute_profile load_baseline_file(const std::string& path) {
     const http_options http = registry_http_options();
     const std::string source = is_http_url(path) ? redact_url(path) : path;
-    compute_profile p = parse_profile_text(read_whole(*open_input(path, &http)), source);
+    compute_profile p = parse_profile_text(read_all(*open_input(path, &http)), source);
     if (!p.provenance.baseline_version || p.provenance.baseline_version->empty())
         throw input_error(source, 1, "field 'provenance.baseline_version': missing; a baseline must carry its version");
     return p;
@@ -531,7 +523,7 @@ json_value read_signature_file(const std::string& path) {
     // closed stdin) included, not only a missing file.
     try {
         if (path == "-") {
-            text = read_whole(*open_input("-"));
+            text = read_all(*open_input("-"));
         } else {
             text = read_file(path);
         }
