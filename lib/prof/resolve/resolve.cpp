@@ -519,7 +519,7 @@ std::function<compute_profile()> installed_baseline_loader(const std::string& ex
 json_value read_signature_file(const std::string& path) {
     std::string text;
     std::string name = path == "-" ? std::string("<stdin>") : path;
-    // Issue 4: this run's own input that cannot be read is 66, a read error (a directory, a
+    // This run's own input that cannot be read is 66, a read error (a directory, a
     // closed stdin) included, not only a missing file.
     try {
         if (path == "-") {
