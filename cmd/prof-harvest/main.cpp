@@ -123,7 +123,8 @@ int run(int argc, char** argv) {
             else h.read(prof::open_input(in, &http), c.jobs, progress.callback());
         }
     }
-    prof::warn_skipped(prof::bad_line_policy(), h.bad_lines());
+    const std::uint64_t bad_lines = c.from_aggregates ? aggregates.bad_lines() : h.bad_lines();
+    prof::warn_skipped(prof::bad_line_policy(), bad_lines);
 
     auto profiles = c.from_aggregates ? aggregates.finish() : h.finish();
     if (profiles.empty() && hc.run_id) prof::warn(fmt::format("no rows of run '{}' in the input", *hc.run_id));
@@ -140,7 +141,7 @@ int run(int argc, char** argv) {
         if (c.format == "table") std::fputs(((&p == &profiles.front() ? "" : "\n") + prof::format_profile_table(p)).c_str(), stdout);
         else prof::cli::emit_line(prof::write_profile(p));
     }
-    if (!c.quiet) prof::note(prof::harvest_summary(profiles, h.bad_lines()));
+    if (!c.quiet) prof::note(prof::harvest_summary(profiles, bad_lines));
     return 0;
 }
 

@@ -72,7 +72,7 @@ int run(int argc, char** argv) {
         ->type_name("DIR|URL");
     app.add_option("--signature", c.signature, "This run's data signature: a file holding one JSON object")
         ->type_name("FILE");
-    app.add_option("--baseline", c.baseline, "Baseline profile FILE, or none (default: the installed one)")
+    app.add_option("--baseline", c.baseline, "Baseline profile FILE (.gz or not) or URL, or none (default: the installed one)")
         ->type_name("FILE|none");
     app.add_flag("--force", c.force, "Use a pinned run even when its signature differs (drift as warnings)");
     app.add_flag("--strict", c.strict,

@@ -343,7 +343,7 @@ std::vector<curve_point> curve_of_points(const std::string& run_id, const std::s
 aggregate_reader::aggregate_reader(harvest_config config) : config_(std::move(config)) {}
 
 void aggregate_reader::read(line_reader& in) {
-    for_each_object(in, 0, [&](simdjson::ondemand::object& obj, std::size_t) {
+    bad_lines_ += for_each_object(in, config_.max_bad_lines - bad_lines_, [&](simdjson::ondemand::object& obj, std::size_t) {
         json_value row;
         row.t = json_value::type::object;
         for (auto f : obj) {
@@ -352,7 +352,7 @@ void aggregate_reader::read(line_reader& in) {
         }
         std::sort(row.obj.begin(), row.obj.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         add(row);
-    });
+    }).bad_lines;
 }
 
 void aggregate_reader::read(std::unique_ptr<byte_source> src) {
@@ -482,6 +482,7 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
     }
     recompute_derived(p);
     harvest_counts c = r.counts;
+    c.bad_lines_skipped = bad_lines_;
     p.harvest = harvest_counts_json(c);
     return p;
 }

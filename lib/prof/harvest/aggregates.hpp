@@ -68,7 +68,9 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
 
 // Reads the query's result rows and builds one profile per run_id, as harvester::finish does
 // (margins, signature and signature_map from the config; run_id and family_map were applied
-// by the query). A malformed row is an input_error naming source and line (exit 65). A model
+// by the query). Malformed lines follow for_each_object under config.max_bad_lines, one budget
+// over every read() (a warning and a skip while under it, else an input_error naming source and
+// line, exit 65), and are counted in each profile's harvest object as table rows' are. A model
 // whose effective cores the query could not compute exactly is refused (exit 65) with a note
 // to stream the rows instead; so is one whose point rows cannot be its curve (not one point
 // per length up to max_curve_points lengths, at most max_curve_points points beyond, ranges
@@ -79,6 +81,7 @@ public:
     void read(line_reader& in);
     void read(std::unique_ptr<byte_source> src);  // the same, for one whole source
     std::vector<compute_profile> finish() const;
+    std::uint64_t bad_lines() const { return bad_lines_; }  // malformed lines skipped so far
 
 private:
     struct point {
@@ -106,6 +109,7 @@ private:
 
     harvest_config config_;
     std::map<std::string, run_rows> runs_;
+    std::uint64_t bad_lines_ = 0;
 };
 
 }  // namespace prof

@@ -2,6 +2,7 @@
 #include "prof/io/fsutil.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/io/http.hpp"
 #include "prof/io/json_in.hpp"
 
 #include <algorithm>
@@ -147,10 +148,9 @@ std::size_t remove_stale_temps(const std::string& dir) {
 }
 
 padded_input::padded_input(const std::string& path) {
-    auto src = open_input(path);  // the error (66) for a missing file, and stdin/.gz decoding
+    auto src = open_input(path);  // the error (66) for a missing file, and gzip told by its magic
     struct stat st {};
-    bool regular = path != "-" && !(path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0) &&
-                   ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    bool regular = path != "-" && !is_http_url(path) && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
     if (regular && st.st_size > 0) {
         auto size = static_cast<std::size_t>(st.st_size);
         auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -158,6 +158,12 @@ padded_input::padded_input(const std::string& path) {
             int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
             void* m = fd >= 0 ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
             if (fd >= 0) ::close(fd);
+            // Mapped as it is only when it is not gzip (whatever its name): src inflates that.
+            auto* head = static_cast<const unsigned char*>(m);
+            if (m != MAP_FAILED && size >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
+                ::munmap(m, size);
+                m = MAP_FAILED;
+            }
             if (m != MAP_FAILED) {
                 map_ = m;
                 map_len_ = size;

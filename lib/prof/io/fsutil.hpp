@@ -19,9 +19,10 @@ void append_line_locked(const std::string& path, std::string_view line);
 // on a read failure.
 std::string read_file(const std::string& path);
 // A whole input held in memory and readable for simdjson::SIMDJSON_PADDING bytes past its end,
-// so a parser can work in place. A regular file is mapped when the zero fill of its last page
-// covers the padding (no copy: a large trace reads at page-cache speed); stdin, .gz files and
-// anything else are read through open_input (66 for a missing file).
+// so a parser can work in place. A regular file that is not gzip is mapped when the zero fill
+// of its last page covers the padding (no copy: a large trace reads at page-cache speed);
+// stdin, gzip (told by its magic bytes, whatever the name), URLs and anything else are read
+// through open_input (66 for a missing file).
 class padded_input {
 public:
     explicit padded_input(const std::string& path);

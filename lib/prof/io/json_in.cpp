@@ -256,7 +256,8 @@ std::string parse_line(od::parser& parser, const text_line& line, const object_f
 
 }  // namespace
 
-jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, const line_fn& fast) {
+jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, const line_fn& fast,
+                            const skip_fn& skipped) {
     jsonl_stats stats;
     od::parser parser;
     text_line line;
@@ -279,7 +280,8 @@ jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const ob
         }
         if (stats.bad_lines < max_bad_lines) {
             ++stats.bad_lines;
-            warn(fmt::format("{}:{}: {} (skipped)", in.source_name(), line.number, what));
+            if (skipped) skipped(line, what);
+            else warn(fmt::format("{}:{}: {} (skipped)", in.source_name(), line.number, what));
             continue;
         }
         throw input_error(in.source_name(), line.number, what);

@@ -68,10 +68,13 @@ struct jsonl_stats {
 // reaches the caller's state. `fast`, when given, sees each valid-UTF-8 line first and returns
 // true when it has consumed it without the JSON parser (prof-harvest's flat-row reader); it may
 // throw field_error like fn.
+// `skipped`, when given, is handed each skipped line and what is wrong with it instead of the
+// warning being written (input.hpp's collect mode).
 using object_fn = std::function<void(simdjson::ondemand::object&, std::size_t line)>;
 using line_fn = std::function<bool(std::string_view text)>;
+using skip_fn = std::function<void(const text_line& line, const std::string& what)>;
 jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn,
-                            const line_fn& fast = {});
+                            const line_fn& fast = {}, const skip_fn& skipped = {});
 
 // ---- numbers --------------------------------------------------------------------------------
 // The double a JSON number token (RFC 8259 grammar, checked) denotes, correctly rounded by

@@ -2,6 +2,7 @@
 #include "prof/io/json_in.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/io/input.hpp"
 #include "prof/records/records.hpp"
 #include "prof/test_support.hpp"
 
@@ -220,12 +221,6 @@ std::string gzip_of(const std::string& data, int flush_at = -1) {
     REQUIRE(deflate(&z, flush_at < 0 ? Z_FINISH : Z_SYNC_FLUSH) == (flush_at < 0 ? Z_STREAM_END : Z_OK));
     out.resize(z.total_out);
     deflateEnd(&z);
-    return out;
-}
-std::string read_all(byte_source& s) {
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; (n = s.read(buf, sizeof buf)) > 0;) out.append(buf, n);
     return out;
 }
 }  // namespace

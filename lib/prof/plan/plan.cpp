@@ -425,6 +425,11 @@ struct run_model {
 using family_groups = std::map<std::string, std::vector<run_model>>;
 
 // The run's models: --models, else every model of the profile, its dropped ones included.
+// "no profile on stdin" or "no profile in FILE": how the static-config case's messages begin.
+std::string no_profile(const plan_request& rq) {
+    return rq.profile_input == "-" ? std::string("no profile on stdin") : fmt::format("no profile in {}", rq.profile_input);
+}
+
 std::set<std::string> run_model_names(const plan_context& cx) {
     std::set<std::string> names(cx.rq.models.begin(), cx.rq.models.end());
     if (names.empty() && cx.profile) {
@@ -433,7 +438,7 @@ std::set<std::string> run_model_names(const plan_context& cx) {
     }
     if (names.empty())
         throw usage_error(cx.profile ? "the profile has no models: name the run's models with --models"
-                                     : "no profile on stdin: name the run's models with --models to plan from the defaults");
+                                     : no_profile(cx.rq) + ": name the run's models with --models to plan from the defaults");
     for (const auto& n : names)
         if (n.empty()) throw usage_error("--models: a model name is empty");
     return names;
@@ -841,7 +846,10 @@ plan_record start_plan(const plan_context& cx) {
 
 plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     validate_request(rq);
-    if (rq.strict && !profile) throw error(exit_code::data_err, "--strict: no profile on the input: nothing measured to plan from");
+    if (rq.strict && !profile)
+        throw error(exit_code::data_err,
+                    fmt::format("--strict: {}: nothing measured to plan from",
+                                rq.profile_input == "-" ? std::string("no profile on the input") : no_profile(rq)));
     plan_context cx{profile, rq,
                     // An assumed profile with no models says "we had nothing": the same as no profile.
                     !profile || (profile->models.empty() && profile->dropped_models.empty()),
@@ -854,7 +862,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     if (cx.empty_profile)
         p.warnings.push_back(profile ? fmt::format("the profile (basis {}) holds no model: planning from the defaults, every axis assumed",
                                                    cx.basis)
-                                     : "no profile on stdin: planning from the defaults, every axis assumed");
+                                     : no_profile(rq) + ": planning from the defaults, every axis assumed");
     family_groups by_family = group_models(names, cx, p);
     for (const auto& [fam, models] : by_family)
         for (const auto& m : models) p.run.models.push_back(m.name);

@@ -87,6 +87,8 @@ struct plan_request {
     cluster_limits limits;
     unmeasured_policy on_unmeasured = unmeasured_policy::fail;
     bool strict = false;                     // exit 65 when an axis is assumed or there is no profile
+    std::string profile_input = "-";         // where the profile was read: '-' (stdin) or a file,
+                                             // as the no-profile messages name it
 };
 
 // The run's series lengths as the plan prices them. `lengths` (scaled to the run's series)
@@ -226,7 +228,7 @@ void check_plan_goal(const std::optional<double>& deadline_s, const std::optiona
 // Throws usage_error naming both otherwise.
 void check_run_size(bool series_given, std::uint64_t series, bool panel_given);
 
-// Sizes the run. `profile` null = no profile on stdin: the static-config case, every axis
+// Sizes the run. `profile` null = no profile on the input: the static-config case, every axis
 // assumed (request.models must then name the run's models).
 // Per model of the run (a model the profile lacks forms a family of its own name, assumed), by
 // size_slot with the --default-* values as its fallback:

@@ -320,6 +320,23 @@ TEST_CASE("no profile is the static-config case: every axis assumed, one plan-wi
           "no profile on stdin: name the run's models with --models to plan from the defaults");
 }
 
+TEST_CASE("with no profile the messages name the file it was looked for in") {
+    prof::plan_request rq = cpu_request();
+    rq.series = 10;
+    rq.models = {"a"};
+    rq.profile_input = "fits/empty.jsonl";
+    auto plan = prof::make_plan(nullptr, rq);
+    REQUIRE(plan.warnings.size() == 1);
+    CHECK(plan.warnings[0] == "no profile in fits/empty.jsonl: planning from the defaults, every axis assumed");
+    rq.strict = true;
+    CHECK(error_text([&] { prof::make_plan(nullptr, rq); }) ==
+          "--strict: no profile in fits/empty.jsonl: nothing measured to plan from");
+    rq.strict = false;
+    rq.models.clear();
+    CHECK(error_text([&] { prof::make_plan(nullptr, rq); }) ==
+          "no profile in fits/empty.jsonl: name the run's models with --models to plan from the defaults");
+}
+
 TEST_CASE("a measured slot larger than a node is bad data (65) naming both numbers") {
     auto p = profile_of({model("big", "f", 5, 1.0, 80 * GiB, std::nullopt, 1.0)});
     int code = 0;

@@ -3,6 +3,7 @@
 
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
+#include "prof/io/input.hpp"
 #include "prof/io/json_out.hpp"
 #include "prof/resolve/keys.hpp"
 #include "prof/core/diag.hpp"
@@ -68,28 +69,15 @@ namespace {
 std::map<std::string, std::string> read_index_lines(const std::string& path) {
     std::map<std::string, std::string> out;
     if (!file_exists(path)) return out;
+    // Read as it is (never inflated), and strict: a store must not rewrite an index it cannot read.
     line_reader in(string_source(read_file(path), path));
-    text_line line;
-    simdjson::ondemand::parser parser;
-    while (in.next(line)) {
-        std::string_view text = line.text;
+    for_each_record(in, bad_line_policy(), [&](simdjson::ondemand::object& obj, const record_place& at) {
         std::optional<std::string> run_id;
-        try {
-            simdjson::padded_string padded(text);
-            auto doc = parser.iterate(padded);
-            auto obj = doc.get_object();
-            for (auto f : obj) {
-                std::string_view k = f.unescaped_key();
-                if (k == "run_id") run_id = require_string(f.value(), "run_id");
-            }
-        } catch (const field_error& e) {
-            throw input_error(path, line.number, e.what());
-        } catch (const simdjson::simdjson_error& e) {
-            throw input_error(path, line.number, fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
-        }
-        if (!run_id) throw input_error(path, line.number, "field 'run_id': missing");
-        out[*run_id] = std::string(text);
-    }
+        for (auto f : obj)
+            if (std::string_view(f.unescaped_key()) == "run_id") run_id = require_string(f.value(), "run_id");
+        if (!run_id) missing_field("run_id");
+        out[*run_id] = std::string(at.text);
+    });
     return out;
 }
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include "prof/io/fsutil.hpp"
 #include "prof/io/http.hpp"
+#include "prof/io/input.hpp"
 #include "prof/resolve/keys.hpp"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <limits>
 #include <sys/stat.h>
 #include <map>
 #include <set>
@@ -20,6 +22,9 @@
 namespace prof {
 
 namespace {
+
+// Parsed object signatures by their exact text: identical text → one shared value.
+using signature_texts = std::map<std::string, std::shared_ptr<const json_value>, std::less<>>;
 
 std::string show(const std::optional<json_value>& v) { return v ? v->dump() : std::string("absent"); }
 
@@ -399,67 +404,65 @@ registry_index parse_registry_index(std::string text, const std::string& source)
     return read_registry_index(in);
 }
 
-registry_index read_registry_index(line_reader& in) {
+namespace {
+
+// One index line's fields into an entry; a field_error for a line that cannot be one (it is
+// then skipped). Object signatures are parsed once per distinct text and shared.
+registry_entry read_index_entry(simdjson::ondemand::object& obj, signature_texts& by_text) {
     namespace od = simdjson::ondemand;
+    registry_entry e;
+    bool have_id = false;
+    for (auto field : obj) {
+        std::string_view k = field.unescaped_key();
+        od::value v = field.value();
+        if (k == "run_id") {
+            e.run_id = require_string(v, "run_id");
+            have_id = true;
+        } else if (k == "signature") {
+            if (od::json_type(v.type()) == od::json_type::object) {
+                od::object sig_obj = v.get_object();
+                std::string_view raw = sig_obj.raw_json();
+                auto it = by_text.find(raw);
+                if (it == by_text.end())
+                    it = by_text.emplace(std::string(raw), std::make_shared<const json_value>(parse_json_text(raw))).first;
+                e.signature = it->second;
+            } else {
+                e.signature = std::make_shared<const json_value>(read_json_value(v));
+            }
+        } else if (k == "measured_at") {
+            auto s = read_string(v, "measured_at");
+            if (s) {
+                e.measured_at = parse_rfc3339(*s);
+                if (!e.measured_at)
+                    throw field_error(fmt::format("field 'measured_at': expected an RFC 3339 time stamp, found \"{}\"", *s));
+            }
+        }
+    }
+    if (!have_id) missing_field("run_id");
+    if (e.run_id.empty()) throw field_error("field 'run_id': empty");
+    if (!e.signature) e.signature = std::make_shared<const json_value>();
+    return e;
+}
+
+}  // namespace
+
+registry_index read_registry_index(line_reader& in) {
     const std::string& source = in.source_name();
     registry_index out;
     // A badly damaged index must not bury the output in warnings: the first ten lines are named,
-    // the rest counted.
+    // the rest counted. Every bad line is skipped (the budget is unlimited): an index is shared
+    // evidence, and one bad line must not hide the runs on the others.
     constexpr std::size_t max_line_warnings = 10;
     std::size_t bad = 0;
-    auto skipped = [&](std::string w) {
-        if (++bad <= max_line_warnings) out.warnings.push_back(std::move(w));
+    bad_line_policy policy(std::numeric_limits<std::size_t>::max());
+    policy.collect = [&](const record_place& at, const std::string& what) {
+        if (++bad <= max_line_warnings)
+            out.warnings.push_back(fmt::format("{}:{}: {} (line skipped)", at.source, at.line, what));
     };
-    text_line line;
-    od::parser parser;
-    // Parsed object signatures by their exact text: identical text → one shared value.
-    std::map<std::string, std::shared_ptr<const json_value>, std::less<>> by_text;
-    while (in.next(line)) {
-        try {
-            registry_entry e;
-            bool have_id = false;
-            if (!line.valid_utf8()) throw field_error("invalid UTF-8");
-            od::document doc = parser.iterate(line.text.data(), line.text.size(), line.text.size() + simdjson::SIMDJSON_PADDING);
-            if (od::json_type(doc.type()) != od::json_type::object) throw field_error("expected a JSON object");
-            od::object obj = doc.get_object();
-            for (auto field : obj) {
-                std::string_view k = field.unescaped_key();
-                od::value v = field.value();
-                if (k == "run_id") {
-                    e.run_id = require_string(v, "run_id");
-                    have_id = true;
-                } else if (k == "signature") {
-                    if (od::json_type(v.type()) == od::json_type::object) {
-                        od::object sig_obj = v.get_object();
-                        std::string_view raw = sig_obj.raw_json();
-                        auto it = by_text.find(raw);
-                        if (it == by_text.end())
-                            it = by_text.emplace(std::string(raw), std::make_shared<const json_value>(parse_json_text(raw))).first;
-                        e.signature = it->second;
-                    } else {
-                        e.signature = std::make_shared<const json_value>(read_json_value(v));
-                    }
-                } else if (k == "measured_at") {
-                    auto s = read_string(v, "measured_at");
-                    if (s) {
-                        e.measured_at = parse_rfc3339(*s);
-                        if (!e.measured_at)
-                            throw field_error(fmt::format("field 'measured_at': expected an RFC 3339 time stamp, found \"{}\"", *s));
-                    }
-                }
-            }
-            if (!document_at_end(doc)) throw field_error("unexpected content after the JSON object");
-            if (!have_id) missing_field("run_id");
-            if (e.run_id.empty()) throw field_error("field 'run_id': empty");
-            if (!e.signature) e.signature = std::make_shared<const json_value>();
-            out.entries.push_back(std::move(e));
-        } catch (const field_error& err) {
-            skipped(fmt::format("{}:{}: {} (line skipped)", source, line.number, err.what()));
-        } catch (const simdjson::simdjson_error& err) {
-            skipped(fmt::format("{}:{}: malformed JSON ({}) (line skipped)", source, line.number,
-                                simdjson::error_message(err.error())));
-        }
-    }
+    signature_texts by_text;
+    for_each_record(in, policy, [&](simdjson::ondemand::object& obj, const record_place&) {
+        out.entries.push_back(read_index_entry(obj, by_text));
+    });
     if (bad > max_line_warnings)
         out.warnings.push_back(fmt::format("{}: {} more malformed line(s) skipped", source, bad - max_line_warnings));
     return out;
@@ -470,11 +473,7 @@ evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_nam
     io.registry_name = registry_name;
     io.load_run = [fetch, registry_name](const std::string& run_id) {
         std::string name = run_file_name(run_id);
-        auto src = fetch({"runs", name});
-        std::string text;
-        char buf[65536];
-        for (std::size_t n; (n = src->read(buf, sizeof buf)) > 0;) text.append(buf, n);
-        compute_profile p = parse_profile_text(text, registry_name + "/runs/" + name);
+        compute_profile p = parse_profile_text(read_all(*fetch({"runs", name})), registry_name + "/runs/" + name);
         if (p.provenance.run_id && *p.provenance.run_id != run_id)
             throw input_error(registry_name + "/runs/" + name, 1,
                               fmt::format("the file is the harvest of run '{}', not '{}'", *p.provenance.run_id, run_id));
@@ -489,9 +488,11 @@ evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_nam
 }
 
 compute_profile load_baseline_file(const std::string& path) {
-    compute_profile p = parse_profile_text(read_file(path), path);
+    const http_options http = registry_http_options();
+    const std::string source = is_http_url(path) ? redact_url(path) : path;
+    compute_profile p = parse_profile_text(read_all(*open_input(path, &http)), source);
     if (!p.provenance.baseline_version || p.provenance.baseline_version->empty())
-        throw input_error(path, 1, "field 'provenance.baseline_version': missing; a baseline must carry its version");
+        throw input_error(source, 1, "field 'provenance.baseline_version': missing; a baseline must carry its version");
     return p;
 }
 
@@ -518,13 +519,11 @@ std::function<compute_profile()> installed_baseline_loader(const std::string& ex
 json_value read_signature_file(const std::string& path) {
     std::string text;
     std::string name = path == "-" ? std::string("<stdin>") : path;
-    // Issue 4: this run's own input that cannot be read is 66, a read error (a directory, a
+    // This run's own input that cannot be read is 66, a read error (a directory, a
     // closed stdin) included, not only a missing file.
     try {
         if (path == "-") {
-            auto src = open_input("-");
-            char buf[65536];
-            for (std::size_t n; (n = src->read(buf, sizeof buf)) > 0;) text.append(buf, n);
+            text = read_all(*open_input("-"));
         } else {
             text = read_file(path);
         }

@@ -169,8 +169,9 @@ registry_index parse_registry_index(std::string text, const std::string& source)
 // refused) and the index.
 evidence_loaders registry_loaders(registry_fetch fetch, std::string registry_name);
 
-// The baseline file as a profile (throws on failure). A baseline without provenance
-// baseline_version is refused: an unversioned file cannot be argued with.
+// The baseline as a profile (throws on failure): a file, gzip-compressed or not (told by its
+// magic bytes), or an http(s) URL read with registry_http_options. A baseline without
+// provenance baseline_version is refused: an unversioned file cannot be argued with.
 compute_profile load_baseline_file(const std::string& path);
 
 // Where the baseline installed with prof may live, from the running binary's path, in the order
