@@ -428,7 +428,7 @@ std::vector<compute_profile> harvester::finish() const {
     std::vector<compute_profile> out;
     for (const auto& [run_id, r] : runs_) {  // a sorted map: profiles come out by run_id
         std::vector<std::string> unmapped(r.unmapped_models.begin(), r.unmapped_models.end());
-        compute_profile p = r.builder.finish(harvest_provenance(config_, run_id, r.latest, unmapped));
+        compute_profile p = r.builder.finish(harvest_provenance(config_, run_id, r.latest, unmapped), threads_);
         harvest_counts c = r.counts;
         c.bad_lines_skipped = bad_lines_;
         p.harvest = harvest_counts_json(c);

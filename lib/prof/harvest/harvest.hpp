@@ -169,8 +169,8 @@ public:
     void merge(harvester&& other);
     // Adds one parsed row (read() calls this; tests may too).
     void add(const harvest_row& row);
-    // One profile per run_id, sorted by run_id: basis "measured", source "harvest", the
-    // run_id, the signature, measured_at = the latest finished_at (else null), the counts.
+    // One profile per run_id, sorted by run_id (computed on as many threads as read() was
+    // given jobs): basis "measured", source "harvest", the run_id, the signature, measured_at = the latest finished_at (else null), the counts.
     // The signature is the run's signature_map entry, else `signature`. A model with no family
     // anywhere is counted under its own name, with a warning in provenance.warnings.
     // Throws usage_error (64) when `signature` is set and the input held more than one run:
@@ -197,7 +197,8 @@ private:
     // set, is called once per line.
     jsonl_stats read_lines(line_reader& in, std::size_t max_bad_lines, const std::function<void()>& tick);
     // Every row of a chunk into this harvester; its malformed lines are appended to `bad`.
-    void read_chunk(const line_chunk& chunk, const std::string& source, std::vector<chunk_bad_line>& bad);
+    // Returns the chunk's lines (chunk_lines).
+    std::size_t read_chunk(const line_chunk& chunk, const std::string& source, std::vector<chunk_bad_line>& bad);
 
     harvest_config config_;
     std::map<std::string, std::string, std::less<>> family_map_;  // looked up by string_view
@@ -207,6 +208,7 @@ private:
     harvest_row fast_row_;
     harvest_row_reader row_reader_;
     std::uint64_t bad_lines_ = 0, lines_seen_ = 0, bytes_base_ = 0;
+    unsigned threads_ = 1;  // the most jobs read() was given: finish() computes on as many
 };
 
 }  // namespace prof

@@ -2,6 +2,7 @@
 #include "prof/harvest/line_chunks.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <string_view>
 #include <condition_variable>
 #include <cstring>
@@ -17,31 +18,6 @@
 namespace prof {
 
 namespace {
-
-// Reads a chunk's bytes, behind a '\n' for every chunk but the first.
-class chunk_byte_source : public byte_source {
-public:
-    chunk_byte_source(const line_chunk& c, const std::string& name)
-        : lead_(c.index == 0 ? 0 : 1), bytes_(c.bytes()), name_(name) {}
-    std::size_t read(char* buf, std::size_t n) override {
-        std::size_t k = 0;
-        if (lead_ && n) {
-            buf[k++] = '\n';
-            lead_ = 0;
-        }
-        std::size_t m = std::min(n - k, bytes_.size() - at_);
-        std::memcpy(buf + k, bytes_.data() + at_, m);
-        at_ += m;
-        return k + m;
-    }
-    const std::string& name() const override { return name_; }
-
-private:
-    int lead_;
-    std::string_view bytes_;
-    std::size_t at_ = 0;
-    std::string name_;
-};
 
 // The chunks in flight: `ready` waits for a worker, `spare` for the reader.
 struct chunk_ring {
@@ -127,12 +103,12 @@ bool fill_chunk(byte_source& src, line_chunk& c, std::string& carry, std::size_t
             }
         } catch (...) {
             failure = std::current_exception();
-            std::size_t last = c.bytes().rfind('\n');
+            std::size_t last = std::string_view(c.data.get(), c.size).rfind('\n');
             c.size = last == std::string_view::npos ? 0 : last + 1;
             if (c.size == 0) throw;
             return true;
         }
-        std::string_view b = c.bytes();
+        std::string_view b = std::string_view(c.data.get(), c.size);
         std::size_t last = b.rfind('\n');
         if (last != std::string_view::npos) {
             carry.assign(b.substr(last + 1));
@@ -158,15 +134,83 @@ std::size_t count_newlines(const char* p, std::size_t n) {
     return count;
 }
 
+// for_each_chunk over a mapped input: chunk k is [cut(k), cut(k + 1)), cut(k) the byte after
+// the first '\n' at or past k × chunk_bytes (so every thread can find a chunk's ends alone,
+// and a chunk is empty when one line spans it). Each thread, the calling one as worker 0,
+// claims the next chunk index; a worked chunk's pages are released.
+std::exception_ptr for_each_mapped_chunk(const memory_region& input, unsigned workers, std::size_t chunk_bytes,
+                                         const std::function<void(unsigned, const line_chunk&)>& work,
+                                         const std::function<void(std::uint64_t)>& progress) {
+    const std::string_view all = input.bytes;
+    chunk_bytes = std::max<std::size_t>(chunk_bytes, 1);
+    auto cut = [&](std::uint64_t k) -> std::size_t {
+        if (k == 0) return 0;
+        if (k > all.size() / chunk_bytes) return all.size();
+        std::size_t nl = all.find('\n', k * chunk_bytes - 1);  // a '\n' ending the chunk's last byte
+        return nl == std::string_view::npos ? all.size() : nl + 1;
+    };
+    // The kernel maps a file's pages by windows and whole folios around each touch, so a
+    // chunk's first and last touches map pages of its neighbours too, which may be done and
+    // released already. Besides each chunk's own release, a sweep releases everything below
+    // the first chunk not yet done, reaching back far enough to catch such strays.
+    constexpr std::size_t stray_reach = std::size_t{8} << 20;
+    std::mutex sweep_mu;
+    std::vector<char> done(all.size() / chunk_bytes + 2, 0);
+    std::uint64_t first_open = 0;
+    std::size_t swept = 0;
+    auto sweep = [&](std::uint64_t k) {
+        std::lock_guard lock(sweep_mu);
+        done[k] = 1;
+        while (first_open < done.size() && done[first_open]) ++first_open;
+        const std::size_t upto = cut(first_open);
+        if (upto <= swept) return;
+        release_region(input, all.data() + (swept > stray_reach ? swept - stray_reach : 0), all.data() + upto);
+        swept = upto;
+    };
+    std::atomic<std::uint64_t> next{0};
+    std::atomic<bool> failed{false};
+    std::exception_ptr work_error;
+    std::mutex error_mu;
+    auto run = [&](unsigned w) {
+        line_chunk c;
+        while (!failed) {
+            const std::uint64_t k = next++;
+            const std::size_t b = cut(k);
+            if (b >= all.size()) return;
+            const std::size_t e = cut(k + 1);
+            c.index = k;
+            c.region = {all.substr(b, e - b), input.readable_after + (all.size() - e), input.releasable};
+            try {
+                work(w, c);  // an empty chunk too: the caller counts every index
+            } catch (...) {
+                std::lock_guard lock(error_mu);
+                if (!work_error) work_error = std::current_exception();
+                failed = true;
+                return;
+            }
+            release_region(input, all.data() + b, all.data() + e);
+            sweep(k);
+            if (w == 0 && progress) progress(e);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(run, w);
+    run(0);
+    for (auto& t : threads) t.join();
+    release_region(input, all.data(), all.data() + all.size());
+    if (work_error) std::rethrow_exception(work_error);
+    return nullptr;
+}
+
 }  // namespace
 
-std::unique_ptr<byte_source> chunk_source(const line_chunk& c, const std::string& name) {
-    return std::make_unique<chunk_byte_source>(c, name);
+line_reader chunk_reader(const line_chunk& c, const std::string& name) {
+    return line_reader(c.region, name, 1 + chunk_line_bias(c.index));
 }
 
 void line_chunk::reserve(std::size_t n) {
     if (n <= capacity) return;
-    std::unique_ptr<char[]> bigger(new char[n]);
+    std::unique_ptr<char[]> bigger(new char[n + simdjson::SIMDJSON_PADDING]);
     if (size) std::memcpy(bigger.get(), data.get(), size);
     data = std::move(bigger);
     capacity = n;
@@ -181,6 +225,7 @@ std::exception_ptr for_each_chunk(byte_source& src, const chunk_options& options
                                   const std::function<void(unsigned, const line_chunk&)>& work,
                                   const std::function<void(std::uint64_t)>& progress) {
     const unsigned workers = std::max(1u, options.workers);
+    if (auto mapped = src.map_rest()) return for_each_mapped_chunk(*mapped, workers, options.chunk_bytes, work, progress);
     chunk_ring ring;
     for (std::size_t k = 0, n = options.ring ? options.ring : 2 * std::size_t{workers}; k < n; ++k)
         ring.spare.push_back(std::make_unique<line_chunk>());
@@ -206,6 +251,7 @@ std::exception_ptr for_each_chunk(byte_source& src, const chunk_options& options
         while (auto c = ring.take_spare()) {
             if (!fill_chunk(src, *c, carry, options.chunk_bytes, total, eof, failure)) break;
             c->index = index++;
+            c->region = {std::string_view(c->data.get(), c->size), c->capacity - c->size + simdjson::SIMDJSON_PADDING, false};
             ring.push(std::move(c));
             if (progress) progress(total);
         }

@@ -20,23 +20,25 @@ namespace prof {
 // starts the input (where a byte order mark may stand).
 struct line_chunk {
     std::uint64_t index = 0;
-    std::string_view bytes() const { return {data.get(), size}; }
+    // The chunk's bytes: in place in a mapped input, else in `data` (SIMDJSON_PADDING readable
+    // bytes after them either way).
+    memory_region region;
+    std::string_view bytes() const { return region.bytes; }
 
-    // The buffer (grown, never shrunk, and reused from chunk to chunk: not zeroed first).
+    // The buffer of a chunk read from a stream (grown, never shrunk, and reused from chunk to
+    // chunk: not zeroed first); unused for a mapped input.
     std::unique_ptr<char[]> data;
     std::size_t size = 0, capacity = 0;
-    void reserve(std::size_t n);  // keeps the bytes
+    void reserve(std::size_t n);  // keeps the bytes; allocates SIMDJSON_PADDING more
 };
 
-// A byte source over one chunk, for a line_reader: its lines are the chunk's lines with the
-// chunk's own numbering (1 = the chunk's first line). A chunk other than the first is read
-// behind one extra '\n', so line_reader's byte-order-mark rule, which applies to line 1 only,
-// never strips bytes from the middle of the input: its lines then number from 2, and
-// chunk_line_bias() is what turns them into the input's line numbers.
-std::unique_ptr<byte_source> chunk_source(const line_chunk& c, const std::string& name);
 // The input's line number of a chunk's line = `before` (the lines of every earlier chunk) +
-// its number in chunk_source − chunk_line_bias(its index).
+// its number in chunk_reader − chunk_line_bias(its index).
 inline std::size_t chunk_line_bias(std::uint64_t index) { return index == 0 ? 0 : 1; }
+// A line reader over one chunk, in place: its lines number from 1 + chunk_line_bias(index), so
+// the byte-order-mark rule, which applies to line 1 only, never strips bytes from the middle
+// of the input. `name` is the input's name.
+line_reader chunk_reader(const line_chunk& c, const std::string& name);
 // The lines a chunk holds: its '\n' bytes, plus one for a last line without one.
 std::size_t chunk_lines(const line_chunk& c);
 
@@ -46,15 +48,18 @@ struct chunk_options {
     std::size_t ring = 0;                   // chunks in flight at most; 0 = 2 × workers
 };
 
-// Reads `src` to its end on the calling thread, cutting it into line_chunks (a line longer
-// than chunk_bytes makes its chunk longer), and calls work(worker, chunk) on `workers` threads;
-// worker is 0 … workers − 1, each call of one worker on one thread. Memory: at most `ring`
-// chunks exist at once (reading waits for a free one), so a pipe is read as it is consumed.
-// `progress`, when set, is called on the calling thread after each chunk read, with the bytes
-// read so far. When `work` throws, no further chunk is started and the first such exception is
-// rethrown once every worker has stopped. An exception of the source is not thrown but
-// returned, after every chunk read before it was worked: the caller judges what those chunks
-// held (a malformed line before the failure is the first error a sequential reader meets).
+// Cuts `src` into line_chunks (a line longer than chunk_bytes makes its chunk longer) and
+// calls work(worker, chunk) on `workers` threads; worker is 0 … workers − 1, each call of one
+// worker on one thread, the chunks in any order. A source that maps its input
+// (byte_source::map_rest) is cut in place and every thread, the calling one included, takes
+// the next chunk as it is free. Any other source is read to its end on the calling thread
+// while `workers` threads work: at most `ring` chunks exist at once (reading waits for a free
+// one), so a pipe is read as it is consumed. `progress`, when set, is called on the calling
+// thread after each chunk read or worked, with the input's bytes handed out so far. When
+// `work` throws, no further chunk is started and the first such exception is rethrown once
+// every worker has stopped. An exception of the source is not thrown but returned, after every
+// chunk read before it was worked: the caller judges what those chunks held (a malformed line
+// before the failure is the first error a sequential reader meets).
 [[nodiscard]] std::exception_ptr for_each_chunk(byte_source& src, const chunk_options& options,
                                                 const std::function<void(unsigned worker, const line_chunk& chunk)>& work,
                                                 const std::function<void(std::uint64_t bytes)>& progress = {});

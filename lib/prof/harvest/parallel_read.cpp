@@ -10,14 +10,14 @@
 
 namespace prof {
 
-void harvester::read_chunk(const line_chunk& chunk, const std::string& source, std::vector<chunk_bad_line>& bad) {
-    line_reader in(chunk_source(chunk, source));
+std::size_t harvester::read_chunk(const line_chunk& chunk, const std::string& source, std::vector<chunk_bad_line>& bad) {
+    line_reader in = chunk_reader(chunk, source);
     // A budget of 0: each malformed line ends read_lines with its input_error, and the next call
     // goes on from the line after it.
     for (;;) {
         try {
             read_lines(in, 0, {});
-            return;
+            return in.lines_read();
         } catch (const input_error& e) {
             bad.push_back({chunk.index, e.line_number, e.detail});
         }
@@ -46,6 +46,7 @@ void harvester::merge(harvester&& other) {
 
 void harvester::read(std::unique_ptr<byte_source> src, unsigned jobs,
                      const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+    threads_ = std::max(threads_, jobs);
     if (jobs <= 1) {
         line_reader in(std::move(src));
         read(in, progress);
@@ -67,9 +68,8 @@ void harvester::read(std::unique_ptr<byte_source> src, unsigned jobs,
     std::exception_ptr read_error = for_each_chunk(
         *src, options,
         [&](unsigned w, const line_chunk& c) {
-            std::size_t n = chunk_lines(c);
+            std::size_t n = workers[w].read_chunk(c, source, bad[w]);
             lines[w].emplace_back(c.index, n);
-            workers[w].read_chunk(c, source, bad[w]);
             lines_done += n;
         },
         [&](std::uint64_t b) {

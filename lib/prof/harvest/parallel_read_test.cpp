@@ -195,11 +195,16 @@ TEST_CASE("a chunk holds whole lines, numbered from the input's line after the c
     std::string_view t = "a\nb\n\nc";
     std::copy(t.begin(), t.end(), c.data.get());
     c.size = t.size();
+    c.region = {std::string_view(c.data.get(), c.size), 0, false};
     CHECK(prof::chunk_lines(c) == 4);  // a, b, the blank line, c without its '\n'
     c.index = 1;
-    prof::line_reader in(prof::chunk_source(c, "x"));
+    prof::line_reader in = prof::chunk_reader(c, "x");
     prof::text_line l;
     REQUIRE(in.next(l));
     CHECK(l.text == "a");
     CHECK(l.number - prof::chunk_line_bias(c.index) == 1);
+    std::vector<std::string> rest;
+    while (in.next(l)) rest.push_back(std::string(l.text));
+    CHECK(rest == std::vector<std::string>{"b", "c"});  // the blank line is counted, not handed out
+    CHECK(in.lines_read() == 4);
 }

@@ -2,24 +2,62 @@
 // byte_source.hpp). The gzip decoder itself is gzip.cpp.
 #include "prof/io/byte_source.hpp"
 
+#include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/http.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <mutex>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace prof {
 
 namespace {
 
+// A mapped file that shrinks under the reader turns the next touch of a page past its new end
+// into SIGBUS. No result computed from such a read could be right, so the process says so and
+// exits 74 (async-signal-safe: a message prepared while mapping, write, _exit). Nothing has
+// been written to stdout by then: every reader of a mapped file writes after its input ends.
+char bus_message[512];
+std::atomic<std::size_t> bus_message_size{0};
+
+extern "C" void on_sigbus(int) {
+    std::size_t n = bus_message_size.load();
+    if (n) {
+        ssize_t ignored = ::write(2, bus_message, n);
+        (void)ignored;
+    }
+    _exit(74);
+}
+
+void arm_sigbus(const std::string& name) {
+    static std::once_flag installed;
+    std::string m = fmt::format("{}: {}: the file shrank while it was read (SIGBUS)\n", program_name(), name);
+    if (m.size() > sizeof bus_message) m.resize(sizeof bus_message);
+    bus_message_size = 0;
+    std::memcpy(bus_message, m.data(), m.size());
+    bus_message_size = m.size();
+    std::call_once(installed, [] {
+        struct sigaction sa {};
+        sa.sa_handler = on_sigbus;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, nullptr);
+    });
+}
+
 class fd_byte_source final : public byte_source {
 public:
     fd_byte_source(int fd, std::string name, bool owns) : fd_(fd), name_(std::move(name)), owns_(owns) {}
     ~fd_byte_source() override {
+        if (map_) ::munmap(map_, map_size_);
         if (owns_) ::close(fd_);
     }
     std::size_t read(char* buf, std::size_t n) override {
@@ -31,11 +69,34 @@ public:
         }
     }
     const std::string& name() const override { return name_; }
+    std::optional<memory_region> map_rest() override {
+        struct stat st;
+        if (map_ || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return std::nullopt;
+        off_t at = ::lseek(fd_, 0, SEEK_CUR);
+        if (at < 0 || at >= st.st_size) return std::nullopt;
+        const std::size_t size = static_cast<std::size_t>(st.st_size);
+        void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd_, 0);
+        if (p == MAP_FAILED) return std::nullopt;  // read() still works
+        ::madvise(p, size, MADV_SEQUENTIAL);
+        arm_sigbus(name_);
+        map_ = p;
+        map_size_ = size;
+        const long page = ::sysconf(_SC_PAGESIZE);
+        const std::size_t mapped = (size + static_cast<std::size_t>(page) - 1) / static_cast<std::size_t>(page) *
+                                   static_cast<std::size_t>(page);
+        memory_region r;
+        r.bytes = std::string_view(static_cast<const char*>(p) + at, size - static_cast<std::size_t>(at));
+        r.readable_after = mapped - size;  // the last page's bytes past the end read as zeros
+        r.releasable = true;
+        return r;
+    }
 
 private:
     int fd_;
     std::string name_;
     bool owns_;
+    void* map_ = nullptr;
+    std::size_t map_size_ = 0;
 };
 
 class string_byte_source final : public byte_source {
@@ -71,6 +132,21 @@ public:
         return src_->read(out, n);
     }
     const std::string& name() const override { return src_->name(); }
+    // The prefix is the bytes read from the source just before: a mapped source holds them
+    // right in front of its rest.
+    std::optional<memory_region> map_rest() override {
+        auto r = src_->map_rest();
+        if (!r) return r;
+        std::string_view back = std::string_view(prefix_).substr(pos_);
+        if (back.empty()) return r;
+        const char* start = r->bytes.data() - back.size();
+        // Only a region that starts past the mapping's first bytes can step back; the bytes
+        // must be the prefix's (they are, for a file read from its start).
+        if (std::string_view(start, back.size()) != back) return std::nullopt;
+        r->bytes = std::string_view(start, r->bytes.size() + back.size());
+        pos_ = prefix_.size();
+        return r;
+    }
 
 private:
     std::string prefix_;
@@ -79,6 +155,14 @@ private:
 };
 
 }  // namespace
+
+void release_region(const memory_region& r, const char* from, const char* to) {
+    if (!r.releasable || to <= from) return;
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    auto a = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);
+    auto b = reinterpret_cast<std::uintptr_t>(to) & ~(page - 1);
+    if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+}
 
 std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd) {
     return std::make_unique<fd_byte_source>(fd, std::move(name), owns_fd);

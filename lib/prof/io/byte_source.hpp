@@ -5,11 +5,28 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace prof {
 
 struct http_options;
+
+// Input bytes already in memory, handed over without a copy: `bytes`, with `readable_after`
+// more bytes readable (not part of the input) behind them. `releasable`: the pages behind
+// `bytes` are a file's, mapped, so a reader done with a stretch may drop it from the process
+// (release_region) and the pages are read back from the file should they be touched again.
+struct memory_region {
+    std::string_view bytes;
+    std::size_t readable_after = 0;
+    bool releasable = false;
+};
+
+// Drops the whole pages inside [from, to) of a releasable region from this process's memory
+// (madvise MADV_DONTNEED): what a reader has parsed stops counting toward its resident set.
+// Does nothing for a region that is not releasable.
+void release_region(const memory_region& r, const char* from, const char* to);
 
 // Where bytes come from: a file, stdin, a gzip stream, an HTTP body. read() fills at most n
 // bytes of buf and returns how many it filled; 0 means the end of input (and only then). It
@@ -19,6 +36,12 @@ public:
     virtual ~byte_source() = default;
     virtual std::size_t read(char* buf, std::size_t n) = 0;
     virtual const std::string& name() const = 0;
+    // The rest of the input (what read() has not handed out yet) as one region in memory, when
+    // the source can give it without copying: a regular file is mapped read-only (valid while
+    // the source lives; read() must not be called afterwards). nullopt for a pipe, a socket, a
+    // gzip stream, an HTTP body or an empty file: read() them. A file that shrinks while
+    // mapped cannot be read past its new end: the process reports it and exits with 74.
+    virtual std::optional<memory_region> map_rest() { return std::nullopt; }
 };
 
 // A file descriptor source; `name` is what diagnostics print ("<stdin>" for fd 0).

@@ -121,14 +121,60 @@ bool document_at_end(simdjson::ondemand::document& doc) {
 // ---- line_reader ------------------------------------------------------------------------
 
 line_reader::line_reader(std::unique_ptr<byte_source> src) : src_(std::move(src)) {
+    if (auto r = src_->map_rest()) {
+        map(*r);
+        return;
+    }
     cap_ = 1 << 20;
     buf_.reset(new char[cap_ + simdjson::SIMDJSON_PADDING]);
     std::memset(buf_.get() + cap_, 0, simdjson::SIMDJSON_PADDING);
+    data_ = buf_.get();
+}
+
+line_reader::line_reader(const memory_region& region, std::string name, std::size_t first_line)
+    : name_(std::move(name)), line_no_(first_line - 1), first_line_(first_line) {
+    map(region);
+}
+
+void line_reader::map(const memory_region& r) {
+    region_ = r;
+    std::string_view b = r.bytes;
+    // Lines in place are those that end at a '\n' with SIMDJSON_PADDING readable bytes after
+    // it; the rest (often just the last line) is copied into a padded buffer of its own.
+    std::size_t in_place = b.size();
+    if (r.readable_after < simdjson::SIMDJSON_PADDING) {
+        std::size_t need = simdjson::SIMDJSON_PADDING - r.readable_after;  // bytes after the '\n'
+        std::size_t limit = b.size() > need ? b.size() - need : 0;      // the '\n' at < limit
+        std::size_t nl = limit ? b.rfind('\n', limit - 1) : std::string_view::npos;
+        in_place = nl == std::string_view::npos ? 0 : nl + 1;
+    }
+    tail_ = b.substr(in_place);
+    data_ = b.data();
+    end_ = in_place;
+    eof_ = tail_.empty();
+}
+
+std::size_t line_reader::bytes_read() const {
+    if (!region_) return bytes_read_;
+    return data_ == buf_.get() ? region_->bytes.size() - tail_.size() + begin_ : begin_;
 }
 
 bool line_reader::fill() {
     if (eof_) return false;
     valid_to_ = 0;  // fill() runs when no newline is left: nothing unread was checked
+    if (region_) {
+        // The region's lines in place are done: on to its copied tail.
+        release_region(*region_, data_ + released_, data_ + end_);
+        cap_ = tail_.size();
+        buf_.reset(new char[cap_ + simdjson::SIMDJSON_PADDING]);
+        std::memcpy(buf_.get(), tail_.data(), cap_);
+        std::memset(buf_.get() + cap_, 0, simdjson::SIMDJSON_PADDING);
+        data_ = buf_.get();
+        begin_ = scanned_ = 0;
+        end_ = cap_;
+        eof_ = true;
+        return true;
+    }
     if (begin_ > 0) {
         std::memmove(buf_.get(), buf_.get() + begin_, end_ - begin_);
         end_ -= begin_;
@@ -142,6 +188,7 @@ bool line_reader::fill() {
         std::memset(nb.get() + ncap, 0, simdjson::SIMDJSON_PADDING);
         buf_ = std::move(nb);
         cap_ = ncap;
+        data_ = buf_.get();
     }
     std::size_t r = src_->read(buf_.get() + end_, cap_ - end_);
     if (r == 0) {
@@ -155,7 +202,7 @@ bool line_reader::fill() {
 
 bool line_reader::next(text_line& out) {
     for (;;) {
-        const char* base = buf_.get();
+        const char* base = data_;
         std::size_t from = std::max(begin_, scanned_);
         const void* nl = from < end_ ? std::memchr(base + from, '\n', end_ - from) : nullptr;
         std::string_view text;
@@ -171,6 +218,12 @@ bool line_reader::next(text_line& out) {
                 auto* last = static_cast<const char*>(memrchr(base + pos, '\n', limit - pos));
                 std::size_t to = static_cast<std::size_t>(last - base);
                 valid_to_ = simdjson::validate_utf8(base + begin_, to - begin_) ? to : begin_;
+                // In place, the lines before this block have been handed out and used: their
+                // pages leave the resident set (the caller holds only the current line).
+                if (region_ && data_ != buf_.get() && begin_ - released_ >= (std::size_t{8} << 20)) {
+                    release_region(*region_, base + released_, base + begin_);
+                    released_ = begin_;
+                }
             }
             checked = pos <= valid_to_;
             text = std::string_view(base + begin_, pos - begin_);
@@ -179,7 +232,7 @@ bool line_reader::next(text_line& out) {
             scanned_ = end_;
             if (fill()) continue;
             if (begin_ == end_) return false;
-            text = std::string_view(buf_.get() + begin_, end_ - begin_);
+            text = std::string_view(data_ + begin_, end_ - begin_);
             begin_ = end_;
         }
         ++line_no_;

@@ -32,25 +32,42 @@ struct text_line {
 // Splits a byte source into lines. Blank (all-whitespace) lines are skipped but counted in the
 // numbering; a last line without '\n' is still a line. Memory is bounded by the longest line,
 // and time is linear in the input however it arrives (each byte is searched for '\n' once).
+// A source that maps its input (byte_source::map_rest) is read in place, without a copy; the
+// pages read are released as the reader moves on, so the resident set stays a few MiB.
 class line_reader {
 public:
     explicit line_reader(std::unique_ptr<byte_source> src);
+    // The lines of a region in memory, read in place (a chunk of a larger input): the first
+    // line is numbered `first_line` (the byte-order-mark rule applies to line 1 only), and
+    // `name` is what errors name. Only the last line(s), where fewer than SIMDJSON_PADDING
+    // readable bytes follow, are copied.
+    line_reader(const memory_region& region, std::string name, std::size_t first_line = 1);
     bool next(text_line& out);
-    const std::string& source_name() const { return src_->name(); }
-    std::size_t bytes_read() const { return bytes_read_; }
+    const std::string& source_name() const { return src_ ? src_->name() : name_; }
+    // The input's bytes consumed so far (read from the source, or passed in place).
+    std::size_t bytes_read() const;
+    // The physical lines passed so far, blank ones included (all of them at the end).
+    std::size_t lines_read() const { return line_no_ - first_line_ + 1; }
 
 private:
     bool fill();
+    void map(const memory_region& region);
     std::unique_ptr<byte_source> src_;
+    std::string name_;
     std::unique_ptr<char[]> buf_;
-    std::size_t cap_ = 0;     // usable bytes; the allocation adds SIMDJSON_PADDING
+    const char* data_ = nullptr;  // the bytes lines are cut from: buf_, or a region in place
+    std::size_t cap_ = 0;     // usable bytes of buf_; the allocation adds SIMDJSON_PADDING
     std::size_t begin_ = 0, end_ = 0;
-    std::size_t valid_to_ = 0;  // buf_[.., valid_to_) is whole lines of valid UTF-8
-    std::size_t scanned_ = 0;   // buf_[begin_, scanned_) is known to hold no '\n': a long line
+    std::size_t valid_to_ = 0;  // data_[.., valid_to_) is whole lines of valid UTF-8
+    std::size_t scanned_ = 0;   // data_[begin_, scanned_) is known to hold no '\n': a long line
                                 // arriving in many small reads (a pipe) is searched once
-    std::size_t line_no_ = 0;
+    std::size_t line_no_ = 0, first_line_ = 1;
     std::size_t bytes_read_ = 0;
     bool eof_ = false;
+    // In place: the region, where its copied tail starts, and how far its pages are released.
+    std::optional<memory_region> region_;
+    std::string_view tail_;
+    std::size_t released_ = 0;
 };
 
 // Counts from one pass over JSON Lines input.

@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/wait.h>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 #include <zlib.h>
@@ -282,4 +285,105 @@ TEST_CASE("a .gz file cut at a flush point is refused by open_input with the sam
     std::fclose(f);
     auto src = open_input(path);
     CHECK_THROWS_WITH_AS(read_all(*src), (path + ": gzip stream cut short").c_str(), io_error);
+}
+
+namespace {
+// Every line a reader hands out: number, text and whether UTF-8 was checked already.
+std::vector<std::tuple<std::size_t, std::string, bool>> lines_of(line_reader& in) {
+    std::vector<std::tuple<std::size_t, std::string, bool>> out;
+    text_line l;
+    while (in.next(l)) out.emplace_back(l.number, std::string(l.text), l.valid_utf8());
+    return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+}
+}  // namespace
+
+TEST_CASE("a regular file is read in place with the lines a stream gives, at every size around a page") {
+    test::temp_dir tmp("mapped");
+    // Sizes where the file ends exactly at, just before and just past a page boundary, with and
+    // without a final '\n', a blank line, CRLF, a BOM, invalid UTF-8 and one line longer than a
+    // page: the in-place reader must hand out the same lines as the copying one, and every line
+    // must have SIMDJSON_PADDING readable bytes after it (ASan builds check the reads).
+    for (std::size_t size : {1u, 63u, 64u, 65u, 4031u, 4032u, 4033u, 4095u, 4096u, 4097u, 8192u, 12345u}) {
+        for (bool final_newline : {true, false}) {
+            std::string text = "\xEF\xBB\xBF{\"a\":1}\r\n\n   \n{\"b\":\"\xC3\xA9\"}\n\xFF\xFE bad\n" + std::string(5000, 'x') + "\n";
+            while (text.size() < size) text += "{\"k\":" + std::to_string(text.size()) + "}\n";
+            text.resize(size);
+            if (final_newline && !text.empty()) text.back() = '\n';
+            if (!final_newline && text.back() == '\n') text.back() = 'z';
+            std::string path = tmp.path + "/f.jsonl";
+            write_file(path, text);
+            line_reader mapped(open_input(path));
+            line_reader copied(string_source(text, path, 4000));
+            INFO("size " << size << (final_newline ? " ending in \\n" : ""));
+            CHECK(lines_of(mapped) == lines_of(copied));
+            CHECK(mapped.bytes_read() == text.size());
+            CHECK(mapped.lines_read() == copied.lines_read());
+        }
+    }
+}
+
+TEST_CASE("stdin redirected from a file is read in place from where its offset stands") {
+    test::temp_dir tmp("mapped");
+    std::string path = tmp.path + "/f.jsonl";
+    write_file(path, "{\"skip\":1}\n{\"a\":1}\n{\"b\":2}");
+    int fd = ::open(path.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    REQUIRE(::lseek(fd, 11, SEEK_SET) == 11);  // another reader had taken the first line
+    auto src = fd_source(fd, "<stdin>", true);
+    auto region = src->map_rest();
+    REQUIRE(region);
+    CHECK(region->bytes == "{\"a\":1}\n{\"b\":2}");
+    CHECK(region->releasable);
+    CHECK(region->readable_after > 0);  // the rest of the last page
+}
+
+TEST_CASE("a pipe, a string and an empty file are not mapped: they are read") {
+    test::temp_dir tmp("mapped");
+    std::string path = tmp.path + "/empty.jsonl";
+    write_file(path, "");
+    CHECK_FALSE(open_input(path)->map_rest());
+    CHECK_FALSE(string_source("{}\n", "s")->map_rest());
+    int p[2];
+    REQUIRE(::pipe(p) == 0);
+    CHECK_FALSE(fd_source(p[0], "pipe", true)->map_rest());
+    ::close(p[1]);
+}
+
+TEST_CASE("a mapped file that shrinks under the reader ends the process with 74 and says why") {
+    test::temp_dir tmp("mapped");
+    std::string path = tmp.path + "/shrinks.jsonl";
+    std::string text;
+    while (text.size() < (1u << 20)) text += "{\"k\":" + std::to_string(text.size()) + "}\n";
+    write_file(path, text);
+    int err[2];
+    REQUIRE(::pipe(err) == 0);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::dup2(err[1], 2);
+        line_reader in(open_input(path));
+        text_line l;
+        in.next(l);
+        if (::truncate(path.c_str(), 4096) != 0) _exit(3);
+        while (in.next(l)) {
+        }
+        _exit(0);  // not reached: the pages past 4096 are gone
+    }
+    ::close(err[1]);
+    std::string said;
+    char buf[512];
+    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(n));
+    ::close(err[0]);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 74);
+    CHECK(said.find(path + ": the file shrank while it was read (SIGBUS)") != std::string::npos);
 }

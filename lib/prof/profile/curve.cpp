@@ -97,6 +97,56 @@ std::vector<curve_point> build_curve(std::vector<std::pair<std::uint64_t, double
     return out;
 }
 
+namespace curve_detail {
+
+bin_plan plan_bins(const std::vector<std::uint64_t>& count) {
+    bin_plan plan;
+    plan.point_of.assign(count.size(), bin_plan::npos);
+    std::uint64_t total = 0, distinct = 0;
+    for (std::size_t n = 1; n < count.size(); ++n)
+        if (count[n]) total += count[n], ++distinct;
+    // equal_count_ranges' rule on the histogram: a bin takes `target` values and then the rest
+    // of the run of equal lengths it stopped in; one bin per length while they are few.
+    const std::uint64_t target =
+        distinct <= max_curve_points ? 1 : (total + max_curve_points - 1) / max_curve_points;
+    std::size_t n = 1;
+    while (n < count.size()) {
+        while (n < count.size() && !count[n]) ++n;
+        if (n == count.size()) break;
+        curve_point p;
+        p.n_obs_min = n;
+        std::uint64_t in = 0;
+        std::size_t last = n;
+        for (; n < count.size() && in < target; ++n)
+            if (count[n]) in += count[n], last = n;
+        p.n_obs_max = last;
+        p.n_fits = in;
+        // The length of the lower middle value of the bin, in sorted order.
+        std::uint64_t mid = (in - 1) / 2, seen = 0;
+        for (std::size_t m = p.n_obs_min; m <= last; ++m) {
+            seen += count[m];
+            if (seen > mid) {
+                p.n_obs = m;
+                break;
+            }
+        }
+        for (std::size_t m = p.n_obs_min; m <= last; ++m) plan.point_of[m] = static_cast<std::uint32_t>(plan.points.size());
+        plan.points.push_back(p);
+        n = last + 1;
+    }
+    return plan;
+}
+
+void finish_points(std::vector<curve_point>& points, std::vector<std::vector<double>>& walls,
+                   std::vector<std::vector<double>>& cpus) {
+    for (std::size_t k = 0; k < points.size(); ++k) {
+        points[k].wall_s = *median(walls[k]);
+        if (!cpus[k].empty()) points[k].cpu_s = *median(cpus[k]);
+    }
+}
+
+}  // namespace curve_detail
+
 double curve_wall_at(const std::vector<curve_point>& curve, std::uint64_t n_obs) {
     constexpr double biggest = std::numeric_limits<double>::max();
     const double n = static_cast<double>(n_obs);

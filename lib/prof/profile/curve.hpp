@@ -34,6 +34,57 @@ inline constexpr std::size_t max_curve_points = 32;
 std::vector<curve_point> build_curve(std::vector<std::pair<std::uint64_t, double>>& walls,
                                      std::vector<std::pair<std::uint64_t, double>>& cpus);
 
+// The same curve, point for point, from values kept where they are: walls(fn) and cpus(fn)
+// each call fn(seconds, n_obs) once per value, n_obs 0 meaning none (the value is left off the
+// curve). The lengths are counted into a histogram indexed by n_obs, the bins cut from it,
+// and each value dropped straight into its bin: no sort and no copy of (length, value) pairs.
+// Past curve_histogram_lengths, the pairs are collected and sorted (build_curve above).
+inline constexpr std::uint32_t curve_histogram_lengths = 1u << 22;
+template <class Walls, class Cpus>
+std::vector<curve_point> build_curve_in_place(const Walls& walls, const Cpus& cpus);
+
+namespace curve_detail {
+// The bins of a curve from the histogram of its wall lengths (count[n] = the values of length
+// n; count[0] unused): each point's n_obs, range and n_fits set, its values not yet, and for
+// every length inside a point's range the point's index (npos elsewhere).
+struct bin_plan {
+    static constexpr std::uint32_t npos = UINT32_MAX;
+    std::vector<curve_point> points;
+    std::vector<std::uint32_t> point_of;  // by n_obs, as long as `count`
+};
+bin_plan plan_bins(const std::vector<std::uint64_t>& count);
+// Every point's wall_s and cpu_s: the medians of its values (reorders them).
+void finish_points(std::vector<curve_point>& points, std::vector<std::vector<double>>& walls,
+                   std::vector<std::vector<double>>& cpus);
+}  // namespace curve_detail
+
+template <class Walls, class Cpus>
+std::vector<curve_point> build_curve_in_place(const Walls& walls, const Cpus& cpus) {
+    std::vector<std::uint64_t> count;
+    bool too_long = false;
+    walls([&](double, std::uint32_t n) {
+        if (n >= curve_histogram_lengths) too_long = true;
+        else if (n >= count.size()) count.resize(std::size_t{n} + 1, 0);
+        if (n && !too_long) ++count[n];
+    });
+    if (too_long) {
+        std::vector<std::pair<std::uint64_t, double>> w, c;
+        walls([&](double v, std::uint32_t n) { if (n) w.emplace_back(n, v); });
+        cpus([&](double v, std::uint32_t n) { if (n) c.emplace_back(n, v); });
+        return build_curve(w, c);
+    }
+    curve_detail::bin_plan plan = curve_detail::plan_bins(count);
+    std::vector<std::vector<double>> wall_bins(plan.points.size()), cpu_bins(plan.points.size());
+    for (std::size_t k = 0; k < plan.points.size(); ++k) wall_bins[k].reserve(plan.points[k].n_fits);
+    walls([&](double v, std::uint32_t n) { if (n) wall_bins[plan.point_of[n]].push_back(v); });
+    cpus([&](double v, std::uint32_t n) {
+        if (n && n < plan.point_of.size() && plan.point_of[n] != curve_detail::bin_plan::npos)
+            cpu_bins[plan.point_of[n]].push_back(v);
+    });
+    curve_detail::finish_points(plan.points, wall_bins, cpu_bins);
+    return std::move(plan.points);
+}
+
 // The wall seconds one fit of length n_obs takes on the curve (which must not be empty):
 // linear in n_obs between the two points around it; below the shortest point, the shortest
 // point's time; above the longest, the longest point's time × (n_obs / its n_obs)^b, where b

@@ -127,3 +127,50 @@ TEST_CASE("lengths past 16 bits sort in more than one radix pass, stably") {
     CHECK(c.front().wall_s == 1.0);
     CHECK(c.back().wall_s == 2.0);
 }
+
+namespace {
+bool same_points(const std::vector<curve_point>& a, const std::vector<curve_point>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k)
+        if (a[k].n_obs != b[k].n_obs || a[k].n_obs_min != b[k].n_obs_min || a[k].n_obs_max != b[k].n_obs_max ||
+            a[k].n_fits != b[k].n_fits || a[k].wall_s != b[k].wall_s || a[k].cpu_s != b[k].cpu_s)
+            return false;
+    return true;
+}
+}  // namespace
+
+TEST_CASE("the curve built in place from a histogram is the sorted curve, point for point") {
+    // Random models: few and many distinct lengths, runs of one length across a bin edge,
+    // values without a length, CPU values at lengths no wall has (between bins, below the
+    // first, past the last), and lengths past the histogram (the sorting fallback).
+    std::uint64_t state = 12345;
+    auto next = [&] { return state = state * 6364136223846793005u + 1442695040888963407u, state >> 33; };
+    for (int model = 0; model < 300; ++model) {
+        const std::uint64_t spread = std::uint64_t{1} << (next() % 14);
+        const bool huge = model % 50 == 7;
+        std::vector<double> wv, cv;
+        std::vector<std::uint32_t> wn, cn;
+        const std::size_t n = 1 + next() % 3000;
+        for (std::size_t i = 0; i < n; ++i) {
+            std::uint32_t len = next() % 10 == 0 ? 0 : static_cast<std::uint32_t>(1 + next() % spread);
+            if (huge && i % 3 == 0) len = curve_histogram_lengths + static_cast<std::uint32_t>(next() % 1000);
+            wv.push_back(0.001 * static_cast<double>(1 + next() % 5000));
+            wn.push_back(len);
+            if (next() % 4) {
+                cv.push_back(0.001 * static_cast<double>(1 + next() % 5000));
+                cn.push_back(next() % 5 == 0 ? static_cast<std::uint32_t>(next() % (2 * spread + 2)) : len);
+            }
+        }
+        std::vector<std::pair<std::uint64_t, double>> walls, cpus;
+        for (std::size_t i = 0; i < wv.size(); ++i)
+            if (wn[i]) walls.emplace_back(wn[i], wv[i]);
+        for (std::size_t i = 0; i < cv.size(); ++i)
+            if (cn[i]) cpus.emplace_back(cn[i], cv[i]);
+        auto sorted = build_curve(walls, cpus);
+        auto in_place = build_curve_in_place(
+            [&](auto fn) { for (std::size_t i = 0; i < wv.size(); ++i) fn(wv[i], wn[i]); },
+            [&](auto fn) { for (std::size_t i = 0; i < cv.size(); ++i) fn(cv[i], cn[i]); });
+        INFO("model " << model << ", " << n << " values, lengths up to " << spread);
+        CHECK(same_points(sorted, in_place));
+    }
+}

@@ -1,6 +1,8 @@
 // build_profile and the profile record (see profile.hpp for the rules of the arithmetic).
 #include "prof/profile/profile.hpp"
 
+#include "prof/core/parallel.hpp"
+
 #include "prof/core/errors.hpp"
 #include "prof/io/json_out.hpp"
 #include "prof/io/units.hpp"
@@ -74,22 +76,10 @@ std::map<std::string, family_cost> roll_up_families(const std::map<std::string, 
     return out;
 }
 
-// The (n_obs, seconds) pairs of the fits that had an n_obs, from the parallel blocks.
-std::vector<std::pair<std::uint64_t, double>> pairs_of(const value_blocks& values,
-                                                      const blocks<std::uint32_t>& lengths) {
-    std::vector<std::pair<std::uint64_t, double>> out;
-    out.reserve(values.size());
-    values.for_each_with(lengths, [&](double v, std::uint32_t n) {
-        if (n != 0) out.emplace_back(n, v);
-    });
-    return out;
-}
-
 std::vector<curve_point> curve_of(const value_blocks& wall, const blocks<std::uint32_t>& wall_n,
                                   const value_blocks& cpu, const blocks<std::uint32_t>& cpu_n) {
-    auto walls = pairs_of(wall, wall_n);
-    auto cpus = pairs_of(cpu, cpu_n);
-    return build_curve(walls, cpus);
+    return build_curve_in_place([&](auto fn) { wall.for_each_with(wall_n, fn); },
+                                [&](auto fn) { cpu.for_each_with(cpu_n, fn); });
 }
 
 // A model's raw cost from its accumulator (profile_builder's private model_acc, deduced).
@@ -384,7 +374,7 @@ std::vector<std::string> profile_builder::mixed_params() const {
     return out;
 }
 
-compute_profile profile_builder::finish(profile_provenance provenance) const {
+compute_profile profile_builder::finish(profile_provenance provenance, unsigned threads) const {
     compute_profile p;
     p.provenance = std::move(provenance);
     p.memory_margin = margins_.memory();
@@ -411,6 +401,7 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
     for (std::uint32_t k = 0; k < by_name.size(); ++k) by_name[k] = k;
     const auto& names = model_ids_.names();
     std::sort(by_name.begin(), by_name.end(), [&](std::uint32_t a, std::uint32_t b) { return names[a] < names[b]; });
+    std::vector<std::uint32_t> costed;  // the models with an axis, by name
     for (std::uint32_t k : by_name) {
         const std::string& name = names[k];
         const model_acc& acc = models_[k];
@@ -426,10 +417,22 @@ compute_profile profile_builder::finish(profile_provenance provenance) const {
         }
         append_family_warning(p.provenance.warnings, name, acc.families);
         acc.wall.parts(family_walls[family]);
-        p.models.emplace(name, cost_of(name, family, acc));
+        costed.push_back(k);
     }
+    // Each model's medians and curve, and each family's median, are independent of the others:
+    // they are computed on `threads` threads, each result in its own slot.
+    std::vector<model_cost> costs(costed.size());
+    parallel_for(costed.size(), threads, [&](std::size_t i) {
+        const model_acc& acc = models_[costed[i]];
+        costs[i] = cost_of(names[costed[i]], acc.families.front(), acc);
+    });
+    for (std::size_t i = 0; i < costed.size(); ++i) p.models.emplace(names[costed[i]], std::move(costs[i]));
+    std::vector<std::pair<std::string, std::vector<const std::vector<double>*>>> families(family_walls.begin(),
+                                                                                          family_walls.end());
+    std::vector<std::optional<double>> medians(families.size());
+    parallel_for(families.size(), threads, [&](std::size_t i) { medians[i] = median_of_parts(families[i].second); });
     std::map<std::string, std::optional<double>> family_median;
-    for (const auto& [fam, walls] : family_walls) family_median[fam] = median_of_parts(walls);
+    for (std::size_t i = 0; i < families.size(); ++i) family_median[families[i].first] = medians[i];
     p.families = roll_up_families(p.models, family_median, margins_);
     return p;
 }

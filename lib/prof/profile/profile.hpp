@@ -97,26 +97,39 @@ std::optional<double> median_of_parts(const std::vector<const std::vector<double
 
 // Values appended in blocks that never move: a growing vector copies every value at each
 // doubling and holds both copies meanwhile. Blocks grow with the count, 256 to 65536 values.
+// An append is a store through a cursor into the last block, which is allocated whole; the
+// block's vector takes its final size when the block is full or the values are read.
 template <class T>
 class blocks {
 public:
+    blocks() = default;
+    blocks(blocks&& o) noexcept { *this = std::move(o); }
+    blocks& operator=(blocks&& o) noexcept {
+        o.seal();
+        blocks_ = std::move(o.blocks_);
+        size_ = o.size_;
+        cur_ = end_ = nullptr;
+        o.blocks_.clear();
+        o.size_ = 0;
+        return *this;
+    }
     void push_back(T d) {
-        if (blocks_.empty() || blocks_.back().size() == blocks_.back().capacity()) {
-            blocks_.emplace_back();
-            blocks_.back().reserve(std::clamp<std::size_t>(size_, 256, 65536));
-        }
-        blocks_.back().push_back(d);
+        if (cur_ == end_) grow();
+        *cur_++ = d;
         ++size_;
     }
     bool empty() const { return size_ == 0; }
     std::size_t size() const { return size_; }
     // Appends a pointer to each block to `out` (median_of_parts' parts).
     void parts(std::vector<const std::vector<T>*>& out) const {
+        seal();
         for (const auto& b : blocks_) out.push_back(&b);
     }
     // fn(value, other's value at the same index) for every index; `other` holds as many values.
     template <class U, class Fn>
     void for_each_with(const blocks<U>& other, Fn fn) const {
+        seal();
+        other.seal();
         std::size_t ob = 0, oi = 0;
         for (const auto& b : blocks_)
             for (const T& v : b) {
@@ -127,6 +140,9 @@ public:
     const std::vector<T>& block(std::size_t i) const { return blocks_[i]; }
     // Moves other's blocks after these (no value is copied); `other` is left empty.
     void splice(blocks&& other) {
+        seal();
+        other.seal();
+        cur_ = end_ = nullptr;
         for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
         size_ += other.size_;
         other.blocks_.clear();
@@ -134,8 +150,27 @@ public:
     }
 
 private:
-    std::vector<std::vector<T>> blocks_;
+    template <class>
+    friend class blocks;  // for_each_with seals the other's blocks too
+    // The last block cut to the values it holds, so every vector says its own size. Appends
+    // after it start a new block. (Logically const: the values do not change.)
+    void seal() const {
+        if (!cur_) return;
+        auto& last = blocks_.back();
+        last.resize(static_cast<std::size_t>(cur_ - last.data()));
+        cur_ = end_ = nullptr;
+    }
+    void grow() {
+        seal();
+        blocks_.emplace_back();
+        blocks_.back().resize(std::clamp<std::size_t>(size_, 256, 65536));
+        cur_ = blocks_.back().data();
+        end_ = cur_ + blocks_.back().size();
+    }
+    mutable std::vector<std::vector<T>> blocks_;
     std::size_t size_ = 0;
+    mutable T* cur_ = nullptr;
+    mutable T* end_ = nullptr;
 };
 using value_blocks = blocks<double>;
 
@@ -204,8 +239,10 @@ public:
     // The one exception is which two params digests mixed_params() names. `other` is emptied.
     void merge(profile_builder&& other);
     // Builds the profile; `provenance` is copied in, with measured_at set to the latest input
-    // measured_at and warnings appended (e.g. a model seen under two families).
-    compute_profile finish(profile_provenance provenance) const;
+    // measured_at and warnings appended (e.g. a model seen under two families). The models'
+    // medians and curves are computed on up to `threads` threads; the result does not depend
+    // on how many.
+    compute_profile finish(profile_provenance provenance, unsigned threads = 1) const;
     // One line per model whose fits ran under different params (params_digest), naming two of
     // them; a profile folded from them sizes neither (prof-aggregate refuses it unless told).
     std::vector<std::string> mixed_params() const;
