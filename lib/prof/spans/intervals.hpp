@@ -69,7 +69,9 @@ struct span_summary {
     std::uint64_t fixed_ns = 0;
     std::vector<std::uint64_t> node_ns;  // indexed like span_set::names
 };
-// is_fixed is indexed like span_set::names. An empty span set has elapsed 0.
-span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixed);
+// is_fixed is indexed like span_set::names. An empty span set has elapsed 0. The unions (one
+// per node, and the fixed one) are computed on up to `jobs` threads; the result is the same for
+// every `jobs`.
+span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixed, unsigned jobs = 1);
 
 }  // namespace prof
