@@ -7,11 +7,9 @@
 #include "prof/spans/chrome.hpp"
 #include "prof/spans/intervals.hpp"
 
-#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
-#include <thread>
 
 namespace prof {
 
@@ -278,42 +276,34 @@ void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs
     be_.resize(bes);
     named_ends_.resize(ends);
     // Each pass's spans and B/E events in `jobs` slices, copied by `jobs` threads.
-    const std::size_t tasks = later.size() * jobs;
-    std::atomic<std::size_t> next_task{0};
-    auto copy = [&] {
-        for (std::size_t t; (t = next_task.fetch_add(1)) < tasks;) {
-            const trace_events& next = *later[t / jobs];
-            const placement& p = at[t / jobs];
-            const std::size_t part = t % jobs;
-            auto slice = [&](std::size_t n) { return std::pair{n * part / jobs, n * (part + 1) / jobs}; };
-            auto [s0, s1] = slice(next.out.spans.size());
-            span* sp = out.spans.data() + p.spans_at + s0;
-            for (std::size_t i = s0; i < s1; ++i) {
-                const span& x = next.out.spans[i];
-                *sp++ = {x.start_ns, x.end_ns, p.node[x.node]};
-            }
-            auto [b0, b1] = slice(next.be_.size());
-            be_event* b = be_.data() + p.be_at + b0;
-            const auto ends_before = static_cast<std::uint32_t>(p.ends_at);
-            for (std::size_t i = b0; i < b1; ++i) {
-                be_event e = next.be_[i];
-                e.thread = p.thread[e.thread];
-                if (e.begin()) e.node = p.node[e.node];
-                else if (e.node != be_event::end_mark) e.node = be_event::named_end | ((e.node & ~be_event::named_end) + ends_before);
-                *b++ = e;
-            }
-            auto [e0, e1] = slice(next.named_ends_.size());
-            named_end* ne = named_ends_.data() + p.ends_at + e0;
-            for (std::size_t i = e0; i < e1; ++i) {
-                const named_end& n = next.named_ends_[i];
-                *ne++ = {p.end_name[n.name], p.index_at + n.index, n.at};
-            }
+    run_tasks(later.size() * jobs, jobs, [&](std::size_t t) {
+        const trace_events& next = *later[t / jobs];
+        const placement& p = at[t / jobs];
+        const std::size_t part = t % jobs;
+        auto slice = [&](std::size_t n) { return std::pair{n * part / jobs, n * (part + 1) / jobs}; };
+        auto [s0, s1] = slice(next.out.spans.size());
+        span* sp = out.spans.data() + p.spans_at + s0;
+        for (std::size_t i = s0; i < s1; ++i) {
+            const span& x = next.out.spans[i];
+            *sp++ = {x.start_ns, x.end_ns, p.node[x.node]};
         }
-    };
-    std::vector<std::thread> threads;
-    for (std::size_t k = 1; k < std::min<std::size_t>(jobs, tasks); ++k) threads.emplace_back(copy);
-    copy();
-    for (auto& t : threads) t.join();
+        auto [b0, b1] = slice(next.be_.size());
+        be_event* b = be_.data() + p.be_at + b0;
+        const auto ends_before = static_cast<std::uint32_t>(p.ends_at);
+        for (std::size_t i = b0; i < b1; ++i) {
+            be_event e = next.be_[i];
+            e.thread = p.thread[e.thread];
+            if (e.begin()) e.node = p.node[e.node];
+            else if (e.node != be_event::end_mark) e.node = be_event::named_end | ((e.node & ~be_event::named_end) + ends_before);
+            *b++ = e;
+        }
+        auto [e0, e1] = slice(next.named_ends_.size());
+        named_end* ne = named_ends_.data() + p.ends_at + e0;
+        for (std::size_t i = e0; i < e1; ++i) {
+            const named_end& n = next.named_ends_[i];
+            *ne++ = {p.end_name[n.name], p.index_at + n.index, n.at};
+        }
+    });
 }
 
 struct trace_events::matched {
@@ -366,20 +356,12 @@ span_set trace_events::finish(unsigned jobs) {
     }
     be_ = {};
     std::vector<matched> result(groups);
-    std::atomic<std::size_t> next{0};
-    auto work = [&] {
-        std::vector<be_event> tmp;
-        for (std::size_t g; (g = next.fetch_add(1)) < groups;) {
-            const std::size_t n = offset[g + 1] - offset[g];
-            if (n >= radix_sort_min && tmp.size() < n) tmp.resize(n);
-            radix_sort_range(grouped.data() + offset[g], n, tmp.data(), [](const be_event& e) { return e.ts; });
-            match(grouped.data() + offset[g], n, result[g]);
-        }
-    };
-    std::vector<std::thread> threads;
-    for (unsigned k = 1; k < std::min<std::size_t>(jobs, groups); ++k) threads.emplace_back(work);
-    work();
-    for (auto& t : threads) t.join();
+    run_tasks(groups, jobs, [&](std::size_t g) {
+        const std::size_t n = offset[g + 1] - offset[g];
+        filled_vector<be_event> tmp(n < radix_sort_min ? 0 : n);
+        radix_sort_range(grouped.data() + offset[g], n, tmp.data(), [](const be_event& e) { return e.ts; });
+        match(grouped.data() + offset[g], n, result[g]);
+    });
     defect_count& d = out.defects[static_cast<std::size_t>(event_defect::mismatched_end)];
     for (const matched& m : result) {
         out.spans.insert(out.spans.end(), m.spans.begin(), m.spans.end());

@@ -6,8 +6,12 @@
 #include "prof/spans/span_set.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -53,6 +57,30 @@ void radix_sort_range(T* v, std::size_t n, T* tmp, Key key) {
         std::swap(src, dst);
     }
     if (src != v) std::copy(src, src + n, v);
+}
+
+// Calls task(t) once for each t in [0, tasks), on up to `jobs` threads (this one among them),
+// each taking the next task not yet taken, and returns when all are done. When a task throws,
+// no further task starts and the first exception is rethrown here.
+template <class Task>
+void run_tasks(std::size_t tasks, unsigned jobs, Task task) {
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failed;
+    std::mutex lock;
+    auto work = [&] {
+        try {
+            for (std::size_t t; (t = next.fetch_add(1)) < tasks;) task(t);
+        } catch (...) {
+            std::lock_guard<std::mutex> g(lock);
+            if (!failed) failed = std::current_exception();
+            next = tasks;
+        }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t k = 1; k < std::min<std::size_t>(jobs, tasks); ++k) threads.emplace_back(work);
+    work();
+    for (auto& t : threads) t.join();
+    if (failed) std::rethrow_exception(failed);
 }
 
 // Length of the union of half-open intervals [first, second), in the same unit. Sorts `iv`
