@@ -343,17 +343,13 @@ span_set trace_events::finish(unsigned jobs) {
     for (const auto& [k, n] : async_open_)
         if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
     // B/E pairs: per thread, in time order (ties keep file order). The events are grouped by
-    // thread (a stable counting sort), then each group is sorted by time (stable) and matched
+    // thread (bucket_sort), then each group is sorted by time (stable) and matched
     // on its own, up to `jobs` groups at once; the spans are joined in thread order.
     const std::size_t groups = threads_.names().size();
-    std::vector<std::size_t> offset(groups + 1, 0);
-    for (const be_event& e : be_) ++offset[e.thread + 1];
-    for (std::size_t g = 1; g <= groups; ++g) offset[g] += offset[g - 1];
     filled_vector<be_event> grouped(be_.size());
-    {
-        std::vector<std::size_t> fill(offset.begin(), offset.end() - 1);
-        for (const be_event& e : be_) grouped[fill[e.thread]++] = e;
-    }
+    const std::vector<std::size_t> offset = bucket_sort(
+        be_.data(), be_.size(), groups, jobs, grouped.data(), [](const be_event& e) { return e.thread; },
+        [](const be_event& e, std::size_t) { return e; });
     be_ = {};
     std::vector<matched> result(groups);
     run_tasks(groups, jobs, [&](std::size_t g) {

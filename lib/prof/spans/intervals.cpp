@@ -55,41 +55,20 @@ span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixe
     const std::size_t nodes = s.names.size(), n = s.spans.size();
     out.node_ns.assign(nodes, 0);
     if (n == 0) return out;
-    // Bucket by node (a stable counting sort, O(n)), in `parts` slices of the spans on as many
-    // threads, then each bucket's union, sorted in place: O(n log n) overall, on integers only.
-    const std::size_t parts = std::clamp<std::size_t>(n / 65536, 1, std::max(jobs, 1u));
-    std::vector<std::vector<std::size_t>> count(parts, std::vector<std::size_t>(nodes, 0));
-    std::vector<std::int64_t> lo(parts, std::numeric_limits<std::int64_t>::max()), hi(parts, std::numeric_limits<std::int64_t>::min());
-    auto slice = [&](std::size_t p) { return std::pair{n * p / parts, n * (p + 1) / parts}; };
-    run_tasks(parts, jobs, [&](std::size_t p) {
-        auto [b, e] = slice(p);
-        for (std::size_t i = b; i < e; ++i) {
-            const span& sp = s.spans[i];
-            lo[p] = std::min(lo[p], sp.start_ns);
-            hi[p] = std::max(hi[p], sp.end_ns);
-            ++count[p][sp.node];
-        }
-    });
-    // offset[k]: where node k's bucket starts; count[p][k] becomes where slice p writes in it.
-    std::vector<std::size_t> offset(nodes + 1, 0);
-    for (std::size_t k = 0; k < nodes; ++k) {
-        std::size_t at = offset[k];
-        for (std::size_t p = 0; p < parts; ++p) {
-            const std::size_t c = count[p][k];
-            count[p][k] = at;
-            at += c;
-        }
-        offset[k + 1] = at;
-    }
+    // Bucketed by node (bucket_sort, on up to `jobs` threads, each slice's extremes kept), then
+    // each bucket's union, sorted in place: O(n log n) overall, on integers only.
+    struct alignas(64) extremes {  // one cache line per slice: written by one thread only
+        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+    };
+    std::vector<extremes> ex(std::max(jobs, 1u));
     filled_vector<interval_pod> iv(n);
-    run_tasks(parts, jobs, [&](std::size_t p) {
-        auto [b, e] = slice(p);
-        std::vector<std::size_t>& fill = count[p];
-        for (std::size_t i = b; i < e; ++i) {
-            const span& sp = s.spans[i];
-            iv[fill[sp.node]++] = {sp.start_ns, sp.end_ns};
-        }
-    });
+    const std::vector<std::size_t> offset = bucket_sort(
+        s.spans.data(), n, nodes, jobs, iv.data(), [](const span& sp) { return sp.node; },
+        [&](const span& sp, std::size_t p) {
+            ex[p].lo = std::min(ex[p].lo, sp.start_ns);
+            ex[p].hi = std::max(ex[p].hi, sp.end_ns);
+            return interval_pod{sp.start_ns, sp.end_ns};
+        });
     filled_vector<interval_pod> fixed_iv;  // the fixed nodes' intervals, copied before any bucket is sorted
     for (std::size_t k = 0; k < nodes; ++k)
         if (k < is_fixed.size() && is_fixed[k])
@@ -103,8 +82,9 @@ span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixe
         filled_vector<interval_pod> tmp(m < radix_sort_min ? 0 : m);
         (t < nodes ? out.node_ns[t] : out.fixed_ns) = union_length(v, m, tmp.data());
     });
-    out.elapsed_ns = static_cast<std::uint64_t>(*std::max_element(hi.begin(), hi.end())) -
-                     static_cast<std::uint64_t>(*std::min_element(lo.begin(), lo.end()));
+    std::int64_t lo = ex[0].lo, hi = ex[0].hi;
+    for (const extremes& e : ex) lo = std::min(lo, e.lo), hi = std::max(hi, e.hi);
+    out.elapsed_ns = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
     return out;
 }
 

@@ -83,6 +83,39 @@ void run_tasks(std::size_t tasks, unsigned jobs, Task task) {
     if (failed) std::rethrow_exception(failed);
 }
 
+// A stable counting sort of v[0, n) into out[0, n) by bucket(v[i]) (below `buckets`), counted
+// and scattered in up to `jobs` slices of the input on as many threads (slice p writes after
+// slices 0 .. p-1 within each bucket, so file order is kept); out[j] = make(v[i], slice).
+// Returns where each bucket starts (buckets + 1 offsets, the last n).
+template <class T, class U, class Bucket, class Make>
+std::vector<std::size_t> bucket_sort(const T* v, std::size_t n, std::size_t buckets, unsigned jobs, U* out, Bucket bucket,
+                                     Make make) {
+    const std::size_t slices = std::clamp<std::size_t>(n / 65536, 1, std::max(jobs, 1u));
+    auto range = [&](std::size_t p) { return std::pair{n * p / slices, n * (p + 1) / slices}; };
+    std::vector<std::vector<std::size_t>> at(slices, std::vector<std::size_t>(buckets, 0));
+    run_tasks(slices, jobs, [&](std::size_t p) {
+        auto [b, e] = range(p);
+        std::vector<std::size_t>& count = at[p];
+        for (std::size_t i = b; i < e; ++i) ++count[bucket(v[i])];
+    });
+    std::vector<std::size_t> offset(buckets + 1, 0);
+    for (std::size_t b = 0; b < buckets; ++b) {
+        std::size_t next = offset[b];
+        for (std::size_t p = 0; p < slices; ++p) {
+            const std::size_t count = at[p][b];
+            at[p][b] = next;
+            next += count;
+        }
+        offset[b + 1] = next;
+    }
+    run_tasks(slices, jobs, [&](std::size_t p) {
+        auto [b, e] = range(p);
+        std::vector<std::size_t>& next = at[p];
+        for (std::size_t i = b; i < e; ++i) out[next[bucket(v[i])]++] = make(v[i], p);
+    });
+    return offset;
+}
+
 // Length of the union of half-open intervals [first, second), in the same unit. Sorts `iv`
 // in place by start (radix_sort_range), then one sweep. Empty intervals add nothing. Unsigned:
 // two time points below 9e18 ns in magnitude are up to 1.8e19 apart, which fits 64 bits only
