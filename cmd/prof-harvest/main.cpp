@@ -65,9 +65,7 @@ void add_options(CLI::App& app, config& c) {
     app.add_option("--family-map", c.family_map, "JSON object model -> family, for rows without a family");
     app.add_option("--signature", c.signature, "JSON object file: the data signature of the one run harvested");
     app.add_option("--signature-map", c.signature_map, "JSON object file: run_id -> that run's data signature");
-    app.add_option("--format", c.format, "json (profile records) or table (for people)")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"json", "table"}));
+    prof::cli::add_choice_option(app, "--format", c.format, "json (profile records) or table (for people)", {"json", "table"});
     app.add_option("--registry", c.registry, "Also store each profile in this registry directory");
     app.add_flag("--force", c.force, "Replace a run already in the registry (default: skip it with a note)");
     prof::cli::add_margin_options(app, c.margins);

@@ -4,7 +4,6 @@
 #include "prof/core/cli.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
-#include "prof/io/fsutil.hpp"
 #include "prof/measure/host.hpp"
 #include "prof/io/json_out.hpp"
 #include "prof/spans/spans.hpp"
@@ -33,23 +32,17 @@ std::vector<prof::located_query_profile> read_profiles(const config& c) {
 
 int build(const config& c) {
     if (c.files.size() > 1) throw prof::usage_error("build reads one profiled run: give at most one FILE");
-    std::string path = c.files.empty() ? "-" : c.files[0];
-    std::string name = path == "-" ? "<stdin>" : path;
-    prof::padded_input input(path);
-    std::string_view text = input.text();
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {  // empty input → empty output
-        if (c.strict) throw prof::error(prof::exit_code::data_err, fmt::format("{}: empty input (--strict)", name));
-        return 0;
-    }
-    if (c.plan_key.empty()) throw prof::usage_error("--plan-key K is required: the cache key of the query plan");
-    if (!c.fixed.empty() && c.fixed_seconds) throw prof::usage_error("--fixed and --fixed-seconds exclude each other");
-    if (c.fixed_seconds && !(*c.fixed_seconds >= 0)) throw prof::usage_error("--fixed-seconds must be >= 0");
-    prof::run_input in{{c.plan_key, prof::host_identity(c.host), prof::rows_option(c.rows, false), c.fixed, c.fixed_seconds,
-                        c.selectivity, c.engine_version_flag.value_or("")},
-                       prof::span_format_named(c.input_format, text, name),
-                       c.jobs ? static_cast<unsigned>(std::min<std::uint64_t>(*c.jobs, 1024)) : prof::usable_cores(),
-                       c.strict, c.stats};
-    auto p = prof::build_run_profile(text, name, in);
+    auto options = [&] {  // called once the input is known not to be empty
+        if (c.plan_key.empty()) throw prof::usage_error("--plan-key K is required: the cache key of the query plan");
+        if (!c.fixed.empty() && c.fixed_seconds) throw prof::usage_error("--fixed and --fixed-seconds exclude each other");
+        if (c.fixed_seconds && !(*c.fixed_seconds >= 0)) throw prof::usage_error("--fixed-seconds must be >= 0");
+        return prof::run_input{{c.plan_key, prof::host_identity(c.host), prof::rows_option(c.rows, false), c.fixed,
+                                c.fixed_seconds, c.selectivity, c.engine_version_flag.value_or("")},
+                               prof::span_format::chrome,
+                               c.jobs ? static_cast<unsigned>(std::min<std::uint64_t>(*c.jobs, 1024)) : prof::usable_cores(),
+                               c.strict, c.stats};
+    };
+    auto p = prof::build_run_profile(c.files.empty() ? "-" : c.files[0], c.input_format, c.strict, options);
     if (!p) return 0;
     for (const auto& w : p->warnings) prof::warn(w);
     std::string line = prof::write_query_profile(*p);
@@ -67,25 +60,20 @@ void declare(CLI::App& app, config& c) {
     app.add_option("--rows", c.rows, "Rows the run processed (build; DuckDB default: cumulative_rows_scanned), or rows to price (estimate, stale)");
     app.add_option("--plan-key", c.plan_key, "Identity of the query plan (build, get)");
     app.add_option("--fixed", c.fixed, "A span node whose time is fixed cost; repeat the flag for several (default: optimization for Polars, none for Chrome)")
-        ->take_last()
-        ->allow_extra_args(false)
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        ->take_last()->allow_extra_args(false)->expected(1)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("--fixed-seconds", c.fixed_seconds, "Fixed cost in seconds, overriding the spans (required for a standard-mode DuckDB profile)");
     app.add_option("--host", c.host, "Host identity (default: $PROF_HOST, else the hostname)");
     app.add_option("--engine-version", c.engine_version_flag, "Engine version (build: recorded, default unknown \"\"; stale: the engine now)");
     app.add_option("--selectivity", c.selectivity, "Fraction of rows the query keeps, recorded as given");
-    app.add_option("--input-format", c.input_format, "auto, polars-jsonl, polars-csv, chrome or duckdb")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"auto", "polars-jsonl", "polars-csv", "chrome", "duckdb"}));
+    prof::cli::add_choice_option(app, "--input-format", c.input_format, "auto, polars-jsonl, polars-csv, chrome or duckdb",
+                                 {"auto", "polars-jsonl", "polars-csv", "chrome", "duckdb"});
     app.add_option("--factor", c.factor, "stale: the row ratio (either way) beyond which a profile is stale")->capture_default_str();
     app.add_option("--cache", c.cache, "ProfileCache directory (put, get, list; build also stores its profile there)");
     prof::cli::add_count_option(app, "--jobs", c.jobs,
                                 "build: threads that read a Chrome trace's events (default: the cores this process may use)");
     app.add_flag("--stats", c.stats, "build: print span counts, the CPU time of parsing and of the union, and the trace's defects on stderr");
     app.add_flag("--strict", c.strict, "build: exit 65 on empty input, input with no timed spans, or a trace event that was skipped or mismatched (naming its line)");
-    prof::cli::add_count_option(app, "--max-bad-lines", c.max_bad_lines,
-                                "Skip up to N malformed query_profile lines (counted on stderr)");
+    prof::cli::add_max_bad_lines_option(app, c.max_bad_lines, "query_profile lines");
 }
 
 int run(int argc, char** argv) {
@@ -141,14 +129,9 @@ int run(int argc, char** argv) {
     if (get->parsed()) {
         auto cache = need_cache();
         if (c.plan_key.empty()) throw prof::usage_error("get needs --plan-key K");
-        std::string host = prof::host_identity(c.host);
-        auto rec = cache.get("query_profile", prof::query_profile_key(c.plan_key, host), prof::query_profile_record_key);
-        if (!rec) {
-            prof::note(fmt::format("no cached profile for plan '{}' on '{}'", c.plan_key, host));
-            return static_cast<int>(prof::exit_code::negative);
-        }
-        prof::cli::emit_line(*rec);
-        return 0;
+        auto rec = prof::cached_query_profile(cache, c.plan_key, prof::host_identity(c.host));  // a miss is noted
+        if (rec) prof::cli::emit_line(*rec);
+        return rec ? 0 : static_cast<int>(prof::exit_code::negative);
     }
     if (list->parsed()) {
         for (const auto& e : need_cache().list("query_profile", prof::query_profile_record_key)) prof::cli::emit_line(e.record);

@@ -151,6 +151,11 @@ CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::optio
         ->type_name("UINT");
 }
 
+CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::string& var, const std::string& desc,
+                               const std::vector<std::string>& choices) {
+    return app.add_option(name, var, desc)->capture_default_str()->check(CLI::IsMember(choices));
+}
+
 CLI::Option* add_host_option(CLI::App& app, std::optional<std::string>& host) {
     return app.add_option("--host", host, "Host identity for the records (default: $PROF_HOST, else the hostname)");
 }

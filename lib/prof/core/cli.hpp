@@ -52,6 +52,9 @@ CLI::Option* add_count_option(CLI::App& app, const std::string& name, std::optio
 
 // ---- flags several programs share, each declared here once with its help text ----------
 
+// A word option that takes one of `choices`, its default shown in --help ("--format json|table").
+CLI::Option* add_choice_option(CLI::App& app, const std::string& name, std::string& var, const std::string& desc,
+                               const std::vector<std::string>& choices);
 // --host NAME: the host identity the records carry (host_identity() applies the default).
 CLI::Option* add_host_option(CLI::App& app, std::optional<std::string>& host);
 // --quiet, -q: no progress display and no summary line on stderr.

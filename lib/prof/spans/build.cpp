@@ -3,6 +3,7 @@
 
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
+#include "prof/io/fsutil.hpp"
 #include "prof/spans/chrome.hpp"
 #include "prof/spans/polars.hpp"
 
@@ -50,7 +51,7 @@ std::optional<query_profile> build_run_profile(std::string_view text, const std:
         return std::nullopt;
     }
     double t1 = cpu_seconds();
-    query_profile p = build_from_spans(s, in.opts, default_fixed_nodes(in.format), record_source(in.format));
+    query_profile p = build_from_spans(s, in.opts, default_fixed_nodes(in.format), record_source(in.format), in.jobs);
     if (in.stats) {
         std::string way;
         if (chrome) {
@@ -61,6 +62,20 @@ std::optional<query_profile> build_run_profile(std::string_view text, const std:
                          s.spans.size(), s.names.size(), t1 - t0, cpu_seconds() - t1, way));
     }
     return p;
+}
+
+std::optional<query_profile> build_run_profile(const std::string& path, std::string_view format_word, bool strict,
+                                               const std::function<run_input()>& options) {
+    const std::string name = path == "-" ? "<stdin>" : path;
+    padded_input input(path);
+    std::string_view text = input.text();
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {  // empty input → empty output
+        if (strict) throw error(exit_code::data_err, fmt::format("{}: empty input (--strict)", name));
+        return std::nullopt;
+    }
+    run_input in = options();
+    in.format = span_format_named(format_word, text, name);
+    return build_run_profile(text, name, in);
 }
 
 }  // namespace prof

@@ -6,6 +6,7 @@
 #include "prof/spans/formats.hpp"
 #include "prof/spans/query_model.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,5 +30,13 @@ span_set read_spans(span_format f, std::string_view padded_text, const std::stri
 // The query_profile of one run (its warnings not yet said), or nullopt when the input has no
 // timed spans (warned; input_error under --strict). Throws what the reader and the build throw.
 std::optional<query_profile> build_run_profile(std::string_view padded_text, const std::string& source, const run_input& in);
+
+// prof-spans build: the run in `path` ("-" = stdin), its format the --input-format word
+// `format_word` ("auto" detects it; it replaces the format options() gives). Empty input (only
+// whitespace) gives nullopt and no message (exit 65 under `strict`) without calling options(),
+// so that no flag's error hides an empty input: options() checks and turns the flags into the
+// run's options.
+std::optional<query_profile> build_run_profile(const std::string& path, std::string_view format_word, bool strict,
+                                               const std::function<run_input()>& options);
 
 }  // namespace prof

@@ -214,17 +214,19 @@ private:
 // nullopt on any error: the whole-document parse then reads the trace and names the error's
 // line. Room for `expected_spans` is reserved (the first chunk reserves for the whole trace, so
 // that the others are appended without moving it).
-std::optional<trace_events> read_chunk(std::string_view in, std::size_t batch, bool scan, std::size_t expected_spans) {
+std::optional<trace_events> read_chunk(std::string_view in, const char* readable_end, std::size_t batch, bool scan,
+                                       std::size_t expected_spans) {
     if (!simdjson::validate_utf8(in.data(), in.size())) return std::nullopt;
     trace_events r(expected_spans);
     dom_batches dom(batch);
+    key_predictor keys;
     try {
         json_scanner s{in.data(), in.data() + in.size()};
         s.ws();
         while (s.p < s.e) {
             const char* start = s.p;
             event_fields e;
-            if (scan && scan_event(s, e)) {
+            if (scan && scan_event(s, e, keys, readable_end)) {
                 r.event_at = start;
                 r.consume(e);
                 r.event_at = nullptr;
@@ -257,7 +259,8 @@ std::optional<trace_events> read_chunk(std::string_view in, std::size_t batch, b
 bool starts_event(std::string_view in, std::size_t at) {
     json_scanner s{in.data() + at, in.data() + in.size()};
     event_fields e;
-    return scan_event(s, e) && e.ph != 0;
+    key_predictor keys;
+    return scan_event(s, e, keys, s.e) && e.ph != 0;
 }
 
 // The event array's interior cut at event boundaries into up to `jobs` chunks of at least
@@ -283,13 +286,13 @@ std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, s
 }
 
 // The chunks read on their own threads (the first on this one), joined in file order.
-std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, std::size_t batch, bool scan,
-                                        std::size_t expected_spans) {
+std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, const char* readable_end,
+                                        std::size_t batch, bool scan, std::size_t expected_spans) {
     std::vector<std::optional<trace_events>> parts(chunks.size());
     std::vector<std::exception_ptr> failed(chunks.size());
     auto work = [&](std::size_t k) {
         try {
-            parts[k] = read_chunk(chunks[k], batch, scan, k == 0 ? expected_spans : chunks[k].size() / 80);
+            parts[k] = read_chunk(chunks[k], readable_end, batch, scan, k == 0 ? expected_spans : chunks[k].size() / 80);
         } catch (...) {
             failed[k] = std::current_exception();  // out of memory, say: not a verdict on the trace
         }
@@ -302,9 +305,10 @@ std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chu
         if (e) std::rethrow_exception(e);
     for (const auto& part : parts)
         if (!part) return std::nullopt;
-    trace_events& all = *parts[0];
-    for (std::size_t k = 1; k < parts.size(); ++k) all.append(std::move(*parts[k]));
-    return std::move(all);
+    std::vector<trace_events*> later;
+    for (std::size_t k = 1; k < parts.size(); ++k) later.push_back(&*parts[k]);
+    parts[0]->append(later, static_cast<unsigned>(chunks.size()));
+    return std::move(*parts[0]);
 }
 
 // The fast path, for the common shapes (see event_array_of): the event array read in chunks
@@ -320,20 +324,21 @@ std::optional<span_set> read_chrome_batched(std::string_view text, const chrome_
         !simdjson::validate_utf8(in.data() + in.size(), whole.size() - before - in.size()))
         return std::nullopt;
     const std::size_t expected_spans = text.size() / 80;
+    const char* readable_end = text.data() + text.size() + simdjson::SIMDJSON_PADDING;
     auto chunks = event_chunks(shape->interior, paths.jobs, paths.min_chunk_bytes);
-    std::optional<trace_events> r = read_chunks(chunks, paths.batch_bytes, paths.scan, expected_spans);
+    std::optional<trace_events> r = read_chunks(chunks, readable_end, paths.batch_bytes, paths.scan, expected_spans);
     if (!r && chunks.size() > 1) {
         // A cut inside an event (a "},{" in an array of objects in its args) fails the chunk
         // before it; read in one piece then, before trying the (slower) whole-document parse.
         chunks = {shape->interior};
-        r = read_chunks(chunks, paths.batch_bytes, paths.scan, expected_spans);
+        r = read_chunks(chunks, readable_end, paths.batch_bytes, paths.scan, expected_spans);
     }
     if (!r) return std::nullopt;
     st.jobs = static_cast<unsigned>(chunks.size());
     st.scanned_events = r->scanned;
     st.dom_events = r->from_dom;
     r->out.display_time_unit = std::move(shape->display_time_unit);
-    span_set out = r->finish();
+    span_set out = r->finish(paths.jobs);
     // The lines of the defects whose first event the scanner read, counted in file order.
     std::array<std::size_t, event_defect_kinds> order{};
     for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;

@@ -122,17 +122,15 @@ std::string_view identity_of_double(double d, std::string& scratch) {
     return scratch;
 }
 
-trace_key trace_key_of(std::string_view key) {
-    if (scan_key_is(key, "ph")) return trace_key::ph;
-    if (scan_key_is(key, "ts")) return trace_key::ts;
-    if (scan_key_is(key, "dur")) return trace_key::dur;
-    if (scan_key_is(key, "name")) return trace_key::name;
-    if (scan_key_is(key, "pid")) return trace_key::pid;
-    if (scan_key_is(key, "tid")) return trace_key::tid;
-    if (scan_key_is(key, "cat")) return trace_key::cat;
-    if (scan_key_is(key, "id") || scan_key_is(key, "id2")) return trace_key::id;
-    return trace_key::other;
-}
+namespace {
+constexpr std::pair<std::string_view, trace_key> trace_keys[] = {
+    {"ph", trace_key::ph},   {"ts", trace_key::ts},   {"dur", trace_key::dur}, {"name", trace_key::name},
+    {"pid", trace_key::pid}, {"tid", trace_key::tid}, {"cat", trace_key::cat}, {"id", trace_key::id},
+    {"id2", trace_key::id},
+};
+}  // namespace
+
+trace_key trace_key_of(std::string_view key) { return key_id(key, trace_keys, trace_key::other); }
 
 // A duration in nanoseconds as microseconds, for messages: -3000 is "-3", -250 is "-0.25".
 std::string micros_text(std::int64_t ns) {
@@ -235,81 +233,142 @@ void trace_events::take(const event_fields& e) {
     if (unreadable(e.ts) || unreadable(e.dur)) defect(event_defect::bad_metadata, index);
 }
 
-void trace_events::append(trace_events&& next) {
-    const std::size_t offset = index;
+void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs) {
+    jobs = std::max(jobs, 1u);
     auto remap = [](string_interner& into, const string_interner& from) {
         std::vector<std::uint32_t> ids;
         ids.reserve(from.names().size());
         for (const auto& n : from.names()) ids.push_back(into.intern(n));
         return ids;
     };
-    // Interned in the chunk's order after this pass's: the order of first appearance overall.
-    const std::vector<std::uint32_t> node = remap(names_, next.names_);
-    const std::vector<std::uint32_t> end_name = remap(end_names_, next.end_names_);
-    const std::vector<std::uint32_t> thread = remap(threads_, next.threads_);
-    out.spans.reserve(out.spans.size() + next.out.spans.size());
-    for (span s : next.out.spans) {
-        s.node = node[s.node];
-        out.spans.push_back(s);
-    }
-    const auto ends_before = static_cast<std::uint32_t>(named_ends_.size());
-    for (const named_end& n : next.named_ends_) named_ends_.push_back({end_name[n.name], offset + n.index, n.at});
-    be_.reserve(be_.size() + next.be_.size());
-    for (be_event b : next.be_) {
-        b.thread = thread[b.thread];
-        if (b.begin()) b.node = node[b.node];
-        else if (b.node != be_event::end_mark) b.node = be_event::named_end | ((b.node & ~be_event::named_end) + ends_before);
-        be_.push_back(b);
-    }
-    for (const auto& [k, n] : next.async_open_) async_open_[k] += n;
-    out.events += next.out.events;
-    for (std::size_t k = 0; k < event_defect_kinds; ++k) {
-        const defect_count& d = next.out.defects[k];
-        if (d.count == 0) continue;
-        if (out.defects[k].count == 0) {  // every event of `next` comes after this pass's
-            out.defects[k].first_event = offset + d.first_event;
-            first_at[k] = next.first_at[k];
+    // Here, in file order: the ids of each pass's names and threads (interned in its order
+    // after the earlier passes': the order of first appearance overall), where its spans, B/E
+    // events and named ends go, and the counts. Then each pass is copied on its own thread.
+    struct placement {
+        std::vector<std::uint32_t> node, end_name, thread;
+        std::size_t spans_at, be_at, ends_at, index_at;
+    };
+    std::vector<placement> at(later.size());
+    std::size_t spans = out.spans.size(), bes = be_.size(), ends = named_ends_.size();
+    for (std::size_t k = 0; k < later.size(); ++k) {
+        const trace_events& next = *later[k];
+        at[k] = {remap(names_, next.names_), remap(end_names_, next.end_names_), remap(threads_, next.threads_), spans, bes,
+                 ends, index};
+        spans += next.out.spans.size();
+        bes += next.be_.size();
+        ends += next.named_ends_.size();
+        for (const auto& [key, n] : next.async_open_) async_open_[key] += n;
+        out.events += next.out.events;
+        for (std::size_t d = 0; d < event_defect_kinds; ++d) {
+            const defect_count& c = next.out.defects[d];
+            if (c.count == 0) continue;
+            if (out.defects[d].count == 0) {  // every event of `next` comes after the earlier passes'
+                out.defects[d].first_event = index + c.first_event;
+                first_at[d] = next.first_at[d];
+            }
+            out.defects[d].count += c.count;
         }
-        out.defects[k].count += d.count;
+        index += next.index;
+        scanned += next.scanned;
+        from_dom += next.from_dom;
     }
-    index += next.index;
-    scanned += next.scanned;
-    from_dom += next.from_dom;
+    out.spans.resize(spans);
+    be_.resize(bes);
+    named_ends_.resize(ends);
+    // Each pass's spans and B/E events in `jobs` slices, copied by `jobs` threads.
+    run_tasks(later.size() * jobs, jobs, [&](std::size_t t) {
+        const trace_events& next = *later[t / jobs];
+        const placement& p = at[t / jobs];
+        const std::size_t part = t % jobs;
+        auto slice = [&](std::size_t n) { return std::pair{n * part / jobs, n * (part + 1) / jobs}; };
+        auto [s0, s1] = slice(next.out.spans.size());
+        span* sp = out.spans.data() + p.spans_at + s0;
+        for (std::size_t i = s0; i < s1; ++i) {
+            const span& x = next.out.spans[i];
+            *sp++ = {x.start_ns, x.end_ns, p.node[x.node]};
+        }
+        auto [b0, b1] = slice(next.be_.size());
+        be_event* b = be_.data() + p.be_at + b0;
+        const auto ends_before = static_cast<std::uint32_t>(p.ends_at);
+        for (std::size_t i = b0; i < b1; ++i) {
+            be_event e = next.be_[i];
+            e.thread = p.thread[e.thread];
+            if (e.begin()) e.node = p.node[e.node];
+            else if (e.node != be_event::end_mark) e.node = be_event::named_end | ((e.node & ~be_event::named_end) + ends_before);
+            *b++ = e;
+        }
+        auto [e0, e1] = slice(next.named_ends_.size());
+        named_end* ne = named_ends_.data() + p.ends_at + e0;
+        for (std::size_t i = e0; i < e1; ++i) {
+            const named_end& n = next.named_ends_[i];
+            *ne++ = {p.end_name[n.name], p.index_at + n.index, n.at};
+        }
+    });
 }
 
-span_set trace_events::finish() {
-    out.names = names_.names();
-    for (const auto& [k, n] : async_open_)
-        if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
-    // B/E pairs: per thread, in time order (ties keep file order), an E closes the
-    // innermost open B. Two stable passes: by time, then by thread.
-    std::vector<be_event> tmp(be_.size() < radix_sort_min ? 0 : be_.size());
-    radix_sort_range(be_.data(), be_.size(), tmp.data(), [](const be_event& e) { return e.ts; });
-    radix_sort_range(be_.data(), be_.size(), tmp.data(), [](const be_event& e) { return std::int64_t{e.thread}; });
-    tmp = {};
+struct trace_events::matched {
+    std::vector<span> spans;
+    std::size_t unmatched_begins = 0, unmatched_ends = 0;
+    std::size_t mismatched = 0, first_mismatched = 0;  // 'E' events named unlike their 'B'; the first's index
+    const char* first_at = nullptr;
+};
+
+// One thread's events, in time order: an E closes the innermost open B.
+void trace_events::match(const be_event* v, std::size_t n, matched& m) const {
     std::vector<const be_event*> stack;
-    for (std::size_t k = 0; k < be_.size(); ++k) {
-        const be_event& e = be_[k];
-        if (k > 0 && be_[k - 1].thread != e.thread) {
-            out.unmatched_begins += stack.size();
-            stack.clear();
-        }
+    for (std::size_t k = 0; k < n; ++k) {
+        const be_event& e = v[k];
         if (e.begin()) {
             stack.push_back(&e);
         } else if (stack.empty()) {
-            ++out.unmatched_ends;
+            ++m.unmatched_ends;
         } else {
             const be_event& b = *stack.back();
             if (e.node != be_event::end_mark) {
-                const named_end& n = named_ends_[e.node & ~be_event::named_end];
-                if (!same_text(out.names[b.node], end_names_.names()[n.name]))
-                    defect(event_defect::mismatched_end, n.index, n.at);
+                const named_end& ne = named_ends_[e.node & ~be_event::named_end];
+                if (!same_text(out.names[b.node], end_names_.names()[ne.name]) && (m.mismatched++ == 0 || ne.index < m.first_mismatched)) {
+                    m.first_mismatched = ne.index;
+                    m.first_at = ne.at;
+                }
             }
-            out.spans.push_back({b.ts, e.ts, b.node});
+            m.spans.push_back({b.ts, e.ts, b.node});
             stack.pop_back();
         }
     }
-    out.unmatched_begins += stack.size();
+    m.unmatched_begins = stack.size();
+}
+
+span_set trace_events::finish(unsigned jobs) {
+    out.names = names_.names();
+    for (const auto& [k, n] : async_open_)
+        if (n > 0) out.async_unmatched += static_cast<std::size_t>(n);
+    // B/E pairs: per thread, in time order (ties keep file order). The events are grouped by
+    // thread (bucket_sort), then each group is sorted by time (stable) and matched
+    // on its own, up to `jobs` groups at once; the spans are joined in thread order.
+    const std::size_t groups = threads_.names().size();
+    filled_vector<be_event> grouped(be_.size());
+    const std::vector<std::size_t> offset = bucket_sort(
+        be_.data(), be_.size(), groups, jobs, grouped.data(), [](const be_event& e) { return e.thread; },
+        [](const be_event& e, std::size_t) { return e; });
+    be_ = {};
+    std::vector<matched> result(groups);
+    run_tasks(groups, jobs, [&](std::size_t g) {
+        const std::size_t n = offset[g + 1] - offset[g];
+        filled_vector<be_event> tmp(n < radix_sort_min ? 0 : n);
+        radix_sort_range(grouped.data() + offset[g], n, tmp.data(), [](const be_event& e) { return e.ts; });
+        match(grouped.data() + offset[g], n, result[g]);
+    });
+    defect_count& d = out.defects[static_cast<std::size_t>(event_defect::mismatched_end)];
+    for (const matched& m : result) {
+        out.spans.insert(out.spans.end(), m.spans.begin(), m.spans.end());
+        out.unmatched_begins += m.unmatched_begins;
+        out.unmatched_ends += m.unmatched_ends;
+        if (m.mismatched && (d.count == 0 || m.first_mismatched < d.first_event)) {
+            d.first_event = m.first_mismatched;
+            first_at[static_cast<std::size_t>(event_defect::mismatched_end)] = m.first_at;
+        }
+        d.count += m.mismatched;
+    }
     return std::move(out);
 }
 

@@ -110,8 +110,9 @@ std::string_view identity_of_string(std::string_view contents, std::string& scra
 std::string_view identity_of_integer(std::int64_t i, std::string& scratch);
 std::string_view identity_of_double(double d, std::string& scratch);
 
-// The keys an event is read for: one table for the three parsers.
-enum class trace_key { ph, ts, dur, name, pid, tid, cat, id, other, bad };
+// The keys an event is read for: one table for the three parsers (json_scan.hpp's key_id; the
+// scanner's key_predictor remembers these ids). "id2" is read as "id".
+enum class trace_key : std::uint8_t { ph, ts, dur, name, pid, tid, cat, id, other };
 trace_key trace_key_of(std::string_view key);
 
 // The state of one pass over events (all of a trace's, or one chunk's in file order): spans,
@@ -138,14 +139,20 @@ public:
         start_event();
         take(e);
     }
-    // The events of `next`, which followed this pass's in the trace, as if consumed here.
-    void append(trace_events&& next);
-    // The spans (B/E pairs matched: per thread, in time order, an E closes the innermost B).
-    span_set finish();
+    // The events of `later` (passes over the chunks that followed this pass's in the trace, in
+    // file order), as if consumed here; their spans and B/E events are copied on up to `jobs`
+    // threads. `later` may then be destroyed.
+    void append(const std::vector<trace_events*>& later, unsigned jobs = 1);
+    // The spans (B/E pairs matched: per thread, in time order, an E closes the innermost B),
+    // the threads' events sorted and matched on up to `jobs` threads; the same for every `jobs`.
+    span_set finish(unsigned jobs = 1);
 
 private:
+    struct be_event;
+    struct matched;  // what matching one thread's events gave
     void defect(event_defect d, std::size_t at, const char* where);
     void defect(event_defect d, std::size_t at) { defect(d, at, event_at); }
+    void match(const be_event* v, std::size_t n, matched& m) const;
     std::uint32_t thread_of(std::string_view pid, std::string_view tid);
 
     // A 'B' or 'E' event waiting to be matched: 16 bytes, since a large trace holds millions.
@@ -170,7 +177,7 @@ private:
     std::vector<named_end> named_ends_;
     string_interner threads_;
     std::string key_;
-    std::vector<be_event> be_;
+    filled_vector<be_event> be_;
     std::unordered_map<std::string, std::int64_t> async_open_;
 };
 

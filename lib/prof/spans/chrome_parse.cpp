@@ -257,59 +257,26 @@ bool scan_identity(json_scanner& s, std::string_view& out) {
     return true;
 }
 
-// The little-endian word of up to 8 characters, as a load of them reads it.
-constexpr std::uint64_t word_of(std::string_view t) {
-    std::uint64_t v = 0;
-    for (std::size_t i = 0; i < t.size(); ++i) v |= std::uint64_t{static_cast<unsigned char>(t[i])} << (8 * i);
-    return v;
-}
-
-// A member name, at s.p. The keys read here are recognized, closing quote included, from one
-// 8-byte load when 9 bytes remain (a key followed by its quote has no escape, so this is
-// exact); anything else goes through json_scanner::string.
-[[gnu::always_inline]] inline trace_key read_key(json_scanner& s) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (s.e - s.p >= 9 && *s.p == '"') {
-        std::uint64_t w;
-        std::memcpy(&w, s.p + 1, 8);
-        std::uint64_t w3 = w & 0xFFFFFFu, w4 = w & 0xFFFFFFFFu, w5 = w & 0xFFFFFFFFFFu;
-        auto hit = [&](trace_key k, std::size_t len) {
-            s.p += len + 2;
-            return k;
-        };
-        if (w3 == word_of("ph\"")) return hit(trace_key::ph, 2);
-        if (w3 == word_of("ts\"")) return hit(trace_key::ts, 2);
-        if (w4 == word_of("dur\"")) return hit(trace_key::dur, 3);
-        if (w5 == word_of("name\"")) return hit(trace_key::name, 4);
-        if (w4 == word_of("pid\"")) return hit(trace_key::pid, 3);
-        if (w4 == word_of("tid\"")) return hit(trace_key::tid, 3);
-        if (w4 == word_of("cat\"")) return hit(trace_key::cat, 3);
-        if (w3 == word_of("id\"")) return hit(trace_key::id, 2);
-        if (w4 == word_of("id2\"")) return hit(trace_key::id, 3);
-    }
-#endif
-    std::string_view key;
-    if (!s.string(key)) return trace_key::bad;
-    return trace_key_of(key);
-}
-
 // A string value without escapes (the scanner declines any other).
 [[gnu::always_inline]] inline bool scan_string(json_scanner& s, std::string_view& out) { return s.p < s.e && *s.p == '"' && s.string(out); }
 
 }  // namespace
 
-bool scan_event(json_scanner& s, event_fields& e) {
+bool scan_event(json_scanner& s, event_fields& e, key_predictor& keys, const char* readable_end) {
     std::string_view text;
     if (!s.eat('{')) return false;
-    s.ws();
-    if (s.eat('}')) return true;
+    json_scanner peek = s;
+    peek.ws();
+    if (peek.eat('}')) {
+        s = peek;
+        return true;
+    }
     e.empty = false;
-    for (;;) {
-        trace_key key = read_key(s);
-        if (key == trace_key::bad) return false;
-        s.ws();
-        if (!s.eat(':')) return false;
-        s.ws();
+    auto id_of = [](std::string_view k) { return static_cast<std::uint8_t>(trace_key_of(k)); };
+    for (std::size_t i = 0;; ++i) {
+        std::uint8_t id;
+        if (!keys.member(i, s, readable_end, id_of, id)) return false;
+        const auto key = static_cast<trace_key>(id);
         bool ok;
         switch (key) {
         case trace_key::ph: {
@@ -340,7 +307,6 @@ bool scan_event(json_scanner& s, event_fields& e) {
         s.ws();
         if (s.eat('}')) return true;
         if (!s.eat(',')) return false;
-        s.ws();
     }
 }
 

@@ -22,8 +22,10 @@ void read_event(simdjson::ondemand::object& ev, event_fields& e, identity_scratc
 // that use them. Throws needs_number_text when a span time has a fraction (kept only as a double).
 void read_event(simdjson::dom::object ev, event_fields& e, identity_scratch& scratch);
 // The strict in-place scanner: the plainest form of each field; false declines the event (an
-// escape in a wanted string, a quoted-number form it does not take, a float or -0 where an
-// identity is kept, any syntax error) and simdjson reads it instead.
-bool scan_event(json_scanner& s, event_fields& e);
+// escape in a key or a wanted string, a quoted-number form it does not take, a float or -0
+// where an identity is kept, any syntax error) and simdjson reads it instead. Member keys go
+// through `keys` (json_scan.hpp's key_predictor, one per stream of events: exporters repeat
+// their keys in one order), which may load bytes up to `readable_end` (at least s.e).
+bool scan_event(json_scanner& s, event_fields& e, key_predictor& keys, const char* readable_end);
 
 }  // namespace prof

@@ -6,8 +6,12 @@
 #include "prof/spans/span_set.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,6 +59,63 @@ void radix_sort_range(T* v, std::size_t n, T* tmp, Key key) {
     if (src != v) std::copy(src, src + n, v);
 }
 
+// Calls task(t) once for each t in [0, tasks), on up to `jobs` threads (this one among them),
+// each taking the next task not yet taken, and returns when all are done. When a task throws,
+// no further task starts and the first exception is rethrown here.
+template <class Task>
+void run_tasks(std::size_t tasks, unsigned jobs, Task task) {
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failed;
+    std::mutex lock;
+    auto work = [&] {
+        try {
+            for (std::size_t t; (t = next.fetch_add(1)) < tasks;) task(t);
+        } catch (...) {
+            std::lock_guard<std::mutex> g(lock);
+            if (!failed) failed = std::current_exception();
+            next = tasks;
+        }
+    };
+    std::vector<std::thread> threads;
+    for (std::size_t k = 1; k < std::min<std::size_t>(jobs, tasks); ++k) threads.emplace_back(work);
+    work();
+    for (auto& t : threads) t.join();
+    if (failed) std::rethrow_exception(failed);
+}
+
+// A stable counting sort of v[0, n) into out[0, n) by bucket(v[i]) (below `buckets`), counted
+// and scattered in up to `jobs` slices of the input on as many threads (slice p writes after
+// slices 0 .. p-1 within each bucket, so file order is kept); out[j] = make(v[i], slice).
+// Returns where each bucket starts (buckets + 1 offsets, the last n).
+template <class T, class U, class Bucket, class Make>
+std::vector<std::size_t> bucket_sort(const T* v, std::size_t n, std::size_t buckets, unsigned jobs, U* out, Bucket bucket,
+                                     Make make) {
+    const std::size_t slices = std::clamp<std::size_t>(n / 65536, 1, std::max(jobs, 1u));
+    auto range = [&](std::size_t p) { return std::pair{n * p / slices, n * (p + 1) / slices}; };
+    std::vector<std::vector<std::size_t>> at(slices, std::vector<std::size_t>(buckets, 0));
+    run_tasks(slices, jobs, [&](std::size_t p) {
+        auto [b, e] = range(p);
+        std::vector<std::size_t>& count = at[p];
+        for (std::size_t i = b; i < e; ++i) ++count[bucket(v[i])];
+    });
+    std::vector<std::size_t> offset(buckets + 1, 0);
+    for (std::size_t b = 0; b < buckets; ++b) {
+        std::size_t next = offset[b];
+        for (std::size_t p = 0; p < slices; ++p) {
+            const std::size_t count = at[p][b];
+            at[p][b] = next;
+            next += count;
+        }
+        offset[b + 1] = next;
+    }
+    run_tasks(slices, jobs, [&](std::size_t p) {
+        auto [b, e] = range(p);
+        std::vector<std::size_t>& next = at[p];
+        for (std::size_t i = b; i < e; ++i) out[next[bucket(v[i])]++] = make(v[i], p);
+    });
+    return offset;
+}
+
 // Length of the union of half-open intervals [first, second), in the same unit. Sorts `iv`
 // in place by start (radix_sort_range), then one sweep. Empty intervals add nothing. Unsigned:
 // two time points below 9e18 ns in magnitude are up to 1.8e19 apart, which fits 64 bits only
@@ -69,7 +130,9 @@ struct span_summary {
     std::uint64_t fixed_ns = 0;
     std::vector<std::uint64_t> node_ns;  // indexed like span_set::names
 };
-// is_fixed is indexed like span_set::names. An empty span set has elapsed 0.
-span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixed);
+// is_fixed is indexed like span_set::names. An empty span set has elapsed 0. The unions (one
+// per node, and the fixed one) are computed on up to `jobs` threads; the result is the same for
+// every `jobs`.
+span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixed, unsigned jobs = 1);
 
 }  // namespace prof

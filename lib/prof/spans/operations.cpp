@@ -51,4 +51,11 @@ std::optional<query_profile> fit_located_profiles(std::vector<located_query_prof
     return p;
 }
 
+std::optional<std::string> cached_query_profile(const profile_cache& cache, const std::string& plan_key,
+                                                const std::string& host) {
+    auto rec = cache.get("query_profile", query_profile_key(plan_key, host), query_profile_record_key);
+    if (!rec) note(fmt::format("no cached profile for plan '{}' on '{}'", plan_key, host));
+    return rec;
+}
+
 }  // namespace prof

@@ -1,7 +1,9 @@
 // prof-spans' operations over query_profile lines read from files: the staleness verdict and
-// the fit, with what they say on stderr; and the --rows value they and the build take.
+// the fit, with what they say on stderr; the cached profile of a plan; and the --rows value
+// they and the build take.
 #pragma once
 
+#include "prof/resolve/cache.hpp"
 #include "prof/spans/spans.hpp"
 
 #include <cstdint>
@@ -24,5 +26,10 @@ int stale_verdict(const std::vector<located_query_profile>& profiles, std::uint6
 // A run whose own estimate is beyond double range is input_error naming its line; a refused fit
 // is exit 65.
 std::optional<query_profile> fit_located_profiles(std::vector<located_query_profile> profiles);
+
+// The query_profile record cached for `plan_key` on `host`, or nullopt with a note saying there
+// is none. Throws what profile_cache::get throws.
+std::optional<std::string> cached_query_profile(const profile_cache& cache, const std::string& plan_key,
+                                                const std::string& host);
 
 }  // namespace prof

@@ -44,7 +44,7 @@ query_profile base_profile(const query_options& opts, std::string source) {
 }  // namespace
 
 query_profile build_from_spans(const span_set& s, const query_options& opts, const std::vector<std::string>& default_fixed,
-                               std::string source) {
+                               std::string source, unsigned jobs) {
     query_profile p = base_profile(opts, std::move(source));
     p.rows = require_rows(opts.rows);
     const auto& fixed_names = opts.fixed_nodes.empty() ? default_fixed : opts.fixed_nodes;
@@ -57,7 +57,7 @@ query_profile build_from_spans(const span_set& s, const query_options& opts, con
         }
         is_fixed[static_cast<std::size_t>(it - s.names.begin())] = true;
     }
-    span_summary sum = summarize_spans(s, is_fixed);
+    span_summary sum = summarize_spans(s, is_fixed, jobs);
     double fixed_s = static_cast<double>(sum.fixed_ns) / 1e9;
     double elapsed_s = static_cast<double>(sum.elapsed_ns) / 1e9;
     if (opts.fixed_seconds) {

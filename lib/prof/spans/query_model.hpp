@@ -67,9 +67,10 @@ extern const char* const single_run_warning;
 
 // Builds from spans: fixed nodes are opts.fixed_nodes, or `default_fixed` when none are named
 // (default_fixed_nodes in formats.hpp; none warns that all cost is treated as scaling).
-// Throws usage_error for rows missing/0, or --fixed-seconds above the elapsed time.
+// Throws usage_error for rows missing/0, or --fixed-seconds above the elapsed time. The unions
+// are computed on up to `jobs` threads (summarize_spans), the same for every `jobs`.
 query_profile build_from_spans(const span_set& s, const query_options& opts, const std::vector<std::string>& default_fixed,
-                               std::string source);
+                               std::string source, unsigned jobs = 1);
 // Builds from a DuckDB profile; a standard-mode profile without --fixed-seconds is refused
 // (input_error telling to set profiling_mode='detailed' or pass --fixed-seconds).
 query_profile build_from_duckdb(const duckdb_profile& d, const query_options& opts, const std::string& source_name);

@@ -7,18 +7,47 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace prof {
 
-// One span of one node, in integer nanoseconds; `node` indexes span_set::names.
+// One span of one node, in integer nanoseconds; `node` indexes span_set::names. Without member
+// initializers, so that an array of millions can be sized without being written (span{} is
+// all zero).
 struct span {
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::uint32_t node = 0;
+    std::int64_t start_ns;
+    std::int64_t end_ns;
+    std::uint32_t node;
 };
+
+// std::allocator, except that resize() leaves new elements default-initialized (for a type like
+// span: not written), so that the threads that fill a large array are the ones that fault in its
+// pages, instead of one thread zeroing it first.
+template <class T>
+struct default_init_allocator : std::allocator<T> {
+    template <class U>
+    struct rebind {
+        using other = default_init_allocator<U>;
+    };
+    default_init_allocator() = default;
+    template <class U>
+    default_init_allocator(const default_init_allocator<U>&) noexcept {}
+    template <class U>
+    void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        std::allocator_traits<std::allocator<T>>::construct(*this, p, std::forward<Args>(args)...);
+    }
+};
+template <class T>
+using filled_vector = std::vector<T, default_init_allocator<T>>;
 
 // Why an event of a Chrome trace was not used as written. Each is tolerated (the event is
 // skipped, or for a mismatched end, used as the format's nesting says) and counted; --strict
@@ -51,7 +80,7 @@ struct defect_count {
 // went about it is not here: the Chrome reader reports that separately (chrome_read_stats).
 struct span_set {
     std::vector<std::string> names;
-    std::vector<span> spans;
+    filled_vector<span> spans;
     std::size_t events = 0;               // trace events read (all phases)
     std::size_t async_unmatched = 0;      // Chrome async begins ('b', 'S') with no end: ignored
     std::size_t unmatched_begins = 0;     // Chrome 'B' with no 'E' on its thread: ignored

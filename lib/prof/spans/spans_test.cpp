@@ -666,6 +666,69 @@ TEST_CASE("spans: the union of many random intervals equals a microsecond-by-mic
     CHECK(union_length(iv) == expected);
 }
 
+TEST_CASE("spans: the unions computed on several threads equal those computed on one") {
+    // 30,000 random intervals over 7 nodes, two of them fixed: every node's union, the fixed
+    // union and the elapsed time are the same for 1 to 9 threads (more threads than tasks too).
+    std::uint64_t state = 11;
+    auto next = [&] { return (state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33; };
+    span_set s;
+    for (int k = 0; k < 7; ++k) s.names.push_back(fmt::format("n{}", k));
+    for (int i = 0; i < 30000; ++i) {
+        auto start = static_cast<std::int64_t>(next() % 1000000) - 500000;
+        s.spans.push_back({start, start + static_cast<std::int64_t>(next() % 400), static_cast<std::uint32_t>(next() % 7)});
+    }
+    const std::vector<bool> fixed = {false, true, false, false, true, false, false};
+    span_summary one = summarize_spans(s, fixed, 1);
+    CHECK(one.fixed_ns > 0);
+    for (unsigned jobs = 2; jobs <= 9; ++jobs) {
+        CAPTURE(jobs);
+        span_summary many = summarize_spans(s, fixed, jobs);
+        CHECK(many.elapsed_ns == one.elapsed_ns);
+        CHECK(many.fixed_ns == one.fixed_ns);
+        CHECK(many.node_ns == one.node_ns);
+    }
+    // The fixed union by hand, from the nodes' spans: the union of n1's and n4's intervals.
+    std::vector<std::pair<std::int64_t, std::int64_t>> iv;
+    for (const auto& sp : s.spans)
+        if (sp.node == 1 || sp.node == 4) iv.push_back({sp.start_ns, sp.end_ns});
+    CHECK(union_length(iv) == one.fixed_ns);
+}
+
+TEST_CASE("chrome: the scanner predicts each key from the last event and relearns it where events differ") {
+    // Events of different shapes in turn (X with dur, B/E without, members reordered), compact
+    // and spaced, a key longer than the 32 bytes a prediction covers, an unknown key, "id2":
+    // the scanner reads every one (no DOM batch), to what the whole-document parse reads. An
+    // escaped key ("p\u0068" is "ph") is declined by the scanner and read by a DOM batch.
+    std::string ev;
+    for (int k = 0; k < 200; ++k) {
+        if (!ev.empty()) ev += ",\n";
+        switch (k % 5) {
+        case 0: ev += fmt::format(R"({{"ph":"X","name":"a","ts":{},"dur":3,"pid":1,"tid":1}})", k); break;
+        case 1: ev += fmt::format(R"({{"ph":"B","pid":1,"tid":2,"ts":{},"name":"b"}})", k); break;
+        case 2: ev += fmt::format(R"({{ "ph": "E", "pid": 1, "tid": 2, "ts": {} }})", k + 2); break;
+        case 3: ev += fmt::format(R"({{"name":"c","dur":1,"ts":{},"ph":"X","a_key_longer_than_thirty_two_bytes":0}})", k); break;
+        case 4: ev += fmt::format(R"({{"ph":"b","cat":"q","id2":{},"name":"d","ts":{}}}, {{"ph":"e","cat":"q","id2":{},"name":"d","ts":{}}})", k, k, k, k + 1); break;
+        }
+    }
+    std::string text = chrome(ev);
+    chrome_read_stats st = how_read(text);
+    CHECK(st.dom_events == 0);
+    CHECK(st.scanned_events == 240);  // 200 events, 40 of them pairs
+    span_set s = read_chrome(text);
+    CHECK(dump(s) == dump(read_chrome(text, 0)));
+    // By hand: 40 X "a" + 40 X "c" + 40 B/E "b" = 120 spans; no async begin left open.
+    CHECK(s.spans.size() == 120);
+    CHECK(s.async_unmatched == 0);
+    std::string escaped = chrome(R"({"ph":"X","name":"a","ts":0,"dur":1},
+{"p\u0068":"X","name":"a","ts":1,"dur":1},
+{"ph":"X","name":"a","ts":2,"dur":1})");
+    st = how_read(escaped);
+    CHECK(st.scanned_events + st.dom_events == 3);
+    CHECK(st.dom_events >= 1);
+    CHECK(dump(read_chrome(escaped)) == dump(read_chrome(escaped, 0)));
+    CHECK(read_chrome(escaped).spans.size() == 3);
+}
+
 TEST_CASE("chrome: thousands of B/E pairs on interleaved threads are matched per thread in time order") {
     // 3 threads x 3000 pairs; each pair begins at 10k and ends at 10k+7 on its thread; events
     // are written thread-interleaved with every end before its begin in the file, and ties
@@ -683,6 +746,8 @@ TEST_CASE("chrome: thousands of B/E pairs on interleaved threads are matched per
     CHECK(s.unmatched_ends == 0);
     CHECK(std::all_of(s.spans.begin(), s.spans.end(), [](const span& sp) { return sp.end_ns - sp.start_ns == 7000; }));
     CHECK(dump(read_chrome(chrome(ev), 0)) == dump(s));
+    // In chunks on several threads (each thread's events sorted and matched apart): the same.
+    for (unsigned jobs : {2u, 3u, 7u}) CHECK(dump(read_chrome(chrome(ev), std::size_t{1} << 20, true, jobs)) == dump(s));
 }
 
 namespace {
