@@ -53,7 +53,7 @@ struct bin_plan {
     std::vector<std::uint32_t> point_of;  // by n_obs, as long as `count`
 };
 bin_plan plan_bins(const std::vector<std::uint64_t>& count);
-// Every point's wall_s and cpu_s: the medians of its values (reorders them).
+// Every point's wall_s and cpu_s: the medians of its values.
 void finish_points(std::vector<curve_point>& points, std::vector<std::vector<double>>& walls,
                    std::vector<std::vector<double>>& cpus);
 }  // namespace curve_detail
