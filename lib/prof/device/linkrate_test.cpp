@@ -33,23 +33,6 @@ cuda_state probe_cuda() {
 }
 const cuda_state cuda_here = probe_cuda();
 
-link_rate sample_rate() {
-    link_rate r;
-    r.host = "h";
-    r.device = {"NVIDIA H200", "GPU-0a1b2c3d-0000-1111-2222-333344445555", "0000:1b:00.0", 0};
-    r.direction = "h2d";
-    r.memory = "pinned";
-    r.transfer_bytes = 67108864;
-    r.samples = {5.0e10, 5.2e10, 5.1e10};
-    r.bytes_per_second = 5.1e10;
-    r.measured_at = "2026-11-29T15:00:00Z";
-    r.method = "cuda-events";
-    r.driver_version = "12.4";
-    r.runtime_version = "12.4";
-    r.cpus = {0, 1, 2, 3};
-    return r;
-}
-
 // A copier whose durations are given: the loop's arithmetic without any clock.
 class scripted_copier final : public link_copier {
 public:
@@ -84,7 +67,7 @@ TEST_CASE("linkrate: warm-up copies are discarded and each sample is bytes over 
 }
 
 TEST_CASE("linkrate: the record round-trips byte for byte, with nulls kept") {
-    auto r = sample_rate();
+    auto r = test::sample_link_rate();
     std::string line = write_link_rate(r);
     CHECK(line.rfind(R"({"kind":"link_rate","host":"h","device":{"name":"NVIDIA H200","uuid":"GPU-0a1b2c3d-0000-1111-2222-333344445555","pci_bus_id":"0000:1b:00.0","numa_node":0},"direction":"h2d","memory":"pinned","transfer_bytes":67108864,"bytes_per_second":51000000000,)", 0) == 0);
     CHECK(write_link_rate(parse_link_rate_text(line)) == line);
@@ -101,7 +84,7 @@ TEST_CASE("linkrate: the record round-trips byte for byte, with nulls kept") {
 }
 
 TEST_CASE("linkrate: stale when older than --max-age, never dated, badly dated or from the future") {
-    auto r = sample_rate();  // measured 2026-11-29T15:00:00Z
+    auto r = test::sample_link_rate();  // measured 2026-11-29T15:00:00Z
     time_point_ns t = *parse_rfc3339("2026-11-29T15:00:00Z");
     const time_point_ns s = 1000000000;
     CHECK_FALSE(link_rate_stale(r, t + 3600 * s, 86400));
@@ -233,7 +216,7 @@ TEST_CASE("cuda: pinned H2D on a real device is timed with events and lands in a
 }
 
 TEST_CASE("linkrate: a cached record names its own key and must agree with its own samples") {
-    link_rate r = sample_rate();
+    link_rate r = test::sample_link_rate();
     // median of {5.0e10, 5.2e10, 5.1e10} = 5.1e10 = bytes_per_second: consistent.
     CHECK(link_rate_record_key(write_link_rate(r)) ==
           std::vector<std::string>{"GPU-0a1b2c3d-0000-1111-2222-333344445555", "h", "h2d", "pinned", "67108864"});
@@ -253,7 +236,7 @@ TEST_CASE("linkrate: a cached rate that says another direction, host or size, or
     test::temp_dir tmp("linkrate-cache");
     const std::string& root = tmp.path;
     profile_cache cache(root);
-    link_rate r = sample_rate();
+    link_rate r = test::sample_link_rate();
     auto key = link_rate_key(r.device.uuid, r.host, "h2d", "pinned", 67108864);
     auto stored_as_key = [&](const link_rate& x) {
         cache.put("link_rate", key, write_link_rate(x));

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <initializer_list>
+#include <utility>
 
 namespace prof {
 
@@ -84,56 +86,95 @@ std::string curve_bins(std::string_view div) {
         max_curve_points, max_curve_points - 1, div);
 }
 
+// One SQL expression per member of a result row's JSON object, after its `aggregate` and
+// `run_id`: (member name, expression).
+using row_members = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+
+// The SELECT of one kind of result row (aggregates.hpp) into the `lines` CTE: its sort key (the
+// run_id expression), its kind's order among a run's rows, and the row as OBJ('aggregate',
+// KIND, 'run_id', RUN_ID, NAME, EXPR, ...) `from` its tables. The first kind (order 0) names
+// the columns (k, kind, line); each later one is a UNION ALL.
+std::string result_kind(std::string_view obj, int order, std::string_view kind, std::string_view run_id,
+                        row_members members, std::string_view from) {
+    std::string row = fmt::format("{}('aggregate', '{}', 'run_id', {}", obj, kind, run_id);
+    for (const auto& [name, expr] : members) row += fmt::format(", '{}', {}", name, expr);
+    row += ")";
+    if (order == 0) return fmt::format("SELECT {} AS k, 0 AS kind, {} AS line {}\n", run_id, row, from);
+    return fmt::format("UNION ALL SELECT {}, {}, {} {}\n", run_id, order, row, from);
+}
+
 // The `lines` CTE (one JSON object per result row, prof-records(5)) and the final SELECT.
 std::string result_rows(bool pg, const std::string& inf) {
     const std::string C = pg ? " COLLATE \"C\"" : "";
     const std::string obj = pg ? "json_build_object" : "json_object";
     const std::string wall_nan = pg ? "e.wall = CAST('NaN' AS DOUBLE PRECISION)" : "isnan(e.wall)";  // PostgreSQL: NaN = NaN
-    std::string q;
-    q += "lines AS (\n";
-    q += fmt::format(
-        "SELECT r.run_id AS k, 0 AS kind, {0}('aggregate', 'run', 'run_id', r.run_id, 'rows_read', r.rows_read, "
-        "'fold_rows_skipped', r.fold_rows, 'ensemble_rows_skipped', r.ensemble_rows, 'n_measurements', "
-        "COALESCE(f.n_measurements, 0), 'n_ok', COALESCE(f.n_ok, 0), 'n_sample_series', COALESCE(f.n_series, 0), "
-        "'finished_us', f.finished_us) AS line FROM runs r LEFT JOIN rfits f ON f.run_id = r.run_id\n",
-        obj);
-    q += fmt::format("UNION ALL SELECT run_id, 1, {}('aggregate', 'series', 'run_id', run_id, 'ts_id', ts_id) FROM series "
-                     "WHERE rn <= 100\n",
-                     obj);
-    q += fmt::format(
-        "UNION ALL SELECT m.run_id, 2, {}('aggregate', 'model', 'run_id', m.run_id, 'model_type', m.model_type, "
-        "'family', m.family, 'n_families', m.n_families, 'unmapped', m.unmapped, 'n_fits', m.n_fits, 'n_ok', m.n_ok, "
-        "'max_n_obs', m.max_n_obs, 'max_process_rss_bytes', m.max_process_rss_bytes, 'max_peak_rss_bytes', "
-        "m.max_peak_rss_bytes, 'max_peak_gpu_bytes', m.max_peak_gpu_bytes, 'wall_s_lo', w.lo, 'wall_s_hi', w.hi, "
-        "'cpu_s_lo', c.lo, 'cpu_s_hi', c.hi, 'max_effective_cores', m.max_effective_cores, 'n_eff_unsure', "
-        "m.n_eff_unsure, 'n_threads', m.n_threads, 'n_threads_known', m.n_threads_known, 'intraop_threads', "
-        "m.intraop_threads, 'n_oom_killed', m.n_oom_killed, 'n_oom_no_limit', m.n_oom_no_limit, 'oom_limit_bytes', "
-        "m.oom_limit_bytes, 'n_gpu_oom', m.n_gpu_oom, 'gpu_oom_peak_bytes', m.gpu_oom_peak_bytes, "
-        "'first_error_ts_id', m.first_error_ts_id, 'n_lengths', m.n_lengths) FROM models m LEFT JOIN wmed w ON "
-        "w.run_id = m.run_id AND w.model_type = m.model_type LEFT JOIN cmed c ON c.run_id = m.run_id AND "
-        "c.model_type = m.model_type\n",
-        obj);
-    q += fmt::format(
-        "UNION ALL SELECT d.run_id, 3, {}('aggregate', 'model_family', 'run_id', d.run_id, 'model_type', "
-        "d.model_type, 'family', d.fam) FROM (SELECT DISTINCT run_id, model_type, fam FROM fits) d JOIN models m ON "
-        "m.run_id = d.run_id AND m.model_type = d.model_type WHERE m.n_families > 1\n",
-        obj);
-    q += fmt::format(
-        "UNION ALL SELECT run_id, 4, {}('aggregate', 'point', 'run_id', run_id, 'model_type', model_type, 'n_obs', "
-        "mid_len, 'n_obs_min', min_len, 'n_obs_max', max_len, 'n_fits', cnt, 'wall_s_lo', wall_lo, 'wall_s_hi', "
-        "wall_hi, 'cpu_s_lo', cpu_lo, 'cpu_s_hi', cpu_hi) FROM pts\n",
-        obj);
-    q += fmt::format("UNION ALL SELECT run_id, 5, {}('aggregate', 'family', 'run_id', run_id, 'family', family, "
-                     "'wall_s_lo', lo, 'wall_s_hi', hi) FROM fmed\n",
-                     obj);
-    q += fmt::format(
-        "UNION ALL SELECT e.run_id, 6, {0}('aggregate', 'error', 'run_id', e.run_id, 'model_type', e.model_type, "
-        "'ts_id', e.ts_id, 'error', e.error, 'fit_seconds', CASE WHEN e.wall IS NULL OR (e.wall > -{1} AND e.wall < "
-        "{1}) THEN to_json(e.wall) WHEN {2} THEN to_json(CAST('NaN' AS TEXT)) WHEN e.wall > 0 THEN "
-        "to_json(CAST('Infinity' AS TEXT)) ELSE to_json(CAST('-Infinity' AS TEXT)) END) FROM (SELECT DISTINCT "
-        "c.run_id, c.model_type, c.ts_id, c.error, c.wall FROM cls c JOIN models m ON m.run_id = c.run_id AND "
-        "m.model_type = c.model_type AND c.ts_id = m.first_error_ts_id WHERE NOT c.ok) e\n",
-        obj, inf, wall_nan);
+    // A fit_seconds that JSON cannot hold as a number (NaN, an infinity) as PostgreSQL's text.
+    const std::string fit_seconds = fmt::format(
+        "CASE WHEN e.wall IS NULL OR (e.wall > -{0} AND e.wall < {0}) THEN to_json(e.wall) WHEN {1} THEN "
+        "to_json(CAST('NaN' AS TEXT)) WHEN e.wall > 0 THEN to_json(CAST('Infinity' AS TEXT)) ELSE "
+        "to_json(CAST('-Infinity' AS TEXT)) END",
+        inf, wall_nan);
+    std::string q = "lines AS (\n";
+    q += result_kind(obj, 0, "run", "r.run_id",
+                     {{"rows_read", "r.rows_read"},
+                      {"fold_rows_skipped", "r.fold_rows"},
+                      {"ensemble_rows_skipped", "r.ensemble_rows"},
+                      {"n_measurements", "COALESCE(f.n_measurements, 0)"},
+                      {"n_ok", "COALESCE(f.n_ok, 0)"},
+                      {"n_sample_series", "COALESCE(f.n_series, 0)"},
+                      {"finished_us", "f.finished_us"}},
+                     "FROM runs r LEFT JOIN rfits f ON f.run_id = r.run_id");
+    q += result_kind(obj, 1, "series", "run_id", {{"ts_id", "ts_id"}}, "FROM series WHERE rn <= 100");
+    q += result_kind(obj, 2, "model", "m.run_id",
+                     {{"model_type", "m.model_type"},
+                      {"family", "m.family"},
+                      {"n_families", "m.n_families"},
+                      {"unmapped", "m.unmapped"},
+                      {"n_fits", "m.n_fits"},
+                      {"n_ok", "m.n_ok"},
+                      {"max_n_obs", "m.max_n_obs"},
+                      {"max_process_rss_bytes", "m.max_process_rss_bytes"},
+                      {"max_peak_rss_bytes", "m.max_peak_rss_bytes"},
+                      {"max_peak_gpu_bytes", "m.max_peak_gpu_bytes"},
+                      {"wall_s_lo", "w.lo"},
+                      {"wall_s_hi", "w.hi"},
+                      {"cpu_s_lo", "c.lo"},
+                      {"cpu_s_hi", "c.hi"},
+                      {"max_effective_cores", "m.max_effective_cores"},
+                      {"n_eff_unsure", "m.n_eff_unsure"},
+                      {"n_threads", "m.n_threads"},
+                      {"n_threads_known", "m.n_threads_known"},
+                      {"intraop_threads", "m.intraop_threads"},
+                      {"n_oom_killed", "m.n_oom_killed"},
+                      {"n_oom_no_limit", "m.n_oom_no_limit"},
+                      {"oom_limit_bytes", "m.oom_limit_bytes"},
+                      {"n_gpu_oom", "m.n_gpu_oom"},
+                      {"gpu_oom_peak_bytes", "m.gpu_oom_peak_bytes"},
+                      {"first_error_ts_id", "m.first_error_ts_id"},
+                      {"n_lengths", "m.n_lengths"}},
+                     "FROM models m LEFT JOIN wmed w ON w.run_id = m.run_id AND w.model_type = m.model_type LEFT JOIN "
+                     "cmed c ON c.run_id = m.run_id AND c.model_type = m.model_type");
+    q += result_kind(obj, 3, "model_family", "d.run_id", {{"model_type", "d.model_type"}, {"family", "d.fam"}},
+                     "FROM (SELECT DISTINCT run_id, model_type, fam FROM fits) d JOIN models m ON m.run_id = d.run_id "
+                     "AND m.model_type = d.model_type WHERE m.n_families > 1");
+    q += result_kind(obj, 4, "point", "run_id",
+                     {{"model_type", "model_type"},
+                      {"n_obs", "mid_len"},
+                      {"n_obs_min", "min_len"},
+                      {"n_obs_max", "max_len"},
+                      {"n_fits", "cnt"},
+                      {"wall_s_lo", "wall_lo"},
+                      {"wall_s_hi", "wall_hi"},
+                      {"cpu_s_lo", "cpu_lo"},
+                      {"cpu_s_hi", "cpu_hi"}},
+                     "FROM pts");
+    q += result_kind(obj, 5, "family", "run_id", {{"family", "family"}, {"wall_s_lo", "lo"}, {"wall_s_hi", "hi"}},
+                     "FROM fmed");
+    q += result_kind(obj, 6, "error", "e.run_id",
+                     {{"model_type", "e.model_type"}, {"ts_id", "e.ts_id"}, {"error", "e.error"}, {"fit_seconds", fit_seconds}},
+                     "FROM (SELECT DISTINCT c.run_id, c.model_type, c.ts_id, c.error, c.wall FROM cls c JOIN models m ON "
+                     "m.run_id = c.run_id AND m.model_type = c.model_type AND c.ts_id = m.first_error_ts_id WHERE NOT "
+                     "c.ok) e");
     q += fmt::format(")\nSELECT CAST(line AS TEXT) FROM lines ORDER BY k{}, kind;\n", C);
     return q;
 }

@@ -348,29 +348,23 @@ void harvester::add(const harvest_row& row) {
         return;
     }
     r.latest.add(row.finished_at_ns);
-    fit_evidence f;
-    f.ts_id = row.ts_id;
-    f.model_type = row.model_type;
+    std::string_view family;
     if (row.family && !row.family->empty()) {
-        f.family = *row.family;
+        family = *row.family;
     } else if (auto it = family_map_.find(row.model_type); it != family_map_.end()) {
-        f.family = it->second;
+        family = it->second;
     } else {
-        f.family = row.model_type;
+        family = row.model_type;
         if (!r.unmapped_models.count(row.model_type)) r.unmapped_models.emplace(row.model_type);
     }
-    f.n_obs = row.n_obs;
     // A set error column is a failed cell whatever fit_seconds says: many pipelines record the
     // elapsed time of a fit that failed (a memory kill after 600 s is no 600 s fit).
     const bool has_error = row.error && !row.error->empty();  // "": a non-Nullable String column's "none"
-    f.ok = !has_error && usable(row.fit_seconds);
-    f.wall_s = row.fit_seconds;
-    f.cpu_s = row.cpu_seconds;
-    f.process_rss_bytes = row.process_rss_bytes;
-    f.peak_rss_bytes = row.peak_rss_bytes;
-    f.peak_gpu_bytes = row.peak_gpu_bytes;
-    f.intraop_threads = row.intraop_threads;
-    f.memory_limit_bytes = row.memory_limit_bytes;
+    fit_evidence f{.ts_id = row.ts_id, .model_type = row.model_type, .family = family, .n_obs = row.n_obs,
+                   .ok = !has_error && usable(row.fit_seconds), .wall_s = row.fit_seconds, .cpu_s = row.cpu_seconds,
+                   .process_rss_bytes = row.process_rss_bytes, .peak_rss_bytes = row.peak_rss_bytes,
+                   .peak_gpu_bytes = row.peak_gpu_bytes, .intraop_threads = row.intraop_threads,
+                   .memory_limit_bytes = row.memory_limit_bytes};
     std::string error;
     if (!f.ok) {
         if (has_error) {

@@ -86,24 +86,19 @@ void json_writer::before_value() {
     }
 }
 
-void json_writer::begin_object() {
+void json_writer::open(char bracket) {
     before_value();
-    out_.push_back('{');
+    out_.push_back(bracket);
     first_.push_back(true);
 }
-void json_writer::end_object() {
-    out_.push_back('}');
+void json_writer::close(char bracket) {
+    out_.push_back(bracket);
     first_.pop_back();
 }
-void json_writer::begin_array() {
-    before_value();
-    out_.push_back('[');
-    first_.push_back(true);
-}
-void json_writer::end_array() {
-    out_.push_back(']');
-    first_.pop_back();
-}
+void json_writer::begin_object() { open('{'); }
+void json_writer::end_object() { close('}'); }
+void json_writer::begin_array() { open('['); }
+void json_writer::end_array() { close(']'); }
 void json_writer::key(std::string_view k) {
     before_value();
     append_json_string(out_, k);

@@ -57,6 +57,8 @@ public:
 
 private:
     void before_value();
+    void open(char bracket);   // "{" or "[": a value that holds others
+    void close(char bracket);  // its "}" or "]"
     std::string out_;
     std::vector<bool> first_;  // per open container: no element written yet
     bool after_key_ = false;

@@ -291,36 +291,8 @@ struct json_scanner {
         if (p >= e) return false;
         switch (*p) {
         case '"': return skip_string();
-        case '{': {
-            if (depth >= (syntax_only ? 1024 : 64)) return false;
-            ++p;
-            ws();
-            if (eat('}')) return true;
-            for (;;) {
-                if (!skip_string()) return false;
-                ws();
-                if (!eat(':')) return false;
-                ws();
-                if (!skip_value(depth + 1)) return false;
-                ws();
-                if (eat('}')) return true;
-                if (!eat(',')) return false;
-                ws();
-            }
-        }
-        case '[': {
-            if (depth >= (syntax_only ? 1024 : 64)) return false;
-            ++p;
-            ws();
-            if (eat(']')) return true;
-            for (;;) {
-                if (!skip_value(depth + 1)) return false;
-                ws();
-                if (eat(']')) return true;
-                if (!eat(',')) return false;
-                ws();
-            }
-        }
+        case '{': return skip_container<'}'>(depth);
+        case '[': return skip_container<']'>(depth);
         case 'n': return literal("null");
         case 't': return literal("true");
         case 'f': return literal("false");
@@ -333,6 +305,29 @@ struct json_scanner {
     }
 
 private:
+    // The rest of an object (Close '}': "key": value members) or an array (Close ']': values)
+    // from its opening bracket at p, each value skipped one level deeper.
+    template <char Close>
+    PROF_SCAN_INLINE bool skip_container(int depth) {
+        if (depth >= (syntax_only ? 1024 : 64)) return false;
+        ++p;
+        ws();
+        if (eat(Close)) return true;
+        for (;;) {
+            if constexpr (Close == '}') {
+                if (!skip_string()) return false;
+                ws();
+                if (!eat(':')) return false;
+                ws();
+            }
+            if (!skip_value(depth + 1)) return false;
+            ws();
+            if (eat(Close)) return true;
+            if (!eat(',')) return false;
+            ws();
+        }
+    }
+
     // Appends the decimal digits at q to v (v = v * 10 + digit), at most `limit` of them, q past
     // them, eight bytes at a time while eight lie inside the text: a SWAR test finds how many of
     // the eight are digits (a run of 1 to 8, no branch per digit) and a SWAR conversion adds
@@ -428,28 +423,28 @@ inline bool seconds_of_scalar(scan_kind k, std::string_view t, std::optional<dou
     return true;
 }
 
-// A count (json_scanner::uint19, else count_of_scalar).
-PROF_SCAN_INLINE bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
-    std::uint64_t u;
-    if (s.uint19(u)) {
-        out = u;
+// A number by the scanner's exact reader `Fast` (uint19, exact_decimal), else by `OfScalar`
+// (count_of_scalar, seconds_of_scalar) over the scalar's text.
+template <auto Fast, auto OfScalar, class T>
+PROF_SCAN_INLINE bool scan_number_as(json_scanner& s, std::optional<T>& out) {
+    T v;
+    if ((s.*Fast)(v)) {
+        out = v;
         return true;
     }
     scan_kind k;
     std::string_view t;
-    return s.scalar(k, t) && count_of_scalar(k, t, out);
+    return s.scalar(k, t) && OfScalar(k, t, out);
+}
+
+// A count (json_scanner::uint19, else count_of_scalar).
+PROF_SCAN_INLINE bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
+    return scan_number_as<&json_scanner::uint19, count_of_scalar>(s, out);
 }
 
 // Seconds (json_scanner::exact_decimal, else seconds_of_scalar).
 PROF_SCAN_INLINE bool scan_seconds(json_scanner& s, std::optional<double>& out) {
-    double d;
-    if (s.exact_decimal(d)) {
-        out = d;
-        return true;
-    }
-    scan_kind k;
-    std::string_view t;
-    return s.scalar(k, t) && seconds_of_scalar(k, t, out);
+    return scan_number_as<&json_scanner::exact_decimal, seconds_of_scalar>(s, out);
 }
 
 // A string, or null (nullopt).

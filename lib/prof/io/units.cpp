@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fmt/format.h>
+#include <utility>
 
 namespace prof {
 namespace {
@@ -22,6 +23,51 @@ bool split_number(std::string_view text, double& value, std::string_view& unit) 
     unit = text.substr(i);
     while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
     return std::isfinite(value);
+}
+
+// A unit a flag's value may carry and what one of it is worth (bytes, seconds).
+struct unit_scale {
+    std::string_view name;
+    double scale;
+};
+constexpr unit_scale size_units[] = {
+    {"", 1},
+    {"B", 1},
+    {"KiB", 1024.0},
+    {"Ki", 1024.0},
+    {"MiB", 1024.0 * 1024},
+    {"Mi", 1024.0 * 1024},
+    {"GiB", 1024.0 * 1024 * 1024},
+    {"Gi", 1024.0 * 1024 * 1024},
+    {"TiB", 1024.0 * 1024 * 1024 * 1024},
+    {"Ti", 1024.0 * 1024 * 1024 * 1024},
+    {"kB", 1e3},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+};
+constexpr unit_scale duration_units[] = {
+    {"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"m", 60}, {"min", 60}, {"h", 3600}, {"d", 86400},
+};
+
+// The leading number of a flag's value and the unit after it; "FLAG: 'TEXT' is not a WHAT"
+// (usage_error) when there is no number.
+std::pair<double, std::string_view> number_and_unit(std::string_view text, std::string_view flag, std::string_view what) {
+    double v = 0;
+    std::string_view unit;
+    if (!split_number(text, v, unit)) throw usage_error(fmt::format("{}: '{}' is not a {}", flag, text, what));
+    return {v, unit};
+}
+
+// What one `unit` is worth by the table; "FLAG: unknown KIND unit 'UNIT' in 'TEXT' (use
+// KNOWN)" (usage_error) for a unit it does not hold.
+template <std::size_t N>
+double scale_of(std::string_view unit, const unit_scale (&units)[N], std::string_view text, std::string_view flag,
+                std::string_view kind, std::string_view known) {
+    for (const unit_scale& u : units)
+        if (u.name == unit) return u.scale;
+    throw usage_error(fmt::format("{}: unknown {} unit '{}' in '{}' (use {})", flag, kind, unit, text, known));
 }
 
 int days_from_civil(int y, unsigned m, unsigned d) {
@@ -47,46 +93,25 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
 }  // namespace
 
 std::uint64_t parse_size(std::string_view text, std::string_view flag) {
-    double v = 0;
-    std::string_view unit;
-    if (!split_number(text, v, unit))
-        throw usage_error(fmt::format("{}: '{}' is not a size (e.g. 4096, 64MiB, 1.5GB)", flag, text));
-    double mult = 0;
-    if (unit.empty() || unit == "B") mult = 1;
-    else if (unit == "KiB" || unit == "Ki") mult = 1024.0;
-    else if (unit == "MiB" || unit == "Mi") mult = 1024.0 * 1024;
-    else if (unit == "GiB" || unit == "Gi") mult = 1024.0 * 1024 * 1024;
-    else if (unit == "TiB" || unit == "Ti") mult = 1024.0 * 1024 * 1024 * 1024;
-    else if (unit == "K" || unit == "k" || unit == "M" || unit == "G" || unit == "T")
-        // A bare letter means 1024^n to one tool and 1000^n to another (Kubernetes' "64G" is
-        // 64e9): a size that could be read two ways is refused rather than guessed.
-        throw usage_error(fmt::format("{}: '{}' is ambiguous: write {}iB (powers of 1024) or {}B (powers of 1000)",
-                                      flag, text, unit == "k" ? "K" : std::string(unit), unit == "K" ? "k" : std::string(unit)));
-    else if (unit == "kB" || unit == "KB") mult = 1e3;
-    else if (unit == "MB") mult = 1e6;
-    else if (unit == "GB") mult = 1e9;
-    else if (unit == "TB") mult = 1e12;
-    else throw usage_error(fmt::format("{}: unknown size unit '{}' in '{}' (use B, KiB/Ki, MiB/Mi, GiB/Gi, TiB/Ti, or kB, MB, GB, TB)", flag, unit, text));
-    double bytes = std::ceil(v * mult);
+    // A bare letter means 1024^n to one tool and 1000^n to another (Kubernetes' "64G" is 64e9):
+    // a size that could be read two ways is refused rather than guessed.
+    static constexpr std::string_view ambiguous[] = {"K", "k", "M", "G", "T"};
+    auto [v, unit] = number_and_unit(text, flag, "size (e.g. 4096, 64MiB, 1.5GB)");
+    for (std::string_view a : ambiguous)
+        if (unit == a)
+            throw usage_error(fmt::format("{}: '{}' is ambiguous: write {}iB (powers of 1024) or {}B (powers of 1000)",
+                                          flag, text, unit == "k" ? "K" : std::string(unit),
+                                          unit == "K" ? "k" : std::string(unit)));
+    double bytes = std::ceil(v * scale_of(unit, size_units, text, flag, "size",
+                                          "B, KiB/Ki, MiB/Mi, GiB/Gi, TiB/Ti, or kB, MB, GB, TB"));
     if (bytes >= 18446744073709551615.0)
         throw usage_error(fmt::format("{}: '{}' is too large", flag, text));
     return static_cast<std::uint64_t>(bytes);
 }
 
 double parse_duration(std::string_view text, std::string_view flag) {
-    double v = 0;
-    std::string_view unit;
-    if (!split_number(text, v, unit))
-        throw usage_error(fmt::format("{}: '{}' is not a duration (e.g. 250ms, 30s, 5m, 1h, 1d)", flag, text));
-    double mult = 0;
-    if (unit.empty() || unit == "s") mult = 1;
-    else if (unit == "ms") mult = 1e-3;
-    else if (unit == "us") mult = 1e-6;
-    else if (unit == "m" || unit == "min") mult = 60;
-    else if (unit == "h") mult = 3600;
-    else if (unit == "d") mult = 86400;
-    else throw usage_error(fmt::format("{}: unknown duration unit '{}' in '{}' (use ms, s, m, h, d)", flag, unit, text));
-    return v * mult;
+    auto [v, unit] = number_and_unit(text, flag, "duration (e.g. 250ms, 30s, 5m, 1h, 1d)");
+    return v * scale_of(unit, duration_units, text, flag, "duration", "ms, s, m, h, d");
 }
 
 double parse_double_flag(std::string_view text, std::string_view flag) {

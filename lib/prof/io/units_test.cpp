@@ -30,6 +30,36 @@ TEST_CASE("durations take ms, s, m, h and d") {
     CHECK_THROWS_AS(parse_duration("soon", "--t"), usage_error);
 }
 
+TEST_CASE("a bad size or duration is refused with the flag, the text and the units the flag takes") {
+    auto message = [](auto parse, std::string_view text) {
+        try {
+            parse(text, "--x");
+        } catch (const usage_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    auto size = [](std::string_view t, std::string_view f) { return parse_size(t, f); };
+    auto duration = [](std::string_view t, std::string_view f) { return parse_duration(t, f); };
+    CHECK(message(size, "lots") == "--x: 'lots' is not a size (e.g. 4096, 64MiB, 1.5GB)");
+    CHECK(message(size, "3 parsecs") ==
+          "--x: unknown size unit 'parsecs' in '3 parsecs' (use B, KiB/Ki, MiB/Mi, GiB/Gi, TiB/Ti, or kB, MB, GB, TB)");
+    CHECK(message(size, "64K") == "--x: '64K' is ambiguous: write KiB (powers of 1024) or kB (powers of 1000)");
+    CHECK(message(size, "64k") == "--x: '64k' is ambiguous: write KiB (powers of 1024) or kB (powers of 1000)");
+    CHECK(message(size, "1e30") == "--x: unknown size unit 'e30' in '1e30' (use B, KiB/Ki, MiB/Mi, GiB/Gi, TiB/Ti, or kB, MB, GB, TB)");
+    // 2^64 bytes = 16 EiB = 16777216 TiB: one past the largest count.
+    CHECK(message(size, "16777216TiB") == "--x: '16777216TiB' is too large");
+    CHECK(message(duration, "soon") == "--x: 'soon' is not a duration (e.g. 250ms, 30s, 5m, 1h, 1d)");
+    CHECK(message(duration, "2 weeks") == "--x: unknown duration unit 'weeks' in '2 weeks' (use ms, s, m, h, d)");
+    // 1.5 min = 90 s; 3 us = 3e-6 s; a bare number is seconds.
+    CHECK(parse_duration("1.5min", "--t") == 90);
+    CHECK(parse_duration("3us", "--t") == doctest::Approx(3e-6));
+    CHECK(parse_duration("7", "--t") == 7);
+    // 1 KB = 1000 bytes (as kB); 2 TB = 2e12.
+    CHECK(parse_size("1KB", "--x") == 1000);
+    CHECK(parse_size("2TB", "--x") == 2000000000000ull);
+}
+
 TEST_CASE("RFC 3339 time stamps compare as instants, whatever their offset") {
     auto a = parse_rfc3339("2026-11-29T15:00:00Z");
     auto b = parse_rfc3339("2026-11-29T16:00:00+01:00");

@@ -268,10 +268,7 @@ TEST_CASE("process mode failures: SIGKILL, exit 3 and a timeout each give ok:fal
 }
 
 TEST_CASE("--run: failures do not stop the run and the next cell is still measured") {
-    std::string lines = "{\"ts_id\":\"a\",\"model_type\":\"ok\"}\n{\"ts_id\":\"b\",\"model_type\":\"exit3\"}\n"
-                        "{\"ts_id\":\"c\",\"model_type\":\"ok\"}\n";
-    run_result raw;
-    auto v = run_cells(lines, "--run 'sh -c \"test {model_type} = ok || exit 3\"'", &raw);
+    auto v = run_cells(cells({"ok", "exit3", "ok"}), "--run 'sh -c \"test {model_type} = ok || exit 3\"'");
     REQUIRE(v.size() == 3);
     CHECK(v[0].ok);
     CHECK(v[1].error.value() == "exit 3");

@@ -337,27 +337,23 @@ struct wire {
     }
 };
 
-bool write_all(int fd, const char* p, std::size_t n) {
+// Moves all n bytes by `io` (::read or ::write), again after EINTR; false on an error or at
+// the end of the file.
+template <class P, class Io>
+bool transfer_all(Io io, int fd, P* p, std::size_t n) {
     while (n > 0) {
-        ssize_t w = ::write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= static_cast<std::size_t>(w);
+        ssize_t done = io(fd, p, n);
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) return false;
+        p += done;
+        n -= static_cast<std::size_t>(done);
     }
     return true;
 }
 
-bool read_all(int fd, char* p, std::size_t n) {
-    while (n > 0) {
-        ssize_t r = ::read(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) return false;
-        p += r;
-        n -= static_cast<std::size_t>(r);
-    }
-    return true;
-}
+bool write_all(int fd, const char* p, std::size_t n) { return transfer_all(::write, fd, p, n); }
+
+bool read_all(int fd, char* p, std::size_t n) { return transfer_all(::read, fd, p, n); }
 
 // One message: the header (with the descriptors attached) then the payload.
 bool send_msg(int sock, op o, const std::string& payload, const std::vector<int>& fds) {

@@ -6,6 +6,7 @@
 #include "prof/io/input.hpp"
 #include "prof/io/json_out.hpp"
 #include "prof/measure/sample.hpp"
+#include "prof/records/schema.hpp"
 #include "prof/io/units.hpp"
 
 #include <charconv>
@@ -19,12 +20,11 @@ namespace {
 
 enum class gate_kind { none, slower, bigger };
 
-// How an axis is shown and gated.
+// An axis and the gate that can fail it. It is shown in the unit its name implies, as a record
+// field's is (unit_of_name: bytes, seconds, else a plain number).
 struct axis_spec {
     const char* name;
-    bool bytes;      // shown as bytes (else seconds or a plain number)
-    bool seconds;
-    gate_kind gate;
+    gate_kind gate = gate_kind::none;
 };
 
 std::optional<double> as_double(const std::optional<std::uint64_t>& u) {
@@ -61,24 +61,20 @@ axis_change compare_axis(const axis_spec& spec, std::optional<double> o, std::op
 }
 
 const axis_spec model_axes[] = {
-    {"median_wall_s", false, true, gate_kind::slower},
-    {"curve_wall_s_per_series", false, true, gate_kind::slower},
-    {"median_cpu_s", false, true, gate_kind::none},
-    {"max_process_rss_bytes", true, false, gate_kind::bigger},
-    {"max_peak_rss_bytes", true, false, gate_kind::none},
-    {"max_peak_gpu_bytes", true, false, gate_kind::bigger},
-    {"slot_cores", false, false, gate_kind::bigger},  // snapped from max_effective_cores
-    {"oom_floor_bytes", true, false, gate_kind::bigger},  // the memory its OOM kills prove it needs
-    {"n_oom_killed", false, false, gate_kind::none},
+    {"median_wall_s", gate_kind::slower},
+    {"curve_wall_s_per_series", gate_kind::slower},
+    {"median_cpu_s"},
+    {"max_process_rss_bytes", gate_kind::bigger},
+    {"max_peak_rss_bytes"},
+    {"max_peak_gpu_bytes", gate_kind::bigger},
+    {"slot_cores", gate_kind::bigger},       // snapped from max_effective_cores
+    {"oom_floor_bytes", gate_kind::bigger},  // the memory its OOM kills prove it needs
+    {"n_oom_killed"},
 };
 
-const axis_spec family_axes[] = {
-    {"slot_cores", false, false, gate_kind::none},
-    {"slot_rss_bytes", true, false, gate_kind::none},
-    {"slot_gpu_bytes", true, false, gate_kind::none},
-    {"planning_wall_s_per_cell", false, true, gate_kind::none},
-    {"planning_wall_s_per_series", false, true, gate_kind::none},
-};
+// A family's sized slot follows from its models', which are gated: none of its axes is.
+const axis_spec family_axes[] = {{"slot_cores"}, {"slot_rss_bytes"}, {"slot_gpu_bytes"}, {"planning_wall_s_per_cell"},
+                                 {"planning_wall_s_per_series"}};
 
 // The lengths both sides are priced over: a sample record's panel lengths (NEW's, else OLD's),
 // else the lengths a side measured (its models' curve points, weighted by their fits).
@@ -129,8 +125,9 @@ std::vector<std::optional<double>> family_values(const family_cost* f) {
 
 std::string shown(const axis_spec& spec, const std::optional<double>& v) {
     if (!v) return "-";
-    if (spec.bytes) return human_bytes(*v);
-    if (spec.seconds) return human_seconds(*v);
+    const std::string_view unit = unit_of_name(spec.name);
+    if (unit == "bytes") return human_bytes(*v);
+    if (unit == "s") return human_seconds(*v);
     return format_double(*v);
 }
 

@@ -228,26 +228,12 @@ void append_family_warning(std::vector<std::string>& out, const std::string& mod
 profile_builder::profile_builder(const margins& m) : margins_(m) {}
 
 void profile_builder::add(const measured_fit& f) {
-    fit_evidence v;
-    v.ts_id = f.ts_id;
-    v.model_type = f.model_type;
-    v.family = f.family;
-    v.n_obs = f.n_obs;
-    v.ok = f.ok;
-    if (f.error) v.error = *f.error;
-    v.wall_s = f.wall_s;
-    v.cpu_s = f.cpu_s;
-    v.process_rss_bytes = f.process_rss_bytes;
-    v.peak_rss_bytes = f.peak_rss_bytes;
-    v.peak_gpu_bytes = f.peak_gpu_bytes;
-    v.intraop_threads = f.intraop_threads;
-    if (f.measured_at) v.measured_at = *f.measured_at;
-    if (f.signal) v.signal = *f.signal;
-    v.memory_limit_bytes = f.memory_limit_bytes;
-    v.oom_killed = f.oom_killed;
-    if (f.params_digest) v.params_digest = *f.params_digest;
-    v.contended = contended(f);
-    add(v);
+    add(fit_evidence{.ts_id = f.ts_id, .model_type = f.model_type, .family = f.family, .n_obs = f.n_obs, .ok = f.ok,
+                     .error = f.error, .wall_s = f.wall_s, .cpu_s = f.cpu_s, .process_rss_bytes = f.process_rss_bytes,
+                     .peak_rss_bytes = f.peak_rss_bytes, .peak_gpu_bytes = f.peak_gpu_bytes,
+                     .intraop_threads = f.intraop_threads, .measured_at = f.measured_at, .signal = f.signal,
+                     .memory_limit_bytes = f.memory_limit_bytes, .oom_killed = f.oom_killed,
+                     .params_digest = f.params_digest, .contended = contended(f)});
 }
 
 void profile_builder::add(const fit_evidence& f) {

@@ -174,25 +174,24 @@ private:
 };
 using value_blocks = blocks<double>;
 
-// Streaming form of build_profile: add() each record (any order), then finish(). Memory per
-// usable record is the two clock values and the n_obs beside each (24 bytes) plus the set of
-// distinct ts_ids; finish() copies one model's (n_obs, seconds) pairs at a time for its curve.
 // The fields of one measured fit that a profile depends on, with its texts as views (valid
 // for the call): what profile_builder::add reads. prof-harvest fills one per warehouse row
-// without copying a string.
+// without copying a string. An aggregate: each source of fits (a fit record, a warehouse row)
+// gives one in a single designated initializer, each field named once (every member has an
+// initializer, so an initializer may leave any out).
 struct fit_evidence {
-    std::string_view ts_id, model_type, family;
-    std::optional<std::uint64_t> n_obs;
+    std::string_view ts_id = {}, model_type = {}, family = {};
+    std::optional<std::uint64_t> n_obs = {};
     bool ok = false;
-    std::optional<std::string_view> error;
-    std::optional<double> wall_s, cpu_s;
-    std::optional<std::uint64_t> process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads;
-    std::optional<std::string_view> measured_at;
-    std::optional<std::string_view> signal;             // the signal that ended the fit, e.g. "SIGKILL"
-    std::optional<std::uint64_t> memory_limit_bytes;    // the memory limit it ran under
-    std::optional<bool> oom_killed;                     // the kernel killed it for that limit
-    std::optional<std::string_view> params_digest;  // the tuned params it ran under; null = none
-    bool contended = false;                          // measured on a busy host (records.hpp contended())
+    std::optional<std::string_view> error = {};
+    std::optional<double> wall_s = {}, cpu_s = {};
+    std::optional<std::uint64_t> process_rss_bytes = {}, peak_rss_bytes = {}, peak_gpu_bytes = {}, intraop_threads = {};
+    std::optional<std::string_view> measured_at = {};
+    std::optional<std::string_view> signal = {};           // the signal that ended the fit, e.g. "SIGKILL"
+    std::optional<std::uint64_t> memory_limit_bytes = {};  // the memory limit it ran under
+    std::optional<bool> oom_killed = {};                   // the kernel killed it for that limit
+    std::optional<std::string_view> params_digest = {};    // the tuned params it ran under; null = none
+    bool contended = false;                                // measured on a busy host (records.hpp contended())
 };
 
 // Whether a failed fit was killed for memory, from its record:
@@ -228,6 +227,9 @@ void append_oom_warnings(std::vector<std::string>& out, const std::string& model
 void append_family_warning(std::vector<std::string>& out, const std::string& model,
                            const std::vector<std::string>& families);
 
+// Streaming form of build_profile: add() each record (any order), then finish(). Memory per
+// usable record is the two clock values and the n_obs beside each (24 bytes) plus the set of
+// distinct ts_ids; finish() copies one model's (n_obs, seconds) pairs at a time for its curve.
 class profile_builder {
 public:
     explicit profile_builder(const margins& m);

@@ -88,13 +88,7 @@ const record_schema<measured_fit>& fit_schema() {
             return true;
         }),
         member<&F::pressure_method>("pressure_method"),
-        member<&F::measured_at>("measured_at").reads([](F& f, od::value v, std::string_view) {
-            f.measured_at = read_string(v, "measured_at");
-            if (f.measured_at && !parse_rfc3339(*f.measured_at))
-                throw field_error(fmt::format("field 'measured_at': expected an RFC 3339 time stamp, found \"{}\"",
-                                              *f.measured_at));
-            return true;
-        }),
+        member_via<&F::measured_at, time_stamp_or_null>("measured_at"),
     }};
     return s;
 }

@@ -20,14 +20,8 @@ const record_schema<profile_provenance>& provenance_schema() {
         member<&P::run_id>("run_id"),
         member<&P::baseline_version>("baseline_version"),
         member<&P::measured_at>("measured_at").reads([](P& pv, od::value v, std::string_view path) {
-            pv.measured_at = read_string(v, path);
-            if (pv.measured_at) {
-                auto t = parse_rfc3339(*pv.measured_at);
-                if (!t)
-                    throw field_error(fmt::format("field '{}': expected an RFC 3339 time stamp, found \"{}\"", path,
-                                                  *pv.measured_at));
-                pv.measured_at = format_rfc3339(*t);
-            }
+            pv.measured_at = time_stamp_or_null(v, path);
+            if (pv.measured_at) pv.measured_at = format_rfc3339(*parse_rfc3339(*pv.measured_at));  // in UTC, as written
             return true;
         }),
         member<&P::signature>("signature"),
@@ -189,14 +183,8 @@ const record_schema<compute_profile>& profile_schema() {
             return true;
         }),
         nested<&P::provenance, &provenance_schema>("provenance").reads(read_provenance),
-        member<&P::memory_margin>("memory_margin").reads([](P& p, od::value v, std::string_view path) {
-            p.memory_margin = read_number(v, path).value_or(default_memory_margin);
-            return true;
-        }),
-        member<&P::time_margin>("time_margin").reads([](P& p, od::value v, std::string_view path) {
-            p.time_margin = read_number(v, path).value_or(default_time_margin);
-            return true;
-        }),
+        member_via<&P::memory_margin, number_or<default_memory_margin>>("memory_margin"),
+        member_via<&P::time_margin, number_or<default_time_margin>>("time_margin"),
         member<&P::n_measurements>("n_measurements"),
         member<&P::n_ok>("n_ok"),
         member<&P::n_failed>("n_failed").derived(),

@@ -1,6 +1,8 @@
 // The record schema's helpers: names of types and rules, paths, and the shared element readers.
 #include "prof/records/schema.hpp"
 
+#include "prof/io/units.hpp"
+
 #include <cmath>
 #include <fmt/format.h>
 
@@ -85,6 +87,13 @@ std::optional<double> usable_number(od::value v, std::string_view path) {
     auto x = read_number(v, path);
     if (x && !std::isfinite(*x)) x.reset();
     return x;
+}
+
+std::optional<std::string> time_stamp_or_null(od::value v, std::string_view path) {
+    auto t = read_string(v, path);
+    if (t && !parse_rfc3339(*t))
+        throw field_error(fmt::format("field '{}': expected an RFC 3339 time stamp, found \"{}\"", path, *t));
+    return t;
 }
 
 }  // namespace prof

@@ -208,6 +208,14 @@ double positive_number(simdjson::ondemand::value v, std::string_view path);
 double finite_number(simdjson::ondemand::value v, std::string_view path);
 double seconds_at_least_0(simdjson::ondemand::value v, std::string_view path);
 std::optional<double> usable_number(simdjson::ondemand::value v, std::string_view path);
+// A string holding an RFC 3339 time stamp, or null (nullopt): "field 'PATH': expected an RFC
+// 3339 time stamp, found "X"" otherwise. The text is kept as written.
+std::optional<std::string> time_stamp_or_null(simdjson::ondemand::value v, std::string_view path);
+// A number, null read as Default (a margin absent from an older record).
+template <double Default>
+double number_or(simdjson::ondemand::value v, std::string_view path) {
+    return read_number(v, path).value_or(Default);
+}
 
 // An array of strings; null reads as empty. Elements are require_string(PATH).
 std::vector<std::string> read_string_array(simdjson::ondemand::value v, std::string_view path);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <doctest/doctest.h>
@@ -787,20 +788,19 @@ TEST_CASE("chrome: each unusable event is skipped and counted by reason, with th
     span_set s = read_every_way(text);
     REQUIRE(s.spans.size() == 2);
     CHECK(elapsed_ns(s) == 30000u);
-    auto d = [&](event_defect k) { return s.defect(k); };
-    CHECK(d(event_defect::x_without_dur).count == 2);
-    CHECK(d(event_defect::x_without_dur).first_line == 4);
-    CHECK(d(event_defect::unknown_phase).count == 3);
-    CHECK(d(event_defect::unknown_phase).first_line == 6);
-    CHECK(d(event_defect::empty_event).count == 1);
-    CHECK(d(event_defect::empty_event).first_event == 8);
-    CHECK(d(event_defect::empty_event).first_line == 9);
-    CHECK(d(event_defect::missing_ts).count == 1);
-    CHECK(d(event_defect::missing_ts).first_line == 10);
-    // The metadata event's null ts, the counter's "abc" and the instant's 1e99 are not needed.
-    CHECK(d(event_defect::bad_metadata).count == 3);
-    CHECK(d(event_defect::bad_metadata).first_line == 2);
-    CHECK(d(event_defect::mismatched_end).count == 0);
+    // (defect, count, line of the first): the X events without a usable dur on lines 4-5, the
+    // unknown phases on 6-8, {} on 9, the B without ts on 10; the metadata event's null ts, the
+    // counter's "abc" and the instant's 1e99 (lines 2, 12, 13) are not needed; no E at all.
+    const std::tuple<event_defect, std::size_t, std::size_t> expected[] = {
+        {event_defect::x_without_dur, 2, 4}, {event_defect::unknown_phase, 3, 6}, {event_defect::empty_event, 1, 9},
+        {event_defect::missing_ts, 1, 10},   {event_defect::bad_metadata, 3, 2},  {event_defect::mismatched_end, 0, 0},
+    };
+    for (const auto& [kind, count, first_line] : expected) {
+        CAPTURE(static_cast<int>(kind));
+        CHECK(s.defect(kind).count == count);
+        CHECK(s.defect(kind).first_line == first_line);
+    }
+    CHECK(s.defect(event_defect::empty_event).first_event == 8);
     CHECK(defect_counts(s) == "empty-event 1, unknown-phase 3, x-without-dur 2, missing-ts 1, bad-metadata 3");
     // --strict names the first in file order: event 1, the metadata event on line 2.
     CHECK_THROWS_WITH_AS(refuse_defects(s, "t.json"), doctest::Contains("t.json:2: event 1: 3 metadata"), input_error);
