@@ -380,7 +380,8 @@ void harvester::add(const harvest_row& row) {
 jsonl_stats harvester::read_lines(line_reader& in, std::size_t max_bad_lines, const std::function<void()>& tick) {
     // Flat rows go through the strict fast reader; anything it declines (escapes, nesting, NaN
     // words, errors) is parsed by simdjson on-demand. The line loop, UTF-8 check, trailing-content
-    // check and the --max-bad-lines budget are the shared for_each_object's.
+    // check and the --max-bad-lines budget are the shared for_each_object's (its form that calls
+    // the fast reader directly).
     auto fast = [&](std::string_view text) {
         if (tick) tick();
         if (!row_reader_.read(text, fast_row_, true)) return false;  // lines come padded
@@ -391,7 +392,7 @@ jsonl_stats harvester::read_lines(line_reader& in, std::size_t max_bad_lines, co
         harvest_row row = read_harvest_row(obj);
         add(row);
     };
-    return for_each_object(in, max_bad_lines, slow, fast);
+    return for_each_object_fast(in, max_bad_lines, slow, fast);
 }
 
 void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {

@@ -309,35 +309,46 @@ std::string parse_line(od::parser& parser, const text_line& line, const object_f
 
 }  // namespace
 
+namespace detail {
+
+std::string object_line_problem(od::parser& parser, const text_line& line, const object_fn& fn, const line_fn& fast) {
+    try {
+        if (!line.valid_utf8()) return "invalid UTF-8";
+        if (fast && fast(line.text)) return {};
+        return parse_line(parser, line, fn);
+    } catch (const field_error& e) {
+        return e.what();
+    } catch (const simdjson::simdjson_error& e) {
+        return malformed_json(e);
+    }
+}
+
+std::string malformed_json(const simdjson::simdjson_error& e) {
+    return fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
+}
+
+void judge_bad_line(const line_reader& in, const text_line& line, const std::string& what, jsonl_stats& stats,
+                    std::size_t max_bad_lines, const skip_fn& skipped) {
+    if (stats.bad_lines < max_bad_lines) {
+        ++stats.bad_lines;
+        if (skipped) skipped(line, what);
+        else warn(fmt::format("{}:{}: {} (skipped)", in.source_name(), line.number, what));
+        return;
+    }
+    throw input_error(in.source_name(), line.number, what);
+}
+
+}  // namespace detail
+
 jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, const line_fn& fast,
                             const skip_fn& skipped) {
     jsonl_stats stats;
     od::parser parser;
     text_line line;
     while (in.next(line)) {
-        std::string what;
-        try {
-            if (!line.valid_utf8()) {
-                what = "invalid UTF-8";
-            } else if (!fast || !fast(line.text)) {
-                what = parse_line(parser, line, fn);
-            }
-        } catch (const field_error& e) {
-            what = e.what();
-        } catch (const simdjson::simdjson_error& e) {
-            what = fmt::format("malformed JSON ({})", simdjson::error_message(e.error()));
-        }
-        if (what.empty()) {
-            ++stats.records;
-            continue;
-        }
-        if (stats.bad_lines < max_bad_lines) {
-            ++stats.bad_lines;
-            if (skipped) skipped(line, what);
-            else warn(fmt::format("{}:{}: {} (skipped)", in.source_name(), line.number, what));
-            continue;
-        }
-        throw input_error(in.source_name(), line.number, what);
+        std::string what = detail::object_line_problem(parser, line, fn, fast);
+        if (what.empty()) ++stats.records;
+        else detail::judge_bad_line(in, line, what, stats, max_bad_lines, skipped);
     }
     return stats;
 }

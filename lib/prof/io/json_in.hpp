@@ -2,6 +2,7 @@
 // line-numbered errors, the --max-bad-lines policy, and a generic canonical JSON value.
 #pragma once
 
+#include "prof/core/errors.hpp"
 #include "prof/io/byte_source.hpp"
 
 #include <simdjson.h>
@@ -92,6 +93,46 @@ using line_fn = std::function<bool(std::string_view text)>;
 using skip_fn = std::function<void(const text_line& line, const std::string& what)>;
 jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn,
                             const line_fn& fast = {}, const skip_fn& skipped = {});
+
+namespace detail {
+// for_each_object's two halves for one line: what is wrong with it ("" when fn or fast took it),
+// and the verdict on a line that is wrong (counted and skipped, or thrown).
+std::string object_line_problem(simdjson::ondemand::parser& parser, const text_line& line, const object_fn& fn,
+                                const line_fn& fast);
+std::string malformed_json(const simdjson::simdjson_error& e);  // "malformed JSON (why)"
+void judge_bad_line(const line_reader& in, const text_line& line, const std::string& what, jsonl_stats& stats,
+                    std::size_t max_bad_lines, const skip_fn& skipped);
+}  // namespace detail
+
+// for_each_object with `fast` called directly instead of through std::function: the same
+// results, for a reader whose lines `fast` nearly always takes (prof-harvest's rows).
+template <class Fast>
+jsonl_stats for_each_object_fast(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, Fast& fast) {
+    jsonl_stats stats;
+    simdjson::ondemand::parser parser;
+    text_line line;
+    while (in.next(line)) {
+        std::string what;
+        if (line.utf8_checked) {
+            try {
+                if (fast(line.text)) {
+                    ++stats.records;
+                    continue;
+                }
+                what = detail::object_line_problem(parser, line, fn, {});
+            } catch (const field_error& e) {
+                what = e.what();
+            } catch (const simdjson::simdjson_error& e) {
+                what = detail::malformed_json(e);
+            }
+        } else {
+            what = detail::object_line_problem(parser, line, fn, [&](std::string_view t) { return fast(t); });
+        }
+        if (what.empty()) ++stats.records;
+        else detail::judge_bad_line(in, line, what, stats, max_bad_lines, {});
+    }
+    return stats;
+}
 
 // ---- numbers --------------------------------------------------------------------------------
 // The double a JSON number token (RFC 8259 grammar, checked) denotes, correctly rounded by
