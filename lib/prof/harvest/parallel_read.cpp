@@ -77,6 +77,8 @@ void harvester::read(std::unique_ptr<byte_source> src, unsigned jobs,
             if (progress) progress(lines_seen_ + lines_done, bytes_base_ + b);
         });
 
+    // Bytes that changed under the mapping make every verdict below wrong (harvest.hpp).
+    src->verify_mapped();
     // The input's line numbers: each chunk's lines follow the lines of the chunks before it.
     std::vector<std::pair<std::uint64_t, std::size_t>> all_lines;
     for (auto& l : lines) all_lines.insert(all_lines.end(), l.begin(), l.end());

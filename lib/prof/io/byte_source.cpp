@@ -29,7 +29,19 @@ namespace {
 char bus_message[512];
 std::atomic<std::size_t> bus_message_size{0};
 
-extern "C" void on_sigbus(int) {
+std::atomic<bool> bus_said{false};
+
+extern "C" void on_sigbus(int, siginfo_t* info, void*) {
+    if (info->si_code <= 0) {  // sent by kill(2) or the like, not a fault: the default action
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        sigaction(SIGBUS, &dfl, nullptr);
+        raise(SIGBUS);  // delivered when this handler returns
+        return;
+    }
+    // Several threads may fault at once: one says it and exits, the others wait for that.
+    if (bus_said.exchange(true))
+        for (;;) pause();
     std::size_t n = bus_message_size.load();
     if (n) {
         ssize_t ignored = ::write(2, bus_message, n);
@@ -47,7 +59,8 @@ void arm_sigbus(const std::string& name) {
     bus_message_size = m.size();
     std::call_once(installed, [] {
         struct sigaction sa {};
-        sa.sa_handler = on_sigbus;
+        sa.sa_sigaction = on_sigbus;
+        sa.sa_flags = SA_SIGINFO;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGBUS, &sa, nullptr);
     });
@@ -91,6 +104,12 @@ public:
         return r;
     }
 
+    void verify_mapped() const override {
+        struct stat st;
+        if (map_ && ::fstat(fd_, &st) == 0 && static_cast<std::size_t>(st.st_size) < map_size_)
+            throw io_error(fmt::format("{}: the file shrank while it was read", name_));
+    }
+
 private:
     int fd_;
     std::string name_;
@@ -132,6 +151,7 @@ public:
         return src_->read(out, n);
     }
     const std::string& name() const override { return src_->name(); }
+    void verify_mapped() const override { src_->verify_mapped(); }
     // The prefix is the bytes read from the source just before: a mapped source holds them
     // right in front of its rest.
     std::optional<memory_region> map_rest() override {

@@ -42,6 +42,12 @@ public:
     // gzip stream, an HTTP body or an empty file: read() them. A file that shrinks while
     // mapped cannot be read past its new end: the process reports it and exits with 74.
     virtual std::optional<memory_region> map_rest() { return std::nullopt; }
+    // For a mapped input: throws io_error (exit 74) "NAME: the file shrank while it was read"
+    // when the file is now shorter than it was when mapped. A shrink that stays inside the last
+    // page raises no SIGBUS (those bytes read as zeros), so readers call this at the end of the
+    // input and before judging a line malformed: a verdict on bytes that changed under the
+    // reader would be a wrong one. Does nothing for any other source.
+    virtual void verify_mapped() const {}
 };
 
 // A file descriptor source; `name` is what diagnostics print ("<stdin>" for fd 0).

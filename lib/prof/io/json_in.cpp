@@ -160,7 +160,13 @@ std::size_t line_reader::bytes_read() const {
 }
 
 bool line_reader::fill() {
-    if (eof_) return false;
+    if (eof_) {
+        if (region_ && !verified_) {
+            verified_ = true;
+            verify_input();  // a mapped file read to its end: still as long as it was?
+        }
+        return false;
+    }
     valid_to_ = 0;  // fill() runs when no newline is left: nothing unread was checked
     if (region_) {
         // The region's lines in place are done: on to its copied tail.
@@ -329,6 +335,7 @@ std::string malformed_json(const simdjson::simdjson_error& e) {
 
 void judge_bad_line(const line_reader& in, const text_line& line, const std::string& what, jsonl_stats& stats,
                     std::size_t max_bad_lines, const skip_fn& skipped) {
+    in.verify_input();
     if (stats.bad_lines < max_bad_lines) {
         ++stats.bad_lines;
         if (skipped) skipped(line, what);

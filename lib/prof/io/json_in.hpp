@@ -49,6 +49,10 @@ public:
     std::size_t bytes_read() const;
     // The physical lines passed so far, blank ones included (all of them at the end).
     std::size_t lines_read() const { return line_no_ - first_line_ + 1; }
+    // byte_source::verify_mapped of the source (nothing for a region handed in).
+    void verify_input() const {
+        if (src_) src_->verify_mapped();
+    }
 
 private:
     bool fill();
@@ -69,6 +73,7 @@ private:
     std::optional<memory_region> region_;
     std::string_view tail_;
     std::size_t released_ = 0;
+    bool verified_ = false;  // the end of a mapped input has been checked against the file
 };
 
 // Counts from one pass over JSON Lines input.

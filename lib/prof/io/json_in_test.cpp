@@ -387,3 +387,22 @@ TEST_CASE("a mapped file that shrinks under the reader ends the process with 74 
     CHECK(WEXITSTATUS(status) == 74);
     CHECK(said.find(path + ": the file shrank while it was read (SIGBUS)") != std::string::npos);
 }
+
+TEST_CASE("a mapped file that shrinks inside its last page is an I/O error, not a malformed line") {
+    // Bytes past the new end but inside the last page read as zeros (no SIGBUS): the reader
+    // checks the file's size at the end of the input and before it calls any line malformed.
+    test::temp_dir tmp("mapped");
+    std::string path = tmp.path + "/shrinks.jsonl";
+    std::string text;
+    while (text.size() < 10000) text += "{\"k\":" + std::to_string(text.size()) + "}\n";
+    write_file(path, text);
+    for (std::size_t max_bad : {std::size_t{0}, std::size_t{5}}) {
+        line_reader in(open_input(path));
+        text_line l;
+        REQUIRE(in.next(l));
+        REQUIRE(::truncate(path.c_str(), static_cast<off_t>(text.size() - 1)) == 0);
+        CHECK_THROWS_WITH_AS(for_each_object(in, max_bad, [](simdjson::ondemand::object&, std::size_t) {}),
+                             (path + ": the file shrank while it was read").c_str(), io_error);
+        write_file(path, text);
+    }
+}
