@@ -1,6 +1,8 @@
 // The chunker: a byte source → chunks of whole lines → worker threads (see line_chunks.hpp).
 #include "prof/harvest/line_chunks.hpp"
 
+#include "prof/core/parallel.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <string_view>
@@ -167,38 +169,20 @@ std::exception_ptr for_each_mapped_chunk(const memory_region& input, unsigned wo
         release_region(input, all.data() + (swept > stray_reach ? swept - stray_reach : 0), all.data() + upto);
         swept = upto;
     };
-    std::atomic<std::uint64_t> next{0};
-    std::atomic<bool> failed{false};
-    std::exception_ptr work_error;
-    std::mutex error_mu;
-    auto run = [&](unsigned w) {
+    // Chunk indices past the input's end find b at its end: there are at most this many.
+    parallel_for_worker(all.size() / chunk_bytes + 1, workers, [&](std::size_t k, unsigned w) {
+        const std::size_t b = cut(k);
+        if (b >= all.size()) return;
+        const std::size_t e = cut(k + 1);
         line_chunk c;
-        while (!failed) {
-            const std::uint64_t k = next++;
-            const std::size_t b = cut(k);
-            if (b >= all.size()) return;
-            const std::size_t e = cut(k + 1);
-            c.index = k;
-            c.region = {all.substr(b, e - b), input.readable_after + (all.size() - e), input.releasable};
-            try {
-                work(w, c);  // an empty chunk too: the caller counts every index
-            } catch (...) {
-                std::lock_guard lock(error_mu);
-                if (!work_error) work_error = std::current_exception();
-                failed = true;
-                return;
-            }
-            release_region(input, all.data() + b, all.data() + e);
-            sweep(k);
-            if (w == 0 && progress) progress(e);
-        }
-    };
-    std::vector<std::thread> threads;
-    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(run, w);
-    run(0);
-    for (auto& t : threads) t.join();
+        c.index = k;
+        c.region = {all.substr(b, e - b), input.readable_after + (all.size() - e), input.releasable};
+        work(w, c);  // an empty chunk too: the caller counts every index
+        release_region(input, all.data() + b, all.data() + e);
+        sweep(k);
+        if (w == 0 && progress) progress(e);
+    });
     release_region(input, all.data(), all.data() + all.size());
-    if (work_error) std::rethrow_exception(work_error);
     return nullptr;
 }
 

@@ -349,15 +349,8 @@ void judge_bad_line(const line_reader& in, const text_line& line, const std::str
 
 jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, const line_fn& fast,
                             const skip_fn& skipped) {
-    jsonl_stats stats;
-    od::parser parser;
-    text_line line;
-    while (in.next(line)) {
-        std::string what = detail::object_line_problem(parser, line, fn, fast);
-        if (what.empty()) ++stats.records;
-        else detail::judge_bad_line(in, line, what, stats, max_bad_lines, skipped);
-    }
-    return stats;
+    auto take = [&](std::string_view text) { return fast && fast(text); };
+    return for_each_object_fast(in, max_bad_lines, fn, take, skipped);
 }
 
 // ---- field readers ----------------------------------------------------------------------

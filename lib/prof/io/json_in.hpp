@@ -112,7 +112,8 @@ void judge_bad_line(const line_reader& in, const text_line& line, const std::str
 // for_each_object with `fast` called directly instead of through std::function: the same
 // results, for a reader whose lines `fast` nearly always takes (prof-harvest's rows).
 template <class Fast>
-jsonl_stats for_each_object_fast(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, Fast& fast) {
+jsonl_stats for_each_object_fast(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, Fast& fast,
+                                 const skip_fn& skipped = {}) {
     jsonl_stats stats;
     simdjson::ondemand::parser parser;
     text_line line;
@@ -134,7 +135,7 @@ jsonl_stats for_each_object_fast(line_reader& in, std::size_t max_bad_lines, con
             what = detail::object_line_problem(parser, line, fn, [&](std::string_view t) { return fast(t); });
         }
         if (what.empty()) ++stats.records;
-        else detail::judge_bad_line(in, line, what, stats, max_bad_lines, {});
+        else detail::judge_bad_line(in, line, what, stats, max_bad_lines, skipped);
     }
     return stats;
 }

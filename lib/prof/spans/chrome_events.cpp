@@ -276,7 +276,7 @@ void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs
     be_.resize(bes);
     named_ends_.resize(ends);
     // Each pass's spans and B/E events in `jobs` slices, copied by `jobs` threads.
-    run_tasks(later.size() * jobs, jobs, [&](std::size_t t) {
+    parallel_for(later.size() * jobs, jobs, [&](std::size_t t) {
         const trace_events& next = *later[t / jobs];
         const placement& p = at[t / jobs];
         const std::size_t part = t % jobs;
@@ -352,7 +352,7 @@ span_set trace_events::finish(unsigned jobs) {
         [](const be_event& e, std::size_t) { return e; });
     be_ = {};
     std::vector<matched> result(groups);
-    run_tasks(groups, jobs, [&](std::size_t g) {
+    parallel_for(groups, jobs, [&](std::size_t g) {
         const std::size_t n = offset[g + 1] - offset[g];
         filled_vector<be_event> tmp(n < radix_sort_min ? 0 : n);
         radix_sort_range(grouped.data() + offset[g], n, tmp.data(), [](const be_event& e) { return e.ts; });

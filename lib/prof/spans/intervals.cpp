@@ -76,7 +76,7 @@ span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixe
                             iv.begin() + static_cast<std::ptrdiff_t>(offset[k + 1]));
     // Tasks 0 .. nodes-1: a node's union; task `nodes`: the fixed union. Each task writes only its
     // own result, through a scratch buffer of its own.
-    run_tasks(nodes + 1, jobs, [&](std::size_t t) {
+    parallel_for(nodes + 1, jobs, [&](std::size_t t) {
         interval_pod* v = t < nodes ? iv.data() + offset[t] : fixed_iv.data();
         const std::size_t m = t < nodes ? offset[t + 1] - offset[t] : fixed_iv.size();
         filled_vector<interval_pod> tmp(m < radix_sort_min ? 0 : m);

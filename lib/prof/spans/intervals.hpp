@@ -3,6 +3,8 @@
 // (so does the Chrome reader's B/E matching). Integer nanoseconds throughout.
 #pragma once
 
+#include "prof/core/parallel.hpp"
+
 #include "prof/spans/span_set.hpp"
 
 #include <algorithm>
@@ -59,30 +61,6 @@ void radix_sort_range(T* v, std::size_t n, T* tmp, Key key) {
     if (src != v) std::copy(src, src + n, v);
 }
 
-// Calls task(t) once for each t in [0, tasks), on up to `jobs` threads (this one among them),
-// each taking the next task not yet taken, and returns when all are done. When a task throws,
-// no further task starts and the first exception is rethrown here.
-template <class Task>
-void run_tasks(std::size_t tasks, unsigned jobs, Task task) {
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr failed;
-    std::mutex lock;
-    auto work = [&] {
-        try {
-            for (std::size_t t; (t = next.fetch_add(1)) < tasks;) task(t);
-        } catch (...) {
-            std::lock_guard<std::mutex> g(lock);
-            if (!failed) failed = std::current_exception();
-            next = tasks;
-        }
-    };
-    std::vector<std::thread> threads;
-    for (std::size_t k = 1; k < std::min<std::size_t>(jobs, tasks); ++k) threads.emplace_back(work);
-    work();
-    for (auto& t : threads) t.join();
-    if (failed) std::rethrow_exception(failed);
-}
-
 // A stable counting sort of v[0, n) into out[0, n) by bucket(v[i]) (below `buckets`), counted
 // and scattered in up to `jobs` slices of the input on as many threads (slice p writes after
 // slices 0 .. p-1 within each bucket, so file order is kept); out[j] = make(v[i], slice).
@@ -93,7 +71,7 @@ std::vector<std::size_t> bucket_sort(const T* v, std::size_t n, std::size_t buck
     const std::size_t slices = std::clamp<std::size_t>(n / 65536, 1, std::max(jobs, 1u));
     auto range = [&](std::size_t p) { return std::pair{n * p / slices, n * (p + 1) / slices}; };
     std::vector<std::vector<std::size_t>> at(slices, std::vector<std::size_t>(buckets, 0));
-    run_tasks(slices, jobs, [&](std::size_t p) {
+    parallel_for(slices, jobs, [&](std::size_t p) {
         auto [b, e] = range(p);
         std::vector<std::size_t>& count = at[p];
         for (std::size_t i = b; i < e; ++i) ++count[bucket(v[i])];
@@ -108,7 +86,7 @@ std::vector<std::size_t> bucket_sort(const T* v, std::size_t n, std::size_t buck
         }
         offset[b + 1] = next;
     }
-    run_tasks(slices, jobs, [&](std::size_t p) {
+    parallel_for(slices, jobs, [&](std::size_t p) {
         auto [b, e] = range(p);
         std::vector<std::size_t>& next = at[p];
         for (std::size_t i = b; i < e; ++i) out[next[bucket(v[i])]++] = make(v[i], p);
