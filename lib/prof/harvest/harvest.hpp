@@ -59,9 +59,13 @@ struct harvest_row {
     bool fold = false, ensemble = false;
 
     // Back to a default row, field by field: an assignment from harvest_row{} compiles to a
-    // block store whose start-up cost is large beside a row's few dozen bytes of work.
+    // block store whose start-up cost is large beside a row's few dozen bytes of work. Each
+    // view is cleared on its own: a chained `a = b = c = {}` reloads c's 16 bytes right after
+    // storing them as two words, which stalls on store-to-load forwarding.
     void clear() {
-        run_id = ts_id = model_type = {};
+        run_id = {};
+        ts_id = {};
+        model_type = {};
         family.reset();
         error.reset();
         finished_at_ns.reset();

@@ -88,11 +88,11 @@ struct compute_profile {
 // Reorders `v`.
 std::optional<double> median(std::vector<double>& v);
 // The median of the concatenation of `parts` — the same value median() gives on one vector
-// holding them all. Up to 32768 values are copied into one vector for median(); more are not
-// copied: a radix pass over the bit patterns (values must be finite and > 0, as usable axis
-// values are) finds the bucket holding the middle, and only that bucket is copied and selected
-// (two streaming passes instead of nth_element's branchy ones over millions of values).
-// nullopt when all parts are empty.
+// holding them all — without copying them: values must be finite and > 0 (as usable axis
+// values are), which order as their bit patterns do, so the two middle values are found by
+// radix selection over the patterns (a pass counts them by 11 bits, only the bucket holding
+// the middle is kept, and so on; a few dozen values go to nth_element). nullopt when all
+// parts are empty.
 std::optional<double> median_of_parts(const std::vector<const std::vector<double>*>& parts);
 
 // Values appended in blocks that never move: a growing vector copies every value at each
