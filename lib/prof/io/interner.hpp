@@ -14,7 +14,11 @@
 namespace prof {
 
 // A hash of a short text from its words (the same overlapping loads as same_text), mixed by
-// multiplication, not byte by byte.
+// multiplication, not byte by byte, then finished with splitmix64's finaliser. A multiplication
+// carries a word's bits only upwards, so without the finaliser the bits of the last word's top
+// bytes (a little-endian load puts a text's last characters there: "sku-0000001" and
+// "sku-0000002" differ only in them) never reached the low bits that pick a table slot, and
+// ids that differ at the end collided.
 inline std::uint32_t short_text_hash(std::string_view t) {
     const char* p = t.data();
     std::size_t n = t.size();
@@ -30,7 +34,12 @@ inline std::uint32_t short_text_hash(std::string_view t) {
         for (std::size_t k = 0; k < n; ++k) w = w << 8 | static_cast<unsigned char>(p[k]);
         mix(w);
     }
-    return static_cast<std::uint32_t>(h ^ (h >> 32));
+    h ^= h >> 30;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 27;
+    h *= 0x94D049BB133111EBull;
+    h ^= h >> 31;
+    return static_cast<std::uint32_t>(h);
 }
 
 // Strings → ids 0, 1, 2, ... in order of first appearance; names()[id] is the string. Open
@@ -49,6 +58,22 @@ public:
         names_.emplace_back(n);
         table_[i] = {h32, id};
         if (2 * names_.size() > table_.size()) grow();
+        return id;
+    }
+    // intern(n), first trying the id that followed the last one this method returned, the
+    // last time it was followed: rows that repeat their keys in one cycle (each series' models
+    // in one order) are then matched by one comparison instead of a hash and a probe. The id is
+    // intern(n)'s either way.
+    std::uint32_t intern_next(std::string_view n) {
+        std::uint32_t id;
+        if (last_ != empty && follower_[last_] != empty && same_text(names_[follower_[last_]], n)) {
+            id = follower_[last_];
+        } else {
+            id = intern(n);
+            if (follower_.size() < names_.size()) follower_.resize(names_.size(), empty);
+            if (last_ != empty) follower_[last_] = id;
+        }
+        last_ = id;
         return id;
     }
     const std::vector<std::string>& names() const { return names_; }
@@ -73,6 +98,8 @@ private:
     }
 
     std::vector<std::string> names_;
+    std::vector<std::uint32_t> follower_;  // by id: the id intern_next() returned after it last
+    std::uint32_t last_ = empty;           // intern_next()'s last id
     std::vector<slot> table_ = std::vector<slot>(64, slot{0, empty});
 };
 

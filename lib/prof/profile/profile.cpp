@@ -353,7 +353,7 @@ void profile_builder::add(const fit_evidence& f) {
         ts_ids_.intern(last_ts_id_);
     }
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
-    std::uint32_t id = model_ids_.intern(f.model_type);
+    std::uint32_t id = model_ids_.intern_next(f.model_type);
     if (id == models_.size()) models_.emplace_back();
     model_acc& m = models_[id];
     ++m.n_fits;
