@@ -26,15 +26,22 @@ std::string show(const prof::harvest_row& r) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     using namespace prof;
     std::string_view all = fuzz::text_of(data, size);
-    harvest_row_reader reader;
+    harvest_row_reader reader, unchecked_reader;
     std::size_t at = 0;
     while (at <= all.size()) {
         std::size_t nl = all.find('\n', at);
         std::string line(all.substr(at, nl == std::string_view::npos ? std::string_view::npos : nl - at));
         at = nl == std::string_view::npos ? all.size() + 1 : nl + 1;
-        if (!simdjson::validate_utf8(line.data(), line.size())) continue;  // callers check UTF-8 first
         std::string padded = fuzz::padded_copy(line);
         std::string_view view(padded.data(), line.size());
+        // Unchecked, the row reader validates UTF-8 itself: it must never take an invalid line.
+        harvest_row unchecked;
+        bool unchecked_ok = false;
+        fuzz::outcome([&] { unchecked_ok = unchecked_reader.read(view, unchecked, true, false); }, true);
+        if (!simdjson::validate_utf8(line.data(), line.size())) {
+            if (unchecked_ok) fuzz::finding("row reader took a line of invalid UTF-8 unchecked: " + line);
+            continue;
+        }
         harvest_row fast, shaped;
         bool fast_ok = false, shaped_ok = false;
         std::string fast_err = fuzz::outcome([&] { fast_ok = read_harvest_row_fast(view, fast); }, true);
@@ -50,6 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             if (!ref_err.empty()) fuzz::finding("fast reader accepted a line simdjson refuses (" + ref_err + "): " + line);
             if (show(fast) != ref) fuzz::finding("fast reader read " + show(fast) + ", simdjson " + ref + ": " + line);
         }
+        if (unchecked_ok && (!shaped_ok || show(unchecked) != show(shaped)))
+            fuzz::finding("row reader read a valid line differently unchecked: " + line);
         if (shaped_ok) {
             if (!ref_err.empty()) fuzz::finding("row reader accepted a line simdjson refuses (" + ref_err + "): " + line);
             if (show(shaped) != ref) fuzz::finding("row reader read " + show(shaped) + ", simdjson " + ref + ": " + line);

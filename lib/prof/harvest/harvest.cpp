@@ -189,9 +189,10 @@ namespace {
 
 }  // namespace
 
-bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded) {
+bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded, bool utf8_checked) {
     r.clear();
     json_scanner s{line.data(), line.data() + line.size()};
+    s.check_utf8 = !utf8_checked;
     bool have_run = false, have_ts = false, have_model = false;
     s.ws();
     if (!s.eat('{')) return false;
@@ -381,10 +382,12 @@ jsonl_stats harvester::read_lines(line_reader& in, std::size_t max_bad_lines, co
     // Flat rows go through the strict fast reader; anything it declines (escapes, nesting, NaN
     // words, errors) is parsed by simdjson on-demand. The line loop, UTF-8 check, trailing-content
     // check and the --max-bad-lines budget are the shared for_each_object's (its form that calls
-    // the fast reader directly).
-    auto fast = [&](std::string_view text) {
-        if (tick) tick();
-        if (!row_reader_.read(text, fast_row_, true)) return false;  // lines come padded
+    // the fast reader directly). The fast reader checks the UTF-8 of the rows it reads as it
+    // scans them, so the line reader does not check it first.
+    in.check_utf8(false);
+    auto fast = [&](std::string_view text, bool utf8_checked) {
+        if (tick && !utf8_checked) tick();  // each line's first call (a declined line's second has it checked)
+        if (!row_reader_.read(text, fast_row_, true, utf8_checked)) return false;  // lines come padded
         add(fast_row_);
         return true;
     };

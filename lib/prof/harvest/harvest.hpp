@@ -97,7 +97,10 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& row);
 class harvest_row_reader {
 public:
     // padded: SIMDJSON_PADDING readable bytes follow the line (line_reader's lines do).
-    bool read(std::string_view line, harvest_row& row, bool padded = false);
+    // utf8_checked false: the line's UTF-8 is not known to be valid; it is then read only
+    // when it is (the strings' non-ASCII bytes are validated as they are scanned; every other
+    // byte of a row read whole is ASCII).
+    bool read(std::string_view line, harvest_row& row, bool padded = false, bool utf8_checked = true);
 
 private:
     key_predictor keys_;

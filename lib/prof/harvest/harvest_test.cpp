@@ -371,6 +371,51 @@ TEST_CASE("the row reader kept across rows (remembered key order) reads each row
     CHECK(accepted > 2000);
 }
 
+TEST_CASE("unchecked, the row reader validates UTF-8 itself: valid rows read as checked ones, invalid never") {
+    // Strings of ASCII, valid multi-byte text (2, 3 and 4 bytes) and invalid sequences (a lone
+    // lead byte, 0xFF, an overlong '/', a UTF-16 surrogate, a sequence cut by the closing quote),
+    // in a read column, an ignored column's value and a key, long and short (the vector scan
+    // and its byte-by-byte tail).
+    const std::vector<std::string> texts = {"sku-1",       "caf\xC3\xA9",      "\xE6\x97\xA5\xE6\x9C\xAC",
+                                            "\xF0\x9F\x98\x80 fit", "bad \xC3 lead", "\xFF",
+                                            "\xC0\xAF",  "\xED\xA0\x80",    "cut \xE6\x97",
+                                            std::string(40, 'x') + "\xC3\xA9" + std::string(40, 'y'),
+                                            std::string(40, 'x') + "\xC3" + std::string(40, 'y')};
+    prof::harvest_row_reader checked_reader, unchecked_reader;
+    int valid = 0, invalid = 0;
+    for (std::size_t k = 0; k < 5 * texts.size(); ++k) {
+        const std::string& t = texts[k % texts.size()];
+        std::string line;
+        switch (k / texts.size()) {
+        case 0: line = R"({"run_id":"r","ts_id":")" + t + R"(","model_type":"m","fit_seconds":1})"; break;
+        case 1: line = R"({"run_id":"r","ts_id":"a","model_type":"m","error":")" + t + R"("})"; break;
+        case 2: line = R"({"run_id":"r","ts_id":"a","model_type":"m","note":")" + t + R"(","fit_seconds":2})"; break;
+        case 3: line = R"({"run_id":"r","ts_id":"a",")" + t + R"(":1,"model_type":"m"})"; break;
+        default: line = R"({"run_id":"r","ts_id":"a","model_type":")" + t + R"(","note":"x\"y"})"; break;
+        }
+        std::string padded = line + std::string(simdjson::SIMDJSON_PADDING, '\0');
+        std::string_view view(padded.data(), line.size());
+        CAPTURE(line);
+        prof::harvest_row a, b;
+        bool ok_unchecked = unchecked_reader.read(view, a, true, false);
+        if (simdjson::validate_utf8(line.data(), line.size())) {
+            ++valid;
+            bool ok_checked = checked_reader.read(view, b, true, true);
+            CHECK(ok_unchecked == ok_checked);
+            if (ok_checked) CHECK(row_text(a) == row_text(b));
+        } else {
+            ++invalid;
+            CHECK(!ok_unchecked);
+        }
+    }
+    CHECK(valid == 25);
+    CHECK(invalid == 30);
+    // Through the harvest: the invalid line is named, as before.
+    CHECK_THROWS_WITH_AS(harvest_text(R"({"run_id":"r","ts_id":"a","model_type":"m","fit_seconds":1})" "\n"
+                                      "{\"run_id\":\"r\",\"ts_id\":\"caf\xC3\",\"model_type\":\"m\",\"fit_seconds\":1}\n"),
+                         "rows:2: invalid UTF-8", prof::input_error);
+}
+
 TEST_CASE("both readers: a later null finished_at wins; 0.7000…0 is 0.7 (not simdjson 3.0's misreading)") {
     auto p1 = harvest_text(
         R"({"run_id":"r","ts_id":"a","model_type":"m","family":"f","fit_seconds":0.70000000000000000000,"finished_at":"2024-01-01T00:00:00Z","finished_at":null})" "\n");

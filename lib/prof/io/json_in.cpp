@@ -223,7 +223,7 @@ bool line_reader::next(text_line& out) {
                 std::size_t limit = std::min(end_, pos + (std::size_t{1} << 20));  // by the MiB at most
                 auto* last = static_cast<const char*>(memrchr(base + pos, '\n', limit - pos));
                 std::size_t to = static_cast<std::size_t>(last - base);
-                valid_to_ = simdjson::validate_utf8(base + begin_, to - begin_) ? to : begin_;
+                valid_to_ = !check_utf8_ || simdjson::validate_utf8(base + begin_, to - begin_) ? to : begin_;
                 // In place, the lines before this block have been handed out and used: their
                 // pages leave the resident set (the caller holds only the current line).
                 if (region_ && data_ != buf_.get() && begin_ - released_ >= (std::size_t{8} << 20)) {
@@ -231,7 +231,7 @@ bool line_reader::next(text_line& out) {
                     released_ = begin_;
                 }
             }
-            checked = pos <= valid_to_;
+            checked = check_utf8_ && pos <= valid_to_;
             text = std::string_view(base + begin_, pos - begin_);
             begin_ = pos + 1;
         } else {
@@ -349,7 +349,7 @@ void judge_bad_line(const line_reader& in, const text_line& line, const std::str
 
 jsonl_stats for_each_object(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, const line_fn& fast,
                             const skip_fn& skipped) {
-    auto take = [&](std::string_view text) { return fast && fast(text); };
+    auto take = [&](std::string_view text, bool utf8_checked) { return utf8_checked && fast && fast(text); };
     return for_each_object_fast(in, max_bad_lines, fn, take, skipped);
 }
 

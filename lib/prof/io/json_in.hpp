@@ -53,6 +53,10 @@ public:
     void verify_input() const {
         if (src_) src_->verify_mapped();
     }
+    // Whether lines are checked for valid UTF-8 before they are handed out (on by default: a
+    // line's utf8_checked says so). Off, every line comes unchecked, for a caller whose parser
+    // validates UTF-8 as it goes (for_each_object_fast with such a `fast`).
+    void check_utf8(bool on) { check_utf8_ = on; }
 
 private:
     bool fill();
@@ -74,6 +78,7 @@ private:
     std::string_view tail_;
     std::size_t released_ = 0;
     bool verified_ = false;  // the end of a mapped input has been checked against the file
+    bool check_utf8_ = true;
 };
 
 // Counts from one pass over JSON Lines input.
@@ -110,7 +115,10 @@ void judge_bad_line(const line_reader& in, const text_line& line, const std::str
 }  // namespace detail
 
 // for_each_object with `fast` called directly instead of through std::function: the same
-// results, for a reader whose lines `fast` nearly always takes (prof-harvest's rows).
+// results, for a reader whose lines `fast` nearly always takes (prof-harvest's rows). `fast` is
+// called as fast(text, utf8_checked): with utf8_checked false it must take only a line it has
+// itself found to be valid UTF-8 (json_scanner::check_utf8), or decline; a line it declines is
+// checked, and an invalid one is "invalid UTF-8" as for_each_object says.
 template <class Fast>
 jsonl_stats for_each_object_fast(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, Fast& fast,
                                  const skip_fn& skipped = {}) {
@@ -119,21 +127,21 @@ jsonl_stats for_each_object_fast(line_reader& in, std::size_t max_bad_lines, con
     text_line line;
     while (in.next(line)) {
         std::string what;
-        if (line.utf8_checked) {
-            try {
-                if (fast(line.text)) {
-                    ++stats.records;
-                    continue;
-                }
-                what = detail::object_line_problem(parser, line, fn, {});
-            } catch (const field_error& e) {
-                what = e.what();
-            } catch (const simdjson::simdjson_error& e) {
-                what = detail::malformed_json(e);
-            }
-        } else {
-            what = detail::object_line_problem(parser, line, fn, [&](std::string_view t) { return fast(t); });
+        bool taken = false;
+        try {
+            taken = fast(line.text, line.utf8_checked);
+            if (!taken && line.utf8_checked) what = detail::object_line_problem(parser, line, fn, {});
+        } catch (const field_error& e) {
+            what = e.what();
+        } catch (const simdjson::simdjson_error& e) {
+            what = detail::malformed_json(e);
         }
+        if (taken) {
+            ++stats.records;
+            continue;
+        }
+        if (!line.utf8_checked && what.empty())
+            what = detail::object_line_problem(parser, line, fn, [&](std::string_view t) { return fast(t, true); });
         if (what.empty()) ++stats.records;
         else detail::judge_bad_line(in, line, what, stats, max_bad_lines, skipped);
     }

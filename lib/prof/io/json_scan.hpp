@@ -8,8 +8,10 @@
 // anywhere, nesting deeper than 64, any syntax error — it declines: the method returns false,
 // and the caller reads the same text with simdjson, which owns every rule and every error
 // message. So the two paths cannot disagree on what a text means; this one only skips
-// simdjson's per-field bookkeeping. UTF-8 is not checked here: callers validate it first
-// (simdjson::validate_utf8). Numbers are checked for syntax, not range: a skipped 1e999 is
+// simdjson's per-field bookkeeping. UTF-8 is checked only with check_utf8 set (the caller has
+// not validated the text first): then every byte at or above 0x80 the scanner passes is inside
+// a string whose non-ASCII runs it validates (simdjson::validate_utf8), and every other byte it
+// accepts is ASCII by the grammar, so a text it accepts whole is valid UTF-8. Numbers are checked for syntax, not range: a skipped 1e999 is
 // accepted, as simdjson's on-demand parser accepts it when skipping.
 //
 // The scanner reads [p, e) and never reads outside it; the key predictor reads 32 bytes where
@@ -23,6 +25,7 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <simdjson.h>
 #ifdef __AVX2__
 #include <immintrin.h>
 #endif
@@ -100,6 +103,8 @@ struct json_scanner {
     // them to simdjson. true (a validator): accept every syntactically valid escape, nest to
     // 1024 (simdjson's own limit), so false means "not JSON".
     bool syntax_only = false;
+    // true: the text's UTF-8 has not been validated; the strings' non-ASCII runs are (above).
+    bool check_utf8 = false;
 
     PROF_SCAN_INLINE void ws() {
         // Compact JSON has no whitespace between tokens: one test for that case.
@@ -119,6 +124,7 @@ struct json_scanner {
         if (p >= e || *p != '"') return false;
         const char* q = p + 1;
         const char* end = plain_run(q);
+        if (end < e && static_cast<unsigned char>(*end) >= 0x80 && !(end = utf8_run(end))) return false;
         if (end >= e || *end != '"') return false;
         out = std::string_view(q, static_cast<std::size_t>(end - q));
         p = end + 1;
@@ -132,6 +138,7 @@ struct json_scanner {
         const char* q = p + 1;
         for (;;) {
             q = plain_run(q);
+            if (q < e && static_cast<unsigned char>(*q) >= 0x80 && !(q = utf8_run(q))) return false;
             if (q >= e) return false;
             if (*q == '"') break;
             if (*q != '\\' || e - q < 2) return false;  // a control character, or a cut escape
@@ -362,25 +369,39 @@ private:
         if (c >= 'A' && c <= 'F') return c - 'A' + 10;
         return -1;
     }
-    // From q, the first '"', '\\' or control character (or e).
+    // From q, the first '"', '\\' or control character (or e); with check_utf8 (and High),
+    // also the first byte at or above 0x80.
+    template <bool High = true>
     PROF_SCAN_INLINE const char* plain_run(const char* q) const {
+        const bool high = High && check_utf8;
 #ifdef __AVX2__
         const __m256i quote = _mm256_set1_epi8('"'), backslash = _mm256_set1_epi8('\\'),
                       ctl_max = _mm256_set1_epi8(0x1F);
+        const std::uint32_t high_mask = high ? ~0u : 0u;
         while (e - q >= 32) {
             __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
             __m256i stop = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, backslash)),
                                            _mm256_cmpeq_epi8(_mm256_max_epu8(v, ctl_max), ctl_max));
-            if (auto m = static_cast<std::uint32_t>(_mm256_movemask_epi8(stop))) return q + __builtin_ctz(m);
+            auto m = static_cast<std::uint32_t>(_mm256_movemask_epi8(stop)) |
+                     (static_cast<std::uint32_t>(_mm256_movemask_epi8(v)) & high_mask);
+            if (m) return q + __builtin_ctz(m);
             q += 32;
         }
 #endif
         while (q < e) {
             unsigned char c = static_cast<unsigned char>(*q);
-            if (c == '"' || c == '\\' || c < 0x20) return q;
+            if (c == '"' || c == '\\' || c < 0x20 || (high && c >= 0x80)) return q;
             ++q;
         }
         return q;
+    }
+    // At q, a byte at or above 0x80 inside a string: the run of string bytes from q to the next
+    // '"', '\\' or control character (or e), checked to be valid UTF-8 (a multi-byte sequence
+    // holds no ASCII byte, so none is cut at either end); its end, or nullptr when it is not
+    // valid UTF-8.
+    const char* utf8_run(const char* q) const {
+        const char* end = plain_run<false>(q);
+        return simdjson::validate_utf8(q, static_cast<std::size_t>(end - q)) ? end : nullptr;
     }
 };
 
