@@ -99,6 +99,7 @@ int run(int argc, char** argv) {
     CLI::App app{"", "prof-harvest"};
     add_options(app, c);
     prof::cli::parse(app, argc, argv);
+    if (!c.registry.empty()) prof::check_registry_directory(c.registry);
 
     prof::harvest_config hc;
     hc.margin = c.margins.value();

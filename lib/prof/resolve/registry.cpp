@@ -3,6 +3,7 @@
 
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
+#include "prof/io/http.hpp"
 #include "prof/io/input.hpp"
 #include "prof/io/json_out.hpp"
 #include "prof/resolve/keys.hpp"
@@ -119,6 +120,14 @@ compute_profile read_unindexed_run(const std::string& dir, const std::string& na
     return p;
 }
 }  // namespace
+
+void check_registry_directory(const std::string& dir) {
+    if (is_http_url(dir))
+        throw usage_error(fmt::format("--registry: expected a directory to write, found the URL '{}' (a registry "
+                                      "served over HTTP is read by prof-resolve and prof-diff; prof-harvest writes "
+                                      "the directory it is served from)",
+                                      redact_url(dir)));
+}
 
 registry_write registry_store(const std::string& dir, const compute_profile& p, bool force) {
     if (!p.provenance.run_id) throw field_error("a registry profile needs provenance.run_id");
