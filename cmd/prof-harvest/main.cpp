@@ -87,9 +87,10 @@ void add_options(CLI::App& app, config& c) {
     app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
         ->check(CLI::Range(1u, 256u));
     prof::cli::add_quiet_flag(app, c.quiet);
-    auto* emit = app.add_option("--emit-sql", c.emit_sql, "Print the query that computes the aggregates in the warehouse, and exit")
+    app.add_option("--emit-sql", c.emit_sql, "Print the query that computes the aggregates in the warehouse, and exit")
         ->check(CLI::IsMember({"postgres", "duckdb"}));
-    app.add_option("--sql-table", c.sql_table, "The table (or view) the query reads")->capture_default_str()->needs(emit);
+    app.add_option("--sql-table", c.sql_table, "The table (or view) the rows come from: the query reads it, hints name it")
+        ->capture_default_str();
     app.add_flag("--from-aggregates", c.from_aggregates, "Inputs are that query's result rows, not table rows");
 }
 
@@ -98,25 +99,26 @@ int run(int argc, char** argv) {
     CLI::App app{"", "prof-harvest"};
     add_options(app, c);
     prof::cli::parse(app, argc, argv);
+    if (!c.registry.empty()) prof::check_registry_directory(c.registry);
 
     prof::harvest_config hc;
     hc.margin = c.margins.value();
     hc.max_bad_lines = c.max_bad_lines;
     if (!c.run_id.empty()) hc.run_id = c.run_id;
-    if (!c.family_map.empty()) hc.family_map = prof::parse_family_map(prof::read_file(c.family_map), c.family_map);
-    if (!c.signature.empty()) hc.signature = prof::parse_signature(prof::read_file(c.signature), c.signature);
-    if (!c.signature_map.empty())
-        hc.signature_map = prof::parse_signature_map(prof::read_file(c.signature_map), c.signature_map);
+    prof::sql_table_name(c.sql_table);  // a bad name is a usage error (64) whatever the mode
+    hc.table = c.sql_table;
     prof::http_options http = http_options_from(c);
+    std::vector<std::string> rows = c.emit_sql.empty() ? prof::cli::inputs_or_stdin(c.inputs) : std::vector<std::string>{};
+    prof::read_harvest_option_files({c.family_map, c.signature, c.signature_map}, rows, &http, hc);
     if (!c.emit_sql.empty()) {
-        std::fputs(prof::harvest_aggregates_sql(prof::parse_sql_dialect(c.emit_sql), hc, c.sql_table).c_str(), stdout);
+        std::fputs(prof::harvest_aggregates_sql(prof::parse_sql_dialect(c.emit_sql), hc, hc.table).c_str(), stdout);
         return 0;
     }
     prof::aggregate_reader aggregates(hc);
     prof::harvester h(hc);
     {
         prof::cli::progress_meter progress(prof::cli::show_progress(c.quiet));
-        for (const auto& in : prof::cli::inputs_or_stdin(c.inputs)) {
+        for (const auto& in : rows) {
             if (c.from_aggregates) aggregates.read(prof::open_input(in, &http));
             else h.read(prof::open_input(in, &http), c.jobs, progress.callback());
         }

@@ -110,6 +110,7 @@ int run(int argc, char** argv) {
     c.rq.on_unmeasured = prof::parse_unmeasured_policy(c.on_unmeasured);
     prof::add_model_specs(c.rq, c.models);
     prof::check_run_size(app.count("--series") > 0, c.rq.series, !c.panel.empty());
+    prof::cli::check_one_stdin({{"the profile", c.file}, {"--panel", c.panel}});
 
     c.rq.node.memory_bytes = prof::parse_size(c.node_memory, "--node-memory");
     c.rq.node.gpu_memory_bytes = prof::parse_size_if_given(c.node_gpu_memory, "--node-gpu-memory");

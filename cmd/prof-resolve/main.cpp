@@ -88,6 +88,7 @@ int run(int argc, char** argv) {
         if (app.count(flag) && app.get_option(flag)->as<std::string>().empty())
             throw prof::usage_error(fmt::format("{}: expected a value, found ''", flag));
 
+    prof::cli::check_one_stdin({{"--signature", c.signature}, {"--baseline", c.baseline}});
     prof::resolve_request req;
     req.source = c.source;
     req.mode = c.mode;

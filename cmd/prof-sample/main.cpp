@@ -3,6 +3,7 @@
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
+#include "prof/io/input.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/records/records.hpp"
 #include "prof/measure/sample.hpp"
@@ -72,7 +73,9 @@ int run(int argc, char** argv) {
     // Read before anything is written: a bad params file leaves no partial output.
     std::map<std::string, std::string> params;
     if (!c.params.empty()) {
-        params = prof::parse_params_file(prof::read_file(c.params), c.params);
+        prof::cli::check_one_stdin({{"--panel", c.panel}, {"--params", c.params}});
+        auto in = prof::read_whole_input(c.params);
+        params = prof::parse_params_file(in.text, in.name);
         for (const auto& [model, p] : params)
             if (!seen_models.count(model)) prof::warn(fmt::format("--params: '{}' is not a --model; its params are not used", model));
     }

@@ -20,9 +20,11 @@ CREATE TABLE forecast_metadata (
   fold_id integer, ensemble_id text, finished_at timestamptz, error text);
 CREATE TABLE raw (j jsonb);
 SQL
+  # jsonb_populate_record in FROM runs once per row; as (jsonb_populate_record(...)).* in the
+  # SELECT list it would run once per column.
   psql -qAtX -v ON_ERROR_STOP=1 >/dev/null \
     -c "\\copy raw FROM '$1' WITH (FORMAT csv, QUOTE e'\\x01', DELIMITER e'\\x02')" \
-    -c "INSERT INTO forecast_metadata SELECT (jsonb_populate_record(NULL::forecast_metadata, j)).* FROM raw" || exit 1
+    -c "INSERT INTO forecast_metadata SELECT r.* FROM raw, jsonb_populate_record(NULL::forecast_metadata, raw.j) r" || exit 1
 }
 same() {
   psql -AtX -c "SELECT row_to_json(t) FROM forecast_metadata t" | prof-harvest "$@" > stream.out 2> stream.err

@@ -199,6 +199,17 @@ std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files) 
     return files;
 }
 
+void check_one_stdin(const std::vector<named_input>& inputs) {
+    const named_input* first = nullptr;
+    for (const auto& in : inputs) {
+        if (in.spec != "-") continue;
+        if (first)
+            throw usage_error(fmt::format("{} and {} both read stdin ('-'): name a file for one of them", first->what,
+                                          in.what));
+        first = &in;
+    }
+}
+
 void prefer_heap_reuse() {
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);

@@ -91,4 +91,14 @@ private:
 // The inputs a filter reads: the named files, or stdin ("-") when none are named.
 std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files);
 
+// An input a run reads, as the user named it: what it is ("--family-map", "the rows") and its
+// spec ("-" is stdin; empty: not given).
+struct named_input {
+    std::string what;
+    std::string spec;
+};
+// Throws usage_error (64) when two of `inputs` are "-": stdin holds one input, and a second
+// reader would find it already drained (an empty input, never an error).
+void check_one_stdin(const std::vector<named_input>& inputs);
+
 }  // namespace prof::cli

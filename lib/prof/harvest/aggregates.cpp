@@ -514,8 +514,8 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
             throw error(exit_code::data_err,
                         fmt::format("run '{}', model '{}': a fit's cpu_seconds / fit_seconds is near the largest "
                                     "double; the aggregate rows cannot give its effective cores exactly: stream the "
-                                    "rows instead (SELECT row_to_json(t) FROM forecast_metadata t | prof-harvest)",
-                                    run_id, name));
+                                    "rows instead ({} | prof-harvest)",
+                                    run_id, name, rows_export_query(config_.table)));
         m.wall_curve = curve_of_points(run_id, name, required_count(row, "n_lengths"), mr.points);
         auto fm = r.family_median.find(m.family);
         p.families[m.family].median_wall_s = fm == r.family_median.end() ? std::nullopt : fm->second;

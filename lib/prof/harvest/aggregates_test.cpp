@@ -111,6 +111,22 @@ TEST_CASE("a point row without its length range is a line-numbered error naming 
         doctest::Contains("agg:3: field 'n_obs_min': missing"), prof::input_error);
 }
 
+TEST_CASE("a fit the aggregate rows cannot carry is refused with the export of the table the rows come from") {
+    // n_eff_unsure 1: the query could not compute one fit's effective cores exactly.
+    std::string model = model_row(0);
+    model.replace(model.find("\"n_eff_unsure\":0"), 16, "\"n_eff_unsure\":1");
+    prof::harvest_config cfg;
+    cfg.table = "wh.fits_2026";
+    try {
+        one_profile(run_row + model, cfg);
+        FAIL("expected an error");
+    } catch (const prof::error& e) {
+        CHECK(e.code() == prof::exit_code::data_err);
+        CHECK(std::string(e.what()).find("stream the rows instead (SELECT row_to_json(t) FROM wh.fits_2026 t | prof-harvest)") !=
+              std::string::npos);
+    }
+}
+
 TEST_CASE("the table name is quoted part by part") {
     CHECK(prof::sql_table_name("forecast_metadata") == "\"forecast_metadata\"");
     CHECK(prof::sql_table_name("wh.Fits_2026") == "\"wh\".\"Fits_2026\"");

@@ -2,13 +2,16 @@
 // loop, with a strict fast reader for flat rows and simdjson on-demand for everything else.
 #include "prof/harvest/harvest.hpp"
 
+#include "prof/core/cli.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/json_out.hpp"
+#include "prof/io/input.hpp"
 #include "prof/io/interner.hpp"
 #include "prof/io/json_scan.hpp"
 #include "prof/io/units.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <cmath>
@@ -221,13 +224,30 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
     return reader.read(line, r);
 }
 
-void throw_with_export_hint(const input_error& e) {
-    // A line that is not JSON at all is most often another export format.
+std::string rows_export_query(std::string_view table) {
+    bool upper = std::any_of(table.begin(), table.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    std::string name;
+    if (!upper) {
+        name = table;
+    } else {
+        name = "\"";
+        for (char c : table) name += c == '.' ? std::string("\".\"") : std::string(1, c);
+        name += '"';
+    }
+    return "SELECT row_to_json(t) FROM " + name + " t";
+}
+
+void throw_with_export_hint(const input_error& e, std::string_view table) {
+    // A line that is not JSON at all is most often another export format. The query goes
+    // inside a double-quoted shell word: its own double quotes are escaped.
     if (e.detail.rfind("expected a JSON object", 0) == 0 ||
-        (e.detail.rfind("malformed JSON", 0) == 0 && e.detail.find("improper structure") != std::string::npos))
+        (e.detail.rfind("malformed JSON", 0) == 0 && e.detail.find("improper structure") != std::string::npos)) {
+        std::string query;
+        for (char c : rows_export_query(table)) query += c == '"' ? std::string("\\\"") : std::string(1, c);
         throw input_error(e.source_name, e.line_number,
                           e.detail + "; if this is COPY's text format or psql's aligned table, export JSON Lines "
-                                     "instead: psql -AtX -c \"SELECT row_to_json(t) FROM forecast_metadata t\"");
+                                     "instead: psql -AtX -c \"" + query + "\"");
+    }
     throw e;
 }
 
@@ -253,6 +273,27 @@ json_value harvest_counts_json(const harvest_counts& c) {
              {"fold_rows_skipped", u(c.fold_rows_skipped)},
              {"rows_read", u(c.rows_read)}};
     return o;
+}
+
+void read_harvest_option_files(const harvest_option_files& files, const std::vector<std::string>& rows,
+                               const http_options* http, harvest_config& config) {
+    const bool rows_on_stdin = std::find(rows.begin(), rows.end(), "-") != rows.end();
+    cli::check_one_stdin({{"the rows", rows_on_stdin ? "-" : ""},
+                          {"--family-map", files.family_map},
+                          {"--signature", files.signature},
+                          {"--signature-map", files.signature_map}});
+    if (!files.family_map.empty()) {
+        auto in = read_whole_input(files.family_map, http);
+        config.family_map = parse_family_map(in.text, in.name);
+    }
+    if (!files.signature.empty()) {
+        auto in = read_whole_input(files.signature, http);
+        config.signature = parse_signature(in.text, in.name);
+    }
+    if (!files.signature_map.empty()) {
+        auto in = read_whole_input(files.signature_map, http);
+        config.signature_map = parse_signature_map(in.text, in.name);
+    }
 }
 
 std::map<std::string, std::string> parse_family_map(std::string_view text, const std::string& source) {
@@ -407,7 +448,7 @@ void harvester::read(line_reader& in, const std::function<void(std::uint64_t, st
     try {
         bad_lines_ += read_lines(in, config_.max_bad_lines - bad_lines_, tick).bad_lines;
     } catch (const input_error& e) {
-        throw_with_export_hint(e);
+        throw_with_export_hint(e, config_.table);
     }
     bytes_base_ += in.bytes_read();
 }

@@ -106,10 +106,16 @@ private:
     key_predictor keys_;
 };
 
+// The query that exports `table`'s rows as the JSON Lines a harvest reads:
+// SELECT row_to_json(t) FROM TABLE t, the name as given when it has no upper-case letter (an
+// unquoted name means the same then), else each dot-separated part double-quoted so that
+// PostgreSQL keeps its case (as sql_table_name quotes it).
+std::string rows_export_query(std::string_view table);
+
 // Throws the error of the malformed line `e` that ends a harvest: `e` itself, or, for a line
 // that is not JSON at all (most often another export format), `e` with a hint naming the
-// export to use instead.
-[[noreturn]] void throw_with_export_hint(const input_error& e);
+// export to use instead: psql with rows_export_query(table).
+[[noreturn]] void throw_with_export_hint(const input_error& e, std::string_view table);
 
 // "fit_seconds=<value>": the error text of a failed row that has no `error` column.
 std::string fit_seconds_error(std::optional<double> fit_seconds);
@@ -131,6 +137,8 @@ struct harvest_config {
     std::map<std::string, json_value> signature_map;  // run_id → its signature (--signature-map)
     std::size_t max_bad_lines = 0;                 // across all inputs (--max-bad-lines)
     std::size_t chunk_bytes = 4u << 20;            // parallel ingest: the size lines are cut at
+    std::string table = "forecast_metadata";       // the table the rows come from (--sql-table):
+                                                   // the messages that suggest a query name it
 };
 
 // Parses a --family-map file's text: one JSON object whose values are strings. Throws
@@ -143,6 +151,17 @@ json_value parse_signature(std::string_view text, const std::string& source);
 // Parses a --signature-map file's text: one JSON object of run_id → signature object. Throws
 // prof::error (exit 65) naming `source` and the run otherwise.
 std::map<std::string, json_value> parse_signature_map(std::string_view text, const std::string& source);
+
+// The files prof-harvest's options name (empty: not given).
+struct harvest_option_files {
+    std::string family_map, signature, signature_map;
+};
+// Reads them into `config`, each a file, "-" or an http(s) URL fetched with `http`, gzip told by
+// its magic bytes (io/input.hpp: read_whole_input), parsed as above with errors naming the
+// source. `rows` are the row inputs the run will read: a usage error (64) when two of the
+// files, or a file and the rows, are "-" (stdin holds one input).
+void read_harvest_option_files(const harvest_option_files& files, const std::vector<std::string>& rows,
+                               const http_options* http, harvest_config& config);
 
 // A harvested run's provenance: basis "measured", source "harvest", the run_id, its
 // signature (the signature_map entry, else the config's), measured_at = the latest finished_at

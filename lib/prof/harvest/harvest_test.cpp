@@ -497,3 +497,26 @@ TEST_CASE("value_blocks keep every value in order, in blocks that never move") {
     CHECK(got == want);
     CHECK(prof::median_of_parts(parts) == prof::median(want));
 }
+
+TEST_CASE("the export a line in another format is told to use names the table the rows come from") {
+    // As given when all lower case; each part quoted when the name has an upper-case letter,
+    // the quotes escaped for the double-quoted shell word the query goes in.
+    CHECK(prof::rows_export_query("forecast_metadata") == "SELECT row_to_json(t) FROM forecast_metadata t");
+    CHECK(prof::rows_export_query("wh.Fits_2026") == "SELECT row_to_json(t) FROM \"wh\".\"Fits_2026\" t");
+    for (auto [table, expected] : {std::pair<std::string, std::string>{"forecast_metadata", "FROM forecast_metadata t\""},
+                                   {"wh.fits_2026", "FROM wh.fits_2026 t\""},
+                                   {"wh.Fits_2026", "FROM \\\"wh\\\".\\\"Fits_2026\\\" t\""}}) {
+        CAPTURE(table);
+        prof::harvest_config cfg;
+        cfg.table = table;
+        try {
+            harvest_text("nightly-41\tco2\tets\t0.5\n", cfg);
+            FAIL("expected an input_error");
+        } catch (const prof::input_error& e) {
+            std::string what = e.what();
+            CHECK(what.find("rows:1: expected a JSON object; if this is COPY's text format") == 0);
+            CHECK(what.size() >= expected.size());
+            CHECK(what.compare(what.size() - expected.size(), expected.size(), expected) == 0);
+        }
+    }
+}

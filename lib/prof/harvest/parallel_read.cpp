@@ -92,7 +92,7 @@ void harvester::read(std::unique_ptr<byte_source> src, unsigned jobs,
     });
     for (const auto& b : all_bad) {
         std::size_t line = before[b.chunk] + b.line - chunk_line_bias(b.chunk);
-        if (bad_lines_ >= config_.max_bad_lines) throw_with_export_hint(input_error(source, line, b.what));
+        if (bad_lines_ >= config_.max_bad_lines) throw_with_export_hint(input_error(source, line, b.what), config_.table);
         ++bad_lines_;
         warn(fmt::format("{}:{}: {} (skipped)", source, line, b.what));
     }

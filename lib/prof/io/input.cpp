@@ -57,6 +57,12 @@ std::string read_all(byte_source& src) {
     return text;
 }
 
+whole_input read_whole_input(const std::string& spec, const http_options* http) {
+    auto src = open_input(spec, http);
+    std::string text = read_all(*src);
+    return whole_input{std::move(text), src->name()};
+}
+
 void warn_skipped(const bad_line_policy& policy, std::size_t bad) {
     if (bad) warn(fmt::format("{}skipped {} malformed {}(s)", policy.prefix, bad, policy.noun));
 }

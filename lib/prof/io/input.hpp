@@ -58,14 +58,26 @@ using record_fn = std::function<void(simdjson::ondemand::object&, const record_p
 jsonl_stats for_each_record(const std::vector<std::string>& inputs, const bad_line_policy& policy,
                             const record_fn& fn, const line_fn& fast = {});
 
-// The same over one source already open (a registry's index, fetched from a directory or a URL
-// and read as it is, never inflated), with the policy's whole budget.
+// The same over one source already open (a registry's index, fetched from a directory or a
+// URL), with the policy's whole budget.
 jsonl_stats for_each_record(line_reader& in, const bad_line_policy& policy, const record_fn& fn,
                             const line_fn& fast = {});
 
 // Everything `src` holds, as one text (a whole profile or signature file); throws what
 // src.read throws.
 std::string read_all(byte_source& src);
+
+// A small input an option names (--family-map, --signature, --params, ...), read whole: `text`,
+// and `name`, the source as diagnostics name it ("<stdin>" for "-", a URL without its
+// credentials).
+struct whole_input {
+    std::string text;
+    std::string name;
+};
+// SPEC opened by open_input (a file, "-" for stdin, an http(s) URL fetched with `http`; gzip
+// told by its magic bytes) and read to its end. Throws open_input's errors (66 for a missing
+// file) and the source's read errors (io_error, 74).
+whole_input read_whole_input(const std::string& spec, const http_options* http = nullptr);
 
 // The policy's closing warning for `bad` skipped lines (nothing when there are none), for a
 // reader that keeps its own count (prof-harvest's).

@@ -3,6 +3,7 @@
 
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
+#include "prof/io/http.hpp"
 #include "prof/io/input.hpp"
 #include "prof/io/json_out.hpp"
 #include "prof/resolve/keys.hpp"
@@ -57,6 +58,13 @@ bool file_exists(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0;
 }
 
+// A registry file's text as the readers see it: a gzip file (told by its magic bytes) inflated.
+std::string read_registry_file(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    return read_all(*gunzip_if_gzip(fd_source(fd, path, true)));
+}
+
 }  // namespace
 
 std::string registry_run_path(const std::string& dir, const std::string& run_id) {
@@ -69,8 +77,9 @@ namespace {
 std::map<std::string, std::string> read_index_lines(const std::string& path) {
     std::map<std::string, std::string> out;
     if (!file_exists(path)) return out;
-    // Read as it is (never inflated), and strict: a store must not rewrite an index it cannot read.
-    line_reader in(string_source(read_file(path), path));
+    // Strict: a store must not rewrite an index it cannot read. A gzip index is read inflated
+    // (and rewritten plain).
+    line_reader in(string_source(read_registry_file(path), path));
     for_each_record(in, bad_line_policy(), [&](simdjson::ondemand::object& obj, const record_place& at) {
         std::optional<std::string> run_id;
         for (auto f : obj)
@@ -102,7 +111,7 @@ std::vector<std::string> run_file_names(const std::string& runs_dir) {
 // The profile in a run file that the index does not list, checked to be the run its name says.
 compute_profile read_unindexed_run(const std::string& dir, const std::string& name) {
     std::string path = checked_inside(dir, dir + "/runs/" + name, "registry");
-    compute_profile p = parse_profile_text(read_file(path), path);
+    compute_profile p = parse_profile_text(read_registry_file(path), path);
     if (!p.provenance.run_id || p.provenance.run_id->empty())
         throw input_error(path, 1, "field 'provenance.run_id': missing; the file cannot be indexed");
     if (key_file_name({*p.provenance.run_id}) + ".json" != name)
@@ -111,6 +120,14 @@ compute_profile read_unindexed_run(const std::string& dir, const std::string& na
     return p;
 }
 }  // namespace
+
+void check_registry_directory(const std::string& dir) {
+    if (is_http_url(dir))
+        throw usage_error(fmt::format("--registry: expected a directory to write, found the URL '{}' (a registry "
+                                      "served over HTTP is read by prof-resolve and prof-diff; prof-harvest writes "
+                                      "the directory it is served from)",
+                                      redact_url(dir)));
+}
 
 registry_write registry_store(const std::string& dir, const compute_profile& p, bool force) {
     if (!p.provenance.run_id) throw field_error("a registry profile needs provenance.run_id");

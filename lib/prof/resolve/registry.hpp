@@ -30,6 +30,11 @@ std::string write_registry_line(const std::string& run_id, const std::optional<j
 // DIR/runs/<encoded run_id>.json; refuses (exit 73) a path that would leave DIR.
 std::string registry_run_path(const std::string& dir, const std::string& run_id);
 
+// A writer's --registry DIR, checked before any input is read: an http(s) URL is a registry only
+// to its readers (prof-resolve, prof-diff); taken as a path it would become a local directory
+// named "http:". Throws usage_error (64) for a URL.
+void check_registry_directory(const std::string& dir);
+
 enum class registry_write { written, replaced, skipped_exists };
 
 // Stores profile `p` (whose provenance.run_id must be set and non-empty: 65 otherwise) in the

@@ -360,9 +360,9 @@ registry_fetch directory_fetch(const std::string& dir) {
     return [dir](const std::vector<std::string>& components) {
         std::string rel;
         for (const auto& c : components) rel += (rel.empty() ? "" : "/") + c;
-        // A plain fd source, never open_input: a registry file is read as it is, never inflated.
-        // O_NONBLOCK so a FIFO planted in the registry cannot hang the open; anything but a
-        // regular file is refused before a byte is read.
+        // Not open_input: a registry path is a file, never stdin or a URL. O_NONBLOCK so a FIFO
+        // planted in the registry cannot hang the open; anything but a regular file is refused
+        // before a byte is read. A gzip file (told by its magic bytes) is inflated, as any input.
         std::string path = path_under(dir, rel);
         int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
@@ -373,7 +373,7 @@ registry_fetch directory_fetch(const std::string& dir) {
         }
         int flags = ::fcntl(fd, F_GETFL);
         if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-        return fd_source(fd, path, true);
+        return gunzip_if_gzip(fd_source(fd, path, true));
     };
 }
 
@@ -393,7 +393,8 @@ registry_fetch http_fetch(const std::string& base_url, http_options options) {
     return [base, options](const std::vector<std::string>& components) {
         std::string url = base;
         for (const auto& c : components) url += "/" + url_escape_name(c);
-        return http_source(url, options);
+        // A gzip body is inflated whether it came with Content-Encoding gzip or as a .gz file.
+        return gunzip_if_gzip(http_source(url, options));
     };
 }
 
@@ -517,20 +518,16 @@ std::function<compute_profile()> installed_baseline_loader(const std::string& ex
 }
 
 json_value read_signature_file(const std::string& path) {
-    std::string text;
-    std::string name = path == "-" ? std::string("<stdin>") : path;
+    const http_options http = registry_http_options();
+    whole_input in;
     // This run's own input that cannot be read is 66, a read error (a directory, a
     // closed stdin) included, not only a missing file.
     try {
-        if (path == "-") {
-            text = read_all(*open_input("-"));
-        } else {
-            text = read_file(path);
-        }
+        in = read_whole_input(path, &http);
     } catch (const io_error& e) {
         throw no_input_error(e.what());
     }
-    return parse_json_object_file(text, name, "--signature");
+    return parse_json_object_file(in.text, in.name, "--signature");
 }
 
 }  // namespace prof

@@ -140,7 +140,8 @@ compute_profile assumed_profile(std::vector<std::string> warnings);
 
 // Opens one file of a registry given its path components ({"index.jsonl"} or
 // {"runs", "<file name>"}) as a stream; opening or reading throws on any failure (missing,
-// unreadable, HTTP error, timeout). Streaming keeps a large index out of memory.
+// unreadable, HTTP error, timeout). Streaming keeps a large index out of memory. Both fetches
+// inflate a gzip file (told by its magic bytes, whatever its name), as every input is.
 using registry_fetch = std::function<std::unique_ptr<byte_source>(const std::vector<std::string>& components)>;
 
 // A registry directory: DIR/<components joined by '/'>, each checked to stay under DIR.
@@ -184,8 +185,9 @@ std::vector<std::string> baseline_candidates(const std::string& exe_path);
 // throws no_input_error naming every place looked at (which becomes a warning).
 std::function<compute_profile()> installed_baseline_loader(const std::string& exe_path);
 
-// This run's signature from --signature FILE ("-" = stdin): no_input_error (66) when it cannot
-// be read, input_error (65) when it is not one JSON object.
+// This run's signature from --signature FILE ("-" = stdin, an http(s) URL fetched with
+// registry_http_options, gzip told by its magic bytes): no_input_error (66) when it cannot be
+// read, input_error (65) when it is not one JSON object.
 json_value read_signature_file(const std::string& path);
 
 }  // namespace prof

@@ -431,7 +431,8 @@ TEST_CASE("a FIFO planted in a registry directory is refused without hanging") {
 TEST_CASE("--signature must be one readable JSON object") {
     temp_dir d;
     CHECK_THROWS_AS(prof::read_signature_file(d.path + "/absent.json"), prof::no_input_error);
-    CHECK_THROWS_WITH_AS(prof::read_signature_file(d.path), ("cannot read '" + d.path + "': Is a directory").c_str(),
+    // A directory opens but cannot be read: the read error every input gives, as 66.
+    CHECK_THROWS_WITH_AS(prof::read_signature_file(d.path), (d.path + ": read error: Is a directory").c_str(),
                          prof::no_input_error);
     prof::write_file_atomic(d.path + "/array.json", "[1,2]");
     prof::write_file_atomic(d.path + "/bad.json", "{\"a\":");
@@ -445,6 +446,15 @@ TEST_CASE("--signature must be one readable JSON object") {
     }
     CHECK_THROWS_AS(prof::read_signature_file(d.path + "/bad.json"), prof::input_error);
     CHECK(prof::read_signature_file(d.path + "/ok.json").dump() == R"({"a":1,"b":2})");
+}
+
+TEST_CASE("a gzip --signature is read inflated, whatever its name") {
+    // The gzip member of {"a":1} (python3 -c 'import gzip,sys; sys.stdout.buffer.write(gzip.compress(b"{\"a\":1}", mtime=0))').
+    const unsigned char gz[] = {0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x03, 0xab, 0x56, 0x4a, 0x54,
+                                0xb2, 0x32, 0xac, 0x05, 0x00, 0xaf, 0xac, 0x1b, 0x56, 0x07, 0x00, 0x00, 0x00};
+    temp_dir d;
+    prof::write_file_atomic(d.path + "/sig.json", std::string(reinterpret_cast<const char*>(gz), sizeof gz));
+    CHECK(prof::read_signature_file(d.path + "/sig.json").dump() == R"({"a":1})");
 }
 
 TEST_CASE("a baseline file without a baseline_version is refused") {
