@@ -2,6 +2,7 @@
 #include "prof/spans/chrome.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/core/parallel.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/io/json_scan.hpp"
 #include "prof/spans/chrome_events.hpp"
@@ -10,12 +11,12 @@
 #include "prof/spans/formats.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
-#include <exception>
 #include <fmt/format.h>
+#include <mutex>
 #include <optional>
 #include <simdjson.h>
-#include <thread>
 
 namespace prof {
 
@@ -263,12 +264,14 @@ bool starts_event(std::string_view in, std::size_t at) {
     return scan_event(s, e, keys, s.e) && e.ph != 0;
 }
 
-// The event array's interior cut at event boundaries into up to `jobs` chunks of at least
-// `min_bytes` (see chrome_paths.hpp): each chunk's text from its first event to the '}' of its
-// last.
-std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, std::size_t min_bytes) {
+// The event array's interior cut at event boundaries into chunks for `jobs` threads (see
+// chrome_paths.hpp): one with one job; else at least `jobs`, of about `chunk_bytes` each, and
+// none below `min_bytes`. Each chunk's text runs from its first event to the '}' of its last.
+std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, std::size_t chunk_bytes, std::size_t min_bytes) {
     std::vector<std::string_view> out;
-    const std::size_t want = std::max<std::size_t>(1, std::min<std::size_t>(jobs, in.size() / std::max<std::size_t>(min_bytes, 1)));
+    const std::size_t by_size = (in.size() + chunk_bytes - 1) / std::max<std::size_t>(chunk_bytes, 1);
+    const std::size_t pieces = jobs <= 1 ? 1 : std::max<std::size_t>(jobs, by_size);
+    const std::size_t want = std::max<std::size_t>(1, std::min<std::size_t>(pieces, in.size() / std::max<std::size_t>(min_bytes, 1)));
     std::size_t from = 0;
     for (std::size_t k = 1; k < want; ++k) {
         std::size_t cut = next_boundary(in, std::max(from, in.size() / want * k));
@@ -285,29 +288,49 @@ std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, s
     return out;
 }
 
-// The chunks read on their own threads (the first on this one), joined in file order.
-std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, const char* readable_end,
+// The chunks read on up to `jobs` threads (this one among them), each taking the next chunk as
+// it is free, so that a slower chunk or a thread the host preempts leaves no core idle. Each
+// finished chunk is joined into the first as soon as every chunk before it is, by whichever
+// thread finds it ready, while the others go on reading: the join overlaps the parse instead of
+// following it, and a joined chunk's memory is freed for the next one.
+std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, unsigned jobs, const char* readable_end,
                                         std::size_t batch, bool scan, std::size_t expected_spans) {
     std::vector<std::optional<trace_events>> parts(chunks.size());
-    std::vector<std::exception_ptr> failed(chunks.size());
-    auto work = [&](std::size_t k) {
-        try {
-            parts[k] = read_chunk(chunks[k], readable_end, batch, scan, k == 0 ? expected_spans : chunks[k].size() / 80);
-        } catch (...) {
-            failed[k] = std::current_exception();  // out of memory, say: not a verdict on the trace
+    std::atomic<bool> declined{false};
+    std::mutex mu;  // guards read, joined and joining
+    std::vector<char> read(chunks.size(), 0);
+    std::size_t joined = 1;  // parts[1, joined) are in parts[0]
+    bool joining = false;    // a thread is joining: the others leave their chunks to it
+    // Joins the ready chunks that follow the joined ones, outside the lock; called with it held.
+    auto join_ready = [&](std::unique_lock<std::mutex>& lock) {
+        if (joining || !read[0]) return;
+        joining = true;
+        while (joined < parts.size() && read[joined] && !declined) {
+            const std::size_t k = joined;
+            lock.unlock();
+            parts[0]->append({&*parts[k]});
+            parts[k].reset();
+            lock.lock();
+            joined = k + 1;
         }
+        joining = false;
     };
-    std::vector<std::thread> threads;
-    for (std::size_t k = 1; k < chunks.size(); ++k) threads.emplace_back(work, k);
-    work(0);
-    for (auto& t : threads) t.join();
-    for (const auto& e : failed)
-        if (e) std::rethrow_exception(e);
-    for (const auto& part : parts)
-        if (!part) return std::nullopt;
-    std::vector<trace_events*> later;
-    for (std::size_t k = 1; k < parts.size(); ++k) later.push_back(&*parts[k]);
-    parts[0]->append(later, static_cast<unsigned>(chunks.size()));
+    parallel_for(chunks.size(), jobs, [&](std::size_t k) {
+        if (declined) return;  // a chunk already failed: the trace is read another way
+        // The first chunk reserves for the whole trace (address space, not pages until written),
+        // so that the others are joined into it without moving it.
+        parts[k] = read_chunk(chunks[k], readable_end, batch, scan, k == 0 ? expected_spans : chunks[k].size() / 80);
+        if (!parts[k]) {
+            declined = true;
+            return;
+        }
+        std::unique_lock lock(mu);
+        read[k] = 1;
+        join_ready(lock);
+    });
+    if (declined) return std::nullopt;
+    std::unique_lock lock(mu);
+    join_ready(lock);  // what a thread left ready as another was joining
     return std::move(*parts[0]);
 }
 
@@ -325,16 +348,16 @@ std::optional<span_set> read_chrome_batched(std::string_view text, const chrome_
         return std::nullopt;
     const std::size_t expected_spans = text.size() / 80;
     const char* readable_end = text.data() + text.size() + simdjson::SIMDJSON_PADDING;
-    auto chunks = event_chunks(shape->interior, paths.jobs, paths.min_chunk_bytes);
-    std::optional<trace_events> r = read_chunks(chunks, readable_end, paths.batch_bytes, paths.scan, expected_spans);
+    auto chunks = event_chunks(shape->interior, paths.jobs, paths.chunk_bytes, paths.min_chunk_bytes);
+    std::optional<trace_events> r = read_chunks(chunks, paths.jobs, readable_end, paths.batch_bytes, paths.scan, expected_spans);
     if (!r && chunks.size() > 1) {
         // A cut inside an event (a "},{" in an array of objects in its args) fails the chunk
         // before it; read in one piece then, before trying the (slower) whole-document parse.
         chunks = {shape->interior};
-        r = read_chunks(chunks, readable_end, paths.batch_bytes, paths.scan, expected_spans);
+        r = read_chunks(chunks, 1, readable_end, paths.batch_bytes, paths.scan, expected_spans);
     }
     if (!r) return std::nullopt;
-    st.jobs = static_cast<unsigned>(chunks.size());
+    st.chunks = chunks.size();
     st.scanned_events = r->scanned;
     st.dom_events = r->from_dom;
     r->out.display_time_unit = std::move(shape->display_time_unit);
@@ -519,7 +542,7 @@ span_set read_chrome_trace(std::string_view text, const std::string& source, uns
 std::string stats_words(const chrome_read_stats& st) {
     if (st.whole_document) return "; events read by one whole-document parse";
     std::string out = fmt::format("; events: {} scanned, {} from DOM batches", st.scanned_events, st.dom_events);
-    if (st.jobs > 1) out += fmt::format(" in {} chunks", st.jobs);
+    if (st.chunks > 1) out += fmt::format(" in {} chunks", st.chunks);
     return out;
 }
 

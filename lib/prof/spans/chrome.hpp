@@ -19,7 +19,7 @@ struct chrome_read_stats {
     std::size_t scanned_events = 0;
     std::size_t dom_events = 0;
     bool whole_document = false;
-    unsigned jobs = 1;  // chunks read in parallel (1 when the trace was read in one piece)
+    std::size_t chunks = 1;  // chunks the event array was cut into (1 when read in one piece)
 };
 // The --stats words: "; events: 3 scanned, 0 from DOM batches" (and " in 2 chunks" when read
 // on several threads) or "; events read by one whole-document parse".
@@ -43,8 +43,9 @@ std::string stats_words(const chrome_read_stats& st);
 // is needed, a negative dur and a name that is not a string are input_error naming the line
 // (exit 65).
 //
-// The event array of the common shapes is cut at event boundaries into up to `jobs` chunks read
-// on as many threads, the results joined in file order: the result, and every error, is the
+// The event array of the common shapes is cut at event boundaries into chunks read on up to
+// `jobs` threads (each thread taking the next chunk as it is free), the results joined in file
+// order: the result, and every error, is the
 // same for every `jobs`. `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
 // `stats`, when given, receives how the trace was read.
 span_set read_chrome_trace(std::string_view padded_text, const std::string& source, unsigned jobs = 1,

@@ -356,11 +356,18 @@ span_set trace_events::finish(unsigned jobs) {
         const std::size_t n = offset[g + 1] - offset[g];
         filled_vector<be_event> tmp(n < radix_sort_min ? 0 : n);
         radix_sort_range(grouped.data() + offset[g], n, tmp.data(), [](const be_event& e) { return e.ts; });
+        result[g].spans.reserve(n / 2);  // a pair per two events, at most
         match(grouped.data() + offset[g], n, result[g]);
+    });
+    // The pairs after the other spans, in thread order, each thread's copied on its own.
+    std::vector<std::size_t> at(groups + 1, out.spans.size());
+    for (std::size_t g = 0; g < groups; ++g) at[g + 1] = at[g] + result[g].spans.size();
+    out.spans.resize(at[groups]);
+    parallel_for(groups, jobs, [&](std::size_t g) {
+        std::copy(result[g].spans.begin(), result[g].spans.end(), out.spans.begin() + static_cast<std::ptrdiff_t>(at[g]));
     });
     defect_count& d = out.defects[static_cast<std::size_t>(event_defect::mismatched_end)];
     for (const matched& m : result) {
-        out.spans.insert(out.spans.end(), m.spans.begin(), m.spans.end());
         out.unmatched_begins += m.unmatched_begins;
         out.unmatched_ends += m.unmatched_ends;
         if (m.mismatched && (d.count == 0 || m.first_mismatched < d.first_event)) {

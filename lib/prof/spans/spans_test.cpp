@@ -1035,7 +1035,7 @@ TEST_CASE("chrome: a trace cut into chunks read on several threads gives what on
     std::string plain;
     for (int k = 0; k < 40; ++k) plain += fmt::format("{}{{\"ph\":\"X\",\"name\":\"n{}\",\"ts\":{},\"dur\":1}}", k ? ",\n" : "", k % 3, k);
     chrome_read_stats st = how_read(chrome(plain), 4);
-    CHECK(st.jobs == 4);
+    CHECK(st.chunks == 4);
     CHECK(st.scanned_events == 40);
     CHECK(dump(read_chrome(chrome(plain), std::size_t{1} << 20, true, 4)) == dump(read_chrome(chrome(plain))));
     // Events whose args hold arrays of objects (a stack trace): cuts go between events, never
@@ -1045,8 +1045,53 @@ TEST_CASE("chrome: a trace cut into chunks read on several threads gives what on
         stacks += fmt::format("{}{{\"ph\":\"X\",\"name\":\"f\",\"ts\":{},\"dur\":1,\"args\":{{\"stack\":[{{\"fn\":\"a\"}}, {{\"fn\":\"b\"}},{{\"fn\":\"c\"}}]}}}}",
                               k ? ",\n" : "", k);
     st = how_read(chrome(stacks), 4);
-    CHECK(st.jobs == 4);
+    CHECK(st.chunks == 4);
     CHECK(dump(read_chrome(chrome(stacks), std::size_t{1} << 20, true, 4)) == dump(read_chrome(chrome(stacks))));
+}
+
+TEST_CASE("chrome: a trace is cut into more chunks than threads, taken as threads are free, to the same result") {
+    // 60 events over 3 threads' B/E pairs and X spans of 5 names, an unmatched 'E', an X without
+    // dur every 7th event and an empty event every 11th, so that names, threads and defects are
+    // first met in later chunks. With chunks of about `chunk_bytes`, 2 and 3 threads read every
+    // cut the text allows (chunk_bytes 1: one event a chunk) or a few events a chunk, and the
+    // chunks, joined in file order whichever thread read them, give what one piece gives.
+    std::string events;
+    for (int k = 0; k < 60; ++k) {
+        std::string e = k % 11 == 10 ? "{}"
+                        : k % 7 == 6 ? fmt::format(R"({{"ph":"X","name":"n{}","ts":{}}})", k % 5, k)
+                        : k % 4 == 0 ? fmt::format(R"({{"ph":"B","name":"b{}","ts":{},"pid":1,"tid":{}}})", k % 3, k, k % 3)
+                        : k % 4 == 2 ? fmt::format(R"({{"ph":"E","ts":{},"pid":1,"tid":{}}})", k + 1, (k + 2) % 3)
+                                     : fmt::format(R"({{"ph":"X","name":"n{}","ts":{},"dur":2}})", k % 5, k);
+        events += (k ? ",\n" : "") + e;
+    }
+    const std::string text = chrome(events);
+    const std::string one = dump(read_chrome(text));
+    for (unsigned jobs : {2u, 3u})
+        for (std::size_t chunk_bytes : {std::size_t{1}, std::size_t{200}}) {
+            CAPTURE(jobs);
+            CAPTURE(chunk_bytes);
+            simdjson::padded_string p(text);
+            chrome_paths paths;
+            paths.jobs = jobs;
+            paths.chunk_bytes = chunk_bytes;
+            paths.min_chunk_bytes = 1;
+            chrome_read_stats st;
+            span_set s = read_chrome_trace(std::string_view(p.data(), p.size()), "trace.json", paths, &st);
+            CHECK(dump(s) == one);
+            // By hand: the interior is about 2400 bytes, so chunks of 200 bytes make about 12
+            // (more than the threads); chunks of 1 byte one per event, except that no chunk
+            // starts at an event without a phase (the 5 empty ones): 60 - 5 = 55.
+            CHECK(st.chunks > jobs);
+            if (chunk_bytes == 1) CHECK(st.chunks == 55);
+        }
+    // One thread reads the trace in one piece, whatever the chunk size.
+    simdjson::padded_string p(text);
+    chrome_paths paths;
+    paths.chunk_bytes = 1;
+    paths.min_chunk_bytes = 1;
+    chrome_read_stats st;
+    read_chrome_trace(std::string_view(p.data(), p.size()), "trace.json", paths, &st);
+    CHECK(st.chunks == 1);
 }
 
 TEST_CASE("chrome: an error in a later chunk names the line and event one thread names") {
