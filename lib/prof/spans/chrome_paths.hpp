@@ -34,5 +34,7 @@ struct chrome_paths {
 };
 span_set read_chrome_trace(std::string_view padded_text, const std::string& source, const chrome_paths& paths,
                            chrome_read_stats* stats = nullptr);
+span_set read_chrome_stream(std::string_view head, byte_source& rest, const std::string& source, const chrome_paths& paths,
+                            chrome_read_stats* stats, std::uint64_t& bytes);
 
 }  // namespace prof
