@@ -744,15 +744,15 @@ struct stream_ring {
             }
             try {
                 read_piece(*p, object, paths);
+                std::unique_lock lock(mu);
+                p->done = true;
+                retire(lock);
             } catch (...) {  // out of memory, say: not a verdict on the trace
                 std::unique_lock lock(mu);
                 if (!error) error = std::current_exception();
                 stop(lock);
                 return;
             }
-            std::unique_lock lock(mu);
-            p->done = true;
-            retire(lock);
         }
     }
 };
