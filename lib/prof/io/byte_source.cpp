@@ -6,6 +6,8 @@
 #include "prof/core/errors.hpp"
 #include "prof/io/http.hpp"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -182,6 +184,19 @@ void release_region(const memory_region& r, const char* from, const char* to) {
     auto a = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);
     auto b = reinterpret_cast<std::uintptr_t>(to) & ~(page - 1);
     if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+}
+
+std::string_view read_rest_padded(byte_source& src, std::string& text, std::uint64_t& total) {
+    for (std::size_t n = 1; n > 0;) {
+        const std::size_t at = text.size();
+        text.resize(at + (std::size_t{1} << 20));
+        n = src.read(text.data() + at, text.size() - at);
+        text.resize(at + n);
+        total += n;
+    }
+    const std::size_t length = text.size();
+    text.append(simdjson::SIMDJSON_PADDING, '\0');
+    return {text.data(), length};
 }
 
 std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd) {

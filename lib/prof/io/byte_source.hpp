@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,10 @@ public:
     // reader would be a wrong one. Does nothing for any other source.
     virtual void verify_mapped() const {}
 };
+
+// Everything `src` has left, appended to `text`, then simdjson::SIMDJSON_PADDING zero bytes: the
+// view returned is `text` without them. `total` counts the bytes read.
+std::string_view read_rest_padded(byte_source& src, std::string& text, std::uint64_t& total);
 
 // A file descriptor source; `name` is what diagnostics print ("<stdin>" for fd 0).
 std::unique_ptr<byte_source> fd_source(int fd, std::string name, bool owns_fd);

@@ -3,11 +3,16 @@
 
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
+#include "prof/io/byte_source.hpp"
 #include "prof/io/fsutil.hpp"
+#include "prof/io/http.hpp"
 #include "prof/spans/chrome.hpp"
 #include "prof/spans/polars.hpp"
 
 #include <ctime>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <fmt/format.h>
 
 namespace prof {
@@ -32,12 +37,12 @@ span_set read_spans(span_format f, std::string_view text, const std::string& sou
     throw error(exit_code::software, "read_spans: a DuckDB profile has no spans");
 }
 
-std::optional<query_profile> build_run_profile(std::string_view text, const std::string& source, const run_input& in) {
-    if (in.format == span_format::duckdb) return build_from_duckdb(read_duckdb_profile(text, source), in.opts, source);
+namespace {
+
+// The profile of spans read (from `bytes` bytes of input, from t0 in CPU seconds on).
+std::optional<query_profile> profile_of_spans(span_set s, const chrome_read_stats& how, std::size_t bytes, double t0,
+                                              const std::string& source, const run_input& in) {
     const bool chrome = in.format == span_format::chrome;
-    double t0 = cpu_seconds();
-    chrome_read_stats how;
-    span_set s = read_spans(in.format, text, source, in.jobs, &how);
     if (chrome) {
         if (in.strict) refuse_defects(s, source);
         auto report = report_trace(s, source);
@@ -58,17 +63,15 @@ std::optional<query_profile> build_run_profile(std::string_view text, const std:
             std::string skipped = defect_counts(s);
             way = stats_words(how) + "; defects: " + (skipped.empty() ? std::string("none") : skipped);
         }
-        note(fmt::format("stats: {} bytes, {} spans of {} nodes; cpu s: read+parse {:.6f}, union {:.6f}{}", text.size(),
+        note(fmt::format("stats: {} bytes, {} spans of {} nodes; cpu s: read+parse {:.6f}, union {:.6f}{}", bytes,
                          s.spans.size(), s.names.size(), t1 - t0, cpu_seconds() - t1, way));
     }
     return p;
 }
 
-std::optional<query_profile> build_run_profile(const std::string& path, std::string_view format_word, bool strict,
-                                               const std::function<run_input()>& options) {
-    const std::string name = path == "-" ? "<stdin>" : path;
-    padded_input input(path);
-    std::string_view text = input.text();
+// The run in `text` (the whole input, padded).
+std::optional<query_profile> build_from_text(std::string_view text, const std::string& name, std::string_view format_word,
+                                             bool strict, const std::function<run_input()>& options) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {  // empty input → empty output
         if (strict) throw error(exit_code::data_err, fmt::format("{}: empty input (--strict)", name));
         return std::nullopt;
@@ -76,6 +79,67 @@ std::optional<query_profile> build_run_profile(const std::string& path, std::str
     run_input in = options();
     in.format = span_format_named(format_word, text, name);
     return build_run_profile(text, name, in);
+}
+
+// Whether padded_input reads `path` as a stream, not mapped in place: stdin, a pipe or another
+// file that is not regular, a URL, a gzip file. A path that cannot be opened is not: the
+// mapped path's open reports it.
+bool streamed(const std::string& path) {
+    if (path == "-" || is_http_url(path)) return true;
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return false;
+    if (!S_ISREG(st.st_mode)) return true;
+    unsigned char magic[2] = {};
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const ssize_t n = ::read(fd, magic, 2);
+    ::close(fd);
+    return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+// Up to `n` first bytes of `src` (fewer only at its end).
+std::string read_head(byte_source& src, std::size_t n) {
+    std::string head(n, '\0');
+    std::size_t got = 0;
+    for (std::size_t k = 1; got < n && k > 0; got += k) k = src.read(head.data() + got, n - got);
+    head.resize(got);
+    return head;
+}
+
+}  // namespace
+
+std::optional<query_profile> build_run_profile(std::string_view text, const std::string& source, const run_input& in) {
+    if (in.format == span_format::duckdb) return build_from_duckdb(read_duckdb_profile(text, source), in.opts, source);
+    double t0 = cpu_seconds();
+    chrome_read_stats how;
+    span_set s = read_spans(in.format, text, source, in.jobs, &how);
+    return profile_of_spans(std::move(s), how, text.size(), t0, source, in);
+}
+
+std::optional<query_profile> build_run_profile(const std::string& path, std::string_view format_word, bool strict,
+                                               const std::function<run_input()>& options) {
+    const std::string name = path == "-" ? "<stdin>" : path;
+    if (!streamed(path)) {
+        padded_input input(path);
+        return build_from_text(input.text(), name, format_word, strict, options);
+    }
+    // A stream: its head tells a Chrome trace, whose events are read through a ring of chunks
+    // as the stream comes (read_chrome_stream); any other input is read whole, as a file is.
+    auto src = open_input(path);
+    constexpr std::size_t head_bytes = std::size_t{1} << 20;
+    std::string head = read_head(*src, head_bytes);
+    if (!chrome_by_head(format_word, head, head.size() < head_bytes)) {
+        std::string text = std::move(head);
+        std::uint64_t bytes = 0;
+        return build_from_text(read_rest_padded(*src, text, bytes), name, format_word, strict, options);
+    }
+    run_input in = options();
+    in.format = span_format::chrome;
+    double t0 = cpu_seconds();
+    chrome_read_stats how;
+    std::uint64_t bytes = 0;
+    span_set s = read_chrome_stream(head, *src, name, in.jobs, &how, bytes);
+    return profile_of_spans(std::move(s), how, bytes, t0, name, in);
 }
 
 }  // namespace prof

@@ -2,6 +2,8 @@
 #include "prof/spans/chrome.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/core/parallel.hpp"
+#include "prof/io/byte_source.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/io/json_scan.hpp"
 #include "prof/spans/chrome_events.hpp"
@@ -10,9 +12,13 @@
 #include "prof/spans/formats.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <cstring>
-#include <exception>
 #include <fmt/format.h>
+#include <mutex>
+#include <memory>
 #include <optional>
 #include <simdjson.h>
 #include <thread>
@@ -88,6 +94,37 @@ bool trace_member(json_scanner& s, std::string_view key, event_array& out) {
     return true;
 }
 
+// The members of a trace object before its events, from just past its '{': checked and skipped
+// (displayTimeUnit kept) up to the value of "traceEvents", where `s` is left.
+bool members_before_events(json_scanner& s, event_array& out) {
+    std::string_view key;
+    for (s.ws();; s.ws()) {
+        if (!s.string(key)) return false;
+        s.ws();
+        if (!s.eat(':')) return false;
+        s.ws();
+        if (key == "traceEvents") return true;
+        if (!trace_member(s, key, out)) return false;
+        s.ws();
+        if (!s.eat(',')) return false;
+    }
+}
+
+// The members after the event array, from just past its ']' to the object's '}' (excluded).
+bool members_after_events(json_scanner after, event_array& out) {
+    std::string_view key;
+    for (after.ws(); after.p < after.e; after.ws()) {
+        if (!after.eat(',')) return false;
+        after.ws();
+        if (!after.string(key) || key == "traceEvents") return false;  // a second one: read whole
+        after.ws();
+        if (!after.eat(':')) return false;
+        after.ws();
+        if (!trace_member(after, key, out)) return false;
+    }
+    return true;
+}
+
 std::optional<event_array> event_array_of(std::string_view text) {
     event_array out;
     std::string_view t = text;
@@ -100,17 +137,7 @@ std::optional<event_array> event_array_of(std::string_view text) {
     }
     if (t.size() < 2 || t.front() != '{' || t.back() != '}') return std::nullopt;
     json_scanner s{t.data() + 1, t.data() + t.size() - 1};
-    std::string_view key;
-    for (s.ws();; s.ws()) {  // the members before the events
-        if (!s.string(key)) return std::nullopt;
-        s.ws();
-        if (!s.eat(':')) return std::nullopt;
-        s.ws();
-        if (key == "traceEvents") break;
-        if (!trace_member(s, key, out)) return std::nullopt;
-        s.ws();
-        if (!s.eat(',')) return std::nullopt;
-    }
+    if (!members_before_events(s, out)) return std::nullopt;
     // The array's end is taken to be the text's last ']'. When a later member holds a ']', the
     // last event seems to be followed by ']' instead of ',' and the scanner declines the trace:
     // a wrong guess costs the fast path, never the answer.
@@ -118,16 +145,7 @@ std::optional<event_array> event_array_of(std::string_view text) {
     std::size_t close = rest.rfind(']');
     if (rest.empty() || rest[0] != '[' || close == std::string_view::npos || close == 0) return std::nullopt;
     out.interior = rest.substr(1, close - 1);
-    json_scanner after{rest.data() + close + 1, s.e};
-    for (after.ws(); after.p < after.e; after.ws()) {  // the members after them
-        if (!after.eat(',')) return std::nullopt;
-        after.ws();
-        if (!after.string(key) || key == "traceEvents") return std::nullopt;  // a second one: read whole
-        after.ws();
-        if (!after.eat(':')) return std::nullopt;
-        after.ws();
-        if (!trace_member(after, key, out)) return std::nullopt;
-    }
+    if (!members_after_events(json_scanner{rest.data() + close + 1, s.e}, out)) return std::nullopt;
     return out;
 }
 
@@ -263,12 +281,14 @@ bool starts_event(std::string_view in, std::size_t at) {
     return scan_event(s, e, keys, s.e) && e.ph != 0;
 }
 
-// The event array's interior cut at event boundaries into up to `jobs` chunks of at least
-// `min_bytes` (see chrome_paths.hpp): each chunk's text from its first event to the '}' of its
-// last.
-std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, std::size_t min_bytes) {
+// The event array's interior cut at event boundaries into chunks for `jobs` threads (see
+// chrome_paths.hpp): one with one job; else at least `jobs`, of about `chunk_bytes` each, and
+// none below `min_bytes`. Each chunk's text runs from its first event to the '}' of its last.
+std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, std::size_t chunk_bytes, std::size_t min_bytes) {
     std::vector<std::string_view> out;
-    const std::size_t want = std::max<std::size_t>(1, std::min<std::size_t>(jobs, in.size() / std::max<std::size_t>(min_bytes, 1)));
+    const std::size_t by_size = (in.size() + chunk_bytes - 1) / std::max<std::size_t>(chunk_bytes, 1);
+    const std::size_t pieces = jobs <= 1 ? 1 : std::max<std::size_t>(jobs, by_size);
+    const std::size_t want = std::max<std::size_t>(1, std::min<std::size_t>(pieces, in.size() / std::max<std::size_t>(min_bytes, 1)));
     std::size_t from = 0;
     for (std::size_t k = 1; k < want; ++k) {
         std::size_t cut = next_boundary(in, std::max(from, in.size() / want * k));
@@ -285,29 +305,49 @@ std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, s
     return out;
 }
 
-// The chunks read on their own threads (the first on this one), joined in file order.
-std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, const char* readable_end,
+// The chunks read on up to `jobs` threads (this one among them), each taking the next chunk as
+// it is free, so that a slower chunk or a thread the host preempts leaves no core idle. Each
+// finished chunk is joined into the first as soon as every chunk before it is, by whichever
+// thread finds it ready, while the others go on reading: the join overlaps the parse instead of
+// following it, and a joined chunk's memory is freed for the next one.
+std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, unsigned jobs, const char* readable_end,
                                         std::size_t batch, bool scan, std::size_t expected_spans) {
     std::vector<std::optional<trace_events>> parts(chunks.size());
-    std::vector<std::exception_ptr> failed(chunks.size());
-    auto work = [&](std::size_t k) {
-        try {
-            parts[k] = read_chunk(chunks[k], readable_end, batch, scan, k == 0 ? expected_spans : chunks[k].size() / 80);
-        } catch (...) {
-            failed[k] = std::current_exception();  // out of memory, say: not a verdict on the trace
+    std::atomic<bool> declined{false};
+    std::mutex mu;  // guards read, joined and joining
+    std::vector<char> read(chunks.size(), 0);
+    std::size_t joined = 1;  // parts[1, joined) are in parts[0]
+    bool joining = false;    // a thread is joining: the others leave their chunks to it
+    // Joins the ready chunks that follow the joined ones, outside the lock; called with it held.
+    auto join_ready = [&](std::unique_lock<std::mutex>& lock) {
+        if (joining || !read[0]) return;
+        joining = true;
+        while (joined < parts.size() && read[joined] && !declined) {
+            const std::size_t k = joined;
+            lock.unlock();
+            parts[0]->append({&*parts[k]});
+            parts[k].reset();
+            lock.lock();
+            joined = k + 1;
         }
+        joining = false;
     };
-    std::vector<std::thread> threads;
-    for (std::size_t k = 1; k < chunks.size(); ++k) threads.emplace_back(work, k);
-    work(0);
-    for (auto& t : threads) t.join();
-    for (const auto& e : failed)
-        if (e) std::rethrow_exception(e);
-    for (const auto& part : parts)
-        if (!part) return std::nullopt;
-    std::vector<trace_events*> later;
-    for (std::size_t k = 1; k < parts.size(); ++k) later.push_back(&*parts[k]);
-    parts[0]->append(later, static_cast<unsigned>(chunks.size()));
+    parallel_for(chunks.size(), jobs, [&](std::size_t k) {
+        if (declined) return;  // a chunk already failed: the trace is read another way
+        // The first chunk reserves for the whole trace (address space, not pages until written),
+        // so that the others are joined into it without moving it.
+        parts[k] = read_chunk(chunks[k], readable_end, batch, scan, k == 0 ? expected_spans : chunks[k].size() / 80);
+        if (!parts[k]) {
+            declined = true;
+            return;
+        }
+        std::unique_lock lock(mu);
+        read[k] = 1;
+        join_ready(lock);
+    });
+    if (declined) return std::nullopt;
+    std::unique_lock lock(mu);
+    join_ready(lock);  // what a thread left ready as another was joining
     return std::move(*parts[0]);
 }
 
@@ -325,16 +365,16 @@ std::optional<span_set> read_chrome_batched(std::string_view text, const chrome_
         return std::nullopt;
     const std::size_t expected_spans = text.size() / 80;
     const char* readable_end = text.data() + text.size() + simdjson::SIMDJSON_PADDING;
-    auto chunks = event_chunks(shape->interior, paths.jobs, paths.min_chunk_bytes);
-    std::optional<trace_events> r = read_chunks(chunks, readable_end, paths.batch_bytes, paths.scan, expected_spans);
+    auto chunks = event_chunks(shape->interior, paths.jobs, paths.chunk_bytes, paths.min_chunk_bytes);
+    std::optional<trace_events> r = read_chunks(chunks, paths.jobs, readable_end, paths.batch_bytes, paths.scan, expected_spans);
     if (!r && chunks.size() > 1) {
         // A cut inside an event (a "},{" in an array of objects in its args) fails the chunk
         // before it; read in one piece then, before trying the (slower) whole-document parse.
         chunks = {shape->interior};
-        r = read_chunks(chunks, readable_end, paths.batch_bytes, paths.scan, expected_spans);
+        r = read_chunks(chunks, 1, readable_end, paths.batch_bytes, paths.scan, expected_spans);
     }
     if (!r) return std::nullopt;
-    st.jobs = static_cast<unsigned>(chunks.size());
+    st.chunks = chunks.size();
     st.scanned_events = r->scanned;
     st.dom_events = r->from_dom;
     r->out.display_time_unit = std::move(shape->display_time_unit);
@@ -383,9 +423,17 @@ const char* stage1_error_location(std::string_view text, simdjson::error_code er
     return nullptr;
 }
 
-// The whole-document parse with simdjson's on-demand parser (see read_chrome_trace).
-span_set read_chrome_document(std::string_view text, const std::string& source) {
-    trace_events r(text.size() / 80);
+// What came before a text that continues a stream (a header rebuilt in front of the chunk that
+// the stream's fast path could not read, and what followed it): the events already consumed and
+// the lines between the header and that chunk, added to every index and line found in `text`.
+struct resumed {
+    std::size_t events = 0, lines = 0;
+    std::size_t line(std::string_view text, const char* at) const { return line_of(text, at) + (at ? lines : 0); }
+};
+
+// The whole-document parse with simdjson's on-demand parser (see read_chrome_trace), its events
+// consumed into `r` (fresh, or the state of a stream's earlier chunks: see resumed).
+span_set read_chrome_document(std::string_view text, const std::string& source, trace_events r, resumed before) {
     identity_scratch scratch;
     auto consume = [&](od::value v) {
         r.start_event();
@@ -439,15 +487,15 @@ span_set read_chrome_document(std::string_view text, const std::string& source) 
         // Asking for a location per event costs a noticeable share of a parse, so the failing
         // event's line is found on this error path only, by walking the events again.
         std::size_t index = r.index;
-        loc = index ? event_locations(body, {index})[0] : nullptr;
-        throw input_error(source, line_of(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
+        loc = index > before.events ? event_locations(body, {index - before.events})[0] : nullptr;
+        throw input_error(source, before.line(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
     } catch (const simdjson::simdjson_error& e) {
         // A document whose stage 1 failed (invalid UTF-8, a control character in a string, an
         // unclosed string) has no position to ask for: the bad byte is looked for instead.
         const char* at = nullptr;
         if (!iterated) at = stage1_error_location(body, e.error());
         else if (doc.current_location().get(at) != simdjson::SUCCESS) at = loc;
-        throw input_error(source, line_of(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
+        throw input_error(source, before.line(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
     }
     return r.finish();
 }
@@ -467,11 +515,12 @@ std::optional<std::string_view> unclosed_array_prefix(std::string_view text) {
     return text.substr(0, static_cast<std::size_t>(r.data() + r.size() - text.data()));
 }
 
-// Each defect's first line, from its first event's index (one walk over the events).
-void locate_defects(std::string_view text, span_set& s) {
+// Each defect's first line not yet known, from its first event's index (one walk over the
+// events of `text`, which follow `before`'s).
+void locate_defects(std::string_view text, span_set& s, resumed before) {
     std::vector<std::size_t> at;
     for (const auto& d : s.defects)
-        if (d.count && !d.first_line) at.push_back(d.first_event);
+        if (d.count && !d.first_line) at.push_back(d.first_event - before.events);
     if (at.empty()) return;
     std::sort(at.begin(), at.end());
     at.erase(std::unique(at.begin(), at.end()), at.end());
@@ -479,33 +528,357 @@ void locate_defects(std::string_view text, span_set& s) {
     std::vector<const char*> where = event_locations(body, at);
     for (auto& d : s.defects)
         if (d.count && !d.first_line) {
-            auto k = static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event) - at.begin());
-            d.first_line = line_of(text, where[k]);
+            auto k = static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), d.first_event - before.events) - at.begin());
+            d.first_line = before.line(text, where[k]);
         }
 }
 
-}  // namespace
-
-span_set read_chrome_trace(std::string_view text, const std::string& source, const chrome_paths& paths,
-                           chrome_read_stats* stats) {
-    // Without its closing ']', the array is read from a copy that has it.
+// Without its closing ']' (see unclosed_array_prefix), a trace is read from a copy that has it.
+std::optional<simdjson::padded_string> closed_copy(std::string_view text) {
     std::optional<simdjson::padded_string> closed;
     if (auto prefix = unclosed_array_prefix(text)) {
         closed.emplace(prefix->size() + 1);
         std::memcpy(closed->data(), prefix->data(), prefix->size());
         closed->data()[prefix->size()] = ']';
-        text = std::string_view(closed->data(), closed->size());
     }
+    return closed;
+}
+
+// The whole-document path from start to end: `text` read into `r` after `before`.
+span_set read_resumed(std::string_view text, const std::string& source, trace_events r, resumed before) {
+    auto closed = closed_copy(text);
+    if (closed) text = std::string_view(closed->data(), closed->size());
+    span_set s = read_chrome_document(text, source, std::move(r), before);
+    s.unclosed = closed.has_value();
+    locate_defects(text, s, before);
+    return s;
+}
+
+// ---- a trace read from a stream, through a bounded ring of chunks ----------------------------
+
+// Where the event array of a trace starting with `head` begins (just past its '['), when head
+// holds all of the text before it in a shape the scanner checks: a bare array, or a trace
+// object whose members before "traceEvents" are read as event_array_of reads them.
+std::optional<std::size_t> stream_events_start(std::string_view head, event_array& shape) {
+    std::string_view t = skip_bom_ws(head);
+    if (t.empty()) return std::nullopt;
+    if (t[0] == '{') {
+        json_scanner s{t.data() + 1, head.data() + head.size()};
+        if (!members_before_events(s, shape) || s.p == s.e || *s.p != '[') return std::nullopt;
+        t = std::string_view(s.p, static_cast<std::size_t>(s.e - s.p));
+    }
+    if (t[0] != '[') return std::nullopt;
+    const auto start = static_cast<std::size_t>(t.data() - head.data()) + 1;
+    if (!simdjson::validate_utf8(head.data(), start)) return std::nullopt;
+    return start;
+}
+
+// The last event boundary of `b` (see next_boundary) after which a whole event with a phase
+// follows inside `b`; npos when none is found among the last few.
+std::size_t last_boundary(std::string_view b) {
+    std::size_t end = b.size();
+    for (int tries = 0; tries < 64 && end > 0; ++tries) {
+        const void* hit = ::memrchr(b.data(), '}', end);
+        if (!hit) return std::string_view::npos;
+        const auto at = static_cast<std::size_t>(static_cast<const char*>(hit) - b.data());
+        if (next_boundary(b, at) == at + 1 && starts_event(b, b.find('{', at + 1))) return at + 1;
+        end = at;
+    }
+    return std::string_view::npos;
+}
+
+// One chunk of a stream's event array: the bytes from a cut (or the array's start) to the next
+// cut (or the text's end), SIMDJSON_PADDING readable bytes after them; and what reading it gave.
+struct stream_piece {
+    std::uint64_t index = 0;
+    std::string buf;  // sized once to the capacity plus padding, reused from chunk to chunk
+    std::size_t size = 0;
+    bool last = false;  // holds the text's end: the array's close and what follows it
+    bool done = false, ok = false;
+    std::optional<trace_events> events;
+    std::size_t newlines = 0;
+    bool unclosed = false;
+    event_array trailer;  // displayTimeUnit after the events
+
+    std::string_view bytes() const { return {buf.data(), size}; }
+    void reserve(std::size_t n) {
+        if (buf.size() < n + simdjson::SIMDJSON_PADDING) buf.resize(n + simdjson::SIMDJSON_PADDING);
+    }
+    std::size_t capacity() const { return buf.size() - simdjson::SIMDJSON_PADDING; }
+};
+
+// Fills `p` with `carry` and then source bytes, at least `want` of them, cut back to the last
+// event boundary (the rest carried to the next chunk; a chunk without one grows); at the end of
+// the input the rest is the last chunk. `total` counts the bytes read.
+void fill_piece(byte_source& src, stream_piece& p, std::string& carry, std::size_t want, std::uint64_t& total) {
+    p.reserve(std::max(want, carry.size() + 1));
+    std::memcpy(p.buf.data(), carry.data(), carry.size());
+    p.size = carry.size();
+    carry.clear();
+    for (std::size_t target = std::max(want, p.size + 1);;) {
+        p.reserve(target);
+        while (p.size < target) {
+            const std::size_t n = src.read(p.buf.data() + p.size, p.capacity() - p.size);
+            total += n;
+            if (n == 0) {
+                p.last = true;
+                return;
+            }
+            p.size += n;
+        }
+        const std::size_t cut = last_boundary(p.bytes());
+        if (cut != std::string_view::npos && cut > 0) {
+            carry.assign(p.bytes().substr(cut));
+            p.size = cut;
+            return;
+        }
+        target = p.size + std::max<std::size_t>(want / 2, 1);
+    }
+}
+
+// The events of a stream's last chunk: up to the array's close, which for a trace object is
+// its last ']', the members after it checked (displayTimeUnit kept); for a bare array without
+// its ']', up to its last whole event (the rule of unclosed_array_prefix). nullopt otherwise.
+std::optional<std::string_view> last_events(std::string_view in, bool object, stream_piece& p) {
+    std::string_view t = skip_ws_back(in);
+    if (object) {
+        if (t.empty() || t.back() != '}') return std::nullopt;
+        t.remove_suffix(1);
+        std::size_t close = t.rfind(']');
+        if (close == std::string_view::npos || !simdjson::validate_utf8(t.data() + close, t.size() - close) ||
+            !members_after_events(json_scanner{t.data() + close + 1, t.data() + t.size()}, p.trailer))
+            return std::nullopt;
+        return t.substr(0, close);
+    }
+    if (!t.empty() && t.back() == ']') return t.substr(0, t.size() - 1);
+    p.unclosed = true;
+    if (!t.empty() && t.back() == ',') {
+        t = skip_ws_back(t.substr(0, t.size() - 1));
+        if (t.empty()) return std::nullopt;
+    }
+    if (!t.empty() && t.back() != '}') return std::nullopt;
+    return t;
+}
+
+// Reads one chunk (on a worker): its events as read_chunk reads them, their lines pinned.
+void read_piece(stream_piece& p, bool object, const chrome_paths& paths) {
+    const std::string_view b = p.bytes();
+    p.newlines = static_cast<std::size_t>(std::count(b.begin(), b.end(), '\n'));
+    std::string_view in = b;
+    if (p.index > 0) {  // ",\n{...": the cut's comma
+        in = skip_ws(in);
+        if (in.empty() || in[0] != ',') return;
+        in = skip_ws(in.substr(1));
+    }
+    if (p.last) {
+        auto events = last_events(in, object, p);
+        if (!events) return;
+        in = *events;
+    }
+    auto r = read_chunk(in, p.buf.data() + p.buf.size(), paths.batch_bytes, paths.scan, in.size() / 80);
+    if (!r || !r->pin_lines(b.data())) return;
+    p.events = std::move(r);
+    p.ok = true;
+}
+
+// The chunks of one stream in flight: read on the calling thread into spare buffers, read on
+// the workers in any order, and retired in file order, each joined into `joined` and its buffer
+// reused. A chunk that could not be read stops everything: it and the chunks after it stay in
+// `window` with their bytes, for the whole-document parse to resume from.
+struct stream_ring {
+    std::mutex mu;
+    std::condition_variable work_cv, spare_cv;
+    std::vector<std::unique_ptr<stream_piece>> spare;
+    std::deque<std::unique_ptr<stream_piece>> window;  // read from the stream, not yet retired
+    std::deque<stream_piece*> todo;
+    bool reading_done = false, stopped = false, declined = false, joining = false;
+    std::exception_ptr error;
+    trace_events joined{0};
+    std::size_t lines_before = 0;  // the stream's lines before the first chunk not yet retired
+    std::size_t chunks = 0;
+    bool unclosed = false;
+    std::optional<std::string> trailer_unit;
+
+    void stop(std::unique_lock<std::mutex>&) {
+        stopped = true;
+        work_cv.notify_all();
+        spare_cv.notify_all();
+    }
+    // Joins the chunks read in order at the window's front; called with the lock held.
+    void retire(std::unique_lock<std::mutex>& lock) {
+        if (joining) return;
+        joining = true;
+        while (!stopped && !window.empty() && window.front()->done) {
+            if (!window.front()->ok) {
+                declined = true;
+                stop(lock);
+                break;
+            }
+            std::unique_ptr<stream_piece> p = std::move(window.front());
+            window.pop_front();
+            lock.unlock();
+            joined.append({&*p->events}, 1, lines_before);
+            lines_before += p->newlines;
+            ++chunks;
+            if (p->last) {
+                unclosed = p->unclosed;
+                trailer_unit = p->trailer.display_time_unit;
+            }
+            p->events.reset();
+            p->done = p->ok = p->last = false;
+            lock.lock();
+            spare.push_back(std::move(p));
+            spare_cv.notify_one();
+        }
+        joining = false;
+    }
+    void work(bool object, const chrome_paths& paths) {
+        for (;;) {
+            stream_piece* p = nullptr;
+            {
+                std::unique_lock lock(mu);
+                work_cv.wait(lock, [&] { return stopped || !todo.empty() || reading_done; });
+                if (stopped || todo.empty()) return;
+                p = todo.front();
+                todo.pop_front();
+            }
+            try {
+                read_piece(*p, object, paths);
+                std::unique_lock lock(mu);
+                p->done = true;
+                retire(lock);
+            } catch (...) {  // out of memory, say: not a verdict on the trace
+                std::unique_lock lock(mu);
+                if (!error) error = std::current_exception();
+                stop(lock);
+                return;
+            }
+        }
+    }
+};
+
+// The reader of the ring (the calling thread): chunks filled from the stream as buffers come
+// free, handed to the workers, until the stream's end or a stop.
+void read_stream(stream_ring& ring, byte_source& src, std::string& carry, std::size_t want, const std::string& unit,
+                 std::uint64_t& total) {
+    for (std::uint64_t index = 0;; ++index) {
+        std::unique_ptr<stream_piece> p;
+        {
+            std::unique_lock lock(ring.mu);
+            ring.spare_cv.wait(lock, [&] { return ring.stopped || !ring.spare.empty(); });
+            if (ring.stopped) return;
+            p = std::move(ring.spare.back());
+            ring.spare.pop_back();
+        }
+        fill_piece(src, *p, carry, want, total);
+        p->index = index;
+        p->trailer.display_time_unit = unit;  // what the header said, unless the members after the events say otherwise
+        const bool last = p->last;
+        {
+            std::unique_lock lock(ring.mu);
+            ring.todo.push_back(p.get());
+            ring.window.push_back(std::move(p));
+            ring.work_cv.notify_one();
+        }
+        if (last) return;
+    }
+}
+
+// After a chunk the ring could not read: the trace's header, that chunk (its leading comma
+// blanked) and everything after it, read by the whole-document parse from where the ring's
+// chunks left off.
+span_set resume_stream(stream_ring& ring, std::string_view header, std::string& carry, byte_source& src,
+                       const std::string& source, std::uint64_t& total) {
+    std::string text(header);
+    for (const auto& p : ring.window) {
+        const std::size_t at = text.size();
+        text.append(p->bytes());
+        if (at == header.size() && p->index > 0) text[text.find(',', at)] = ' ';
+    }
+    text.append(carry);
+    const std::string_view all = read_rest_padded(src, text, total);
+    const auto header_lines = static_cast<std::size_t>(std::count(header.begin(), header.end(), '\n'));
+    const resumed before{ring.joined.index, ring.lines_before - header_lines};
+    return read_resumed(all, source, std::move(ring.joined), before);
+}
+
+}  // namespace
+
+span_set read_chrome_stream(std::string_view head, byte_source& rest, const std::string& source, const chrome_paths& paths,
+                            chrome_read_stats* stats, std::uint64_t& bytes) {
+    bytes = head.size();
+    chrome_read_stats st;
+    event_array shape;
+    auto start = stream_events_start(head, shape);
+    if (!start) {  // a header the scanner does not check: the whole text, read as a file is
+        std::string text(head);
+        const std::string_view all = read_rest_padded(rest, text, bytes);
+        span_set s = read_chrome_trace(all, source, paths, stats);
+        return s;
+    }
+    const bool object = skip_bom_ws(head)[0] == '{';
+    const std::string_view header = head.substr(0, *start);
+    stream_ring ring;
+    ring.lines_before = static_cast<std::size_t>(std::count(header.begin(), header.end(), '\n'));
+    const unsigned workers = std::max(paths.jobs, 1u);
+    for (unsigned k = 0; k < 2 * workers + 1; ++k) ring.spare.push_back(std::make_unique<stream_piece>());
+    std::vector<std::thread> threads;
+    for (unsigned w = 0; w < workers; ++w) threads.emplace_back([&] { ring.work(object, paths); });
+    std::string carry(head.substr(*start));
+    std::exception_ptr read_error;
+    try {
+        read_stream(ring, rest, carry, paths.chunk_bytes, shape.display_time_unit, bytes);
+    } catch (...) {
+        read_error = std::current_exception();  // the source's own error (a gzip stream cut short, say)
+    }
+    {
+        std::unique_lock lock(ring.mu);
+        ring.reading_done = true;
+        if (read_error) ring.stop(lock);
+        ring.work_cv.notify_all();
+    }
+    for (auto& t : threads) t.join();
+    if (ring.error) std::rethrow_exception(ring.error);
+    if (read_error) std::rethrow_exception(read_error);
+    if (ring.declined) {
+        st.whole_document = true;
+        if (stats) *stats = st;
+        return resume_stream(ring, header, carry, rest, source, bytes);
+    }
+    st.chunks = ring.chunks;
+    st.streamed = true;
+    st.scanned_events = ring.joined.scanned;
+    st.dom_events = ring.joined.from_dom;
+    ring.joined.out.display_time_unit = ring.trailer_unit.value_or(shape.display_time_unit);
+    span_set out = ring.joined.finish(paths.jobs);
+    out.unclosed = ring.unclosed;
+    if (stats) *stats = st;
+    return out;
+}
+
+span_set read_chrome_stream(std::string_view head, byte_source& rest, const std::string& source, unsigned jobs,
+                            chrome_read_stats* stats, std::uint64_t& bytes) {
+    chrome_paths paths;
+    paths.jobs = jobs;
+    return read_chrome_stream(head, rest, source, paths, stats, bytes);
+}
+
+
+span_set read_chrome_trace(std::string_view text, const std::string& source, const chrome_paths& paths,
+                           chrome_read_stats* stats) {
+    auto closed = closed_copy(text);
+    std::string_view read = closed ? std::string_view(closed->data(), closed->size()) : text;
     chrome_read_stats st;
     std::optional<span_set> s;
-    if (paths.batch_bytes > 0) s = read_chrome_batched(text, paths, st);
-    if (!s) {
+    if (paths.batch_bytes > 0) s = read_chrome_batched(read, paths, st);
+    if (s) {
+        s->unclosed = closed.has_value();
+        locate_defects(read, *s, {});
+    } else {
         st = {};
         st.whole_document = true;
-        s = read_chrome_document(text, source);
+        s = read_resumed(text, source, trace_events(text.size() / 80), {});
     }
-    s->unclosed = closed.has_value();
-    locate_defects(text, *s);
     if (stats) *stats = st;
     return std::move(*s);
 }
@@ -519,7 +892,8 @@ span_set read_chrome_trace(std::string_view text, const std::string& source, uns
 std::string stats_words(const chrome_read_stats& st) {
     if (st.whole_document) return "; events read by one whole-document parse";
     std::string out = fmt::format("; events: {} scanned, {} from DOM batches", st.scanned_events, st.dom_events);
-    if (st.jobs > 1) out += fmt::format(" in {} chunks", st.jobs);
+    if (st.chunks > 1) out += fmt::format(" in {} chunks", st.chunks);
+    if (st.streamed) out += ", from a stream";
     return out;
 }
 

@@ -19,10 +19,12 @@ struct chrome_read_stats {
     std::size_t scanned_events = 0;
     std::size_t dom_events = 0;
     bool whole_document = false;
-    unsigned jobs = 1;  // chunks read in parallel (1 when the trace was read in one piece)
+    std::size_t chunks = 1;  // chunks the event array was cut into (1 when read in one piece)
+    bool streamed = false;   // read from a stream through a ring of chunks (read_chrome_stream)
 };
-// The --stats words: "; events: 3 scanned, 0 from DOM batches" (and " in 2 chunks" when read
-// on several threads) or "; events read by one whole-document parse".
+// The --stats words: "; events: 3 scanned, 0 from DOM batches" (and " in 2 chunks" when cut
+// into several, ", from a stream" when read through the ring) or "; events read by one
+// whole-document parse".
 std::string stats_words(const chrome_read_stats& st);
 
 // Chrome Trace Event Format: an object with "traceEvents" or a bare array of events (the JSON
@@ -43,12 +45,28 @@ std::string stats_words(const chrome_read_stats& st);
 // is needed, a negative dur and a name that is not a string are input_error naming the line
 // (exit 65).
 //
-// The event array of the common shapes is cut at event boundaries into up to `jobs` chunks read
-// on as many threads, the results joined in file order: the result, and every error, is the
+// The event array of the common shapes is cut at event boundaries into chunks read on up to
+// `jobs` threads (each thread taking the next chunk as it is free), the results joined in file
+// order: the result, and every error, is the
 // same for every `jobs`. `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
 // `stats`, when given, receives how the trace was read.
 span_set read_chrome_trace(std::string_view padded_text, const std::string& source, unsigned jobs = 1,
                            chrome_read_stats* stats = nullptr);
+
+class byte_source;
+
+// A Chrome trace read from a stream that is not mapped (stdin, a pipe, a gzip file, a URL), to
+// the result and the errors read_chrome_trace gives for the whole text: `head` holds its first
+// bytes (already read; when it holds all of the text before the event array, in a shape the
+// scanner checks, the fast path below serves), `rest` the others. The event array is cut at
+// event boundaries into chunks of about 4 MiB that up to `jobs` threads read while this one
+// reads the stream, through a ring of 2 x jobs + 1 chunk buffers: memory holds the ring and
+// the spans, not the text. Chunks are joined in file order; a chunk that cannot be read so (an
+// error, an event the fast readers decline whose line must be found, a cut inside an event) is
+// read again, with everything after it, by the whole-document parse behind the trace's header,
+// from where the chunks before it left off. `bytes` receives the bytes read.
+span_set read_chrome_stream(std::string_view head, byte_source& rest, const std::string& source, unsigned jobs,
+                            chrome_read_stats* stats, std::uint64_t& bytes);
 
 // A JSON number token (RFC 8259 grammar, already checked) of microseconds as integer
 // nanoseconds, from its decimal digits: exact, rounded half away from zero below the

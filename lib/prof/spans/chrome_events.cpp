@@ -7,6 +7,7 @@
 #include "prof/spans/chrome.hpp"
 #include "prof/spans/intervals.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
@@ -213,7 +214,7 @@ void trace_events::take(const event_fields& e) {
             node = names_.intern(e.name);
         } else if (e.name.data() != nullptr) {
             node = be_event::named_end | static_cast<std::uint32_t>(named_ends_.size());
-            named_ends_.push_back({end_names_.intern(e.name), index, event_at});
+            named_ends_.push_back({end_names_.intern(e.name), index, event_at, 0});
         }
         be_.push_back({e.ts.ns, thread_of(e.pid, e.tid), node});
         return;
@@ -233,7 +234,31 @@ void trace_events::take(const event_fields& e) {
     if (unreadable(e.ts) || unreadable(e.dur)) defect(event_defect::bad_metadata, index);
 }
 
-void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs) {
+bool trace_events::pin_lines(const char* begin) {
+    std::vector<std::pair<const char*, std::size_t*>> at;  // each position and where its line goes
+    for (std::size_t d = 0; d < event_defect_kinds; ++d) {
+        if (!out.defects[d].count) continue;
+        if (!first_at[d]) return false;
+        at.emplace_back(first_at[d], &out.defects[d].first_line);
+    }
+    for (named_end& n : named_ends_) {
+        if (!n.at) return false;
+        at.emplace_back(n.at, &n.line);
+    }
+    std::stable_sort(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    const char* from = begin;
+    std::size_t line = 1;
+    for (auto& [where, into] : at) {
+        line += static_cast<std::size_t>(std::count(from, where, '\n'));
+        from = where;
+        *into = line;
+    }
+    first_at.fill(nullptr);
+    for (named_end& n : named_ends_) n.at = nullptr;
+    return true;
+}
+
+void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs, std::size_t line_base) {
     jobs = std::max(jobs, 1u);
     auto remap = [](string_interner& into, const string_interner& from) {
         std::vector<std::uint32_t> ids;
@@ -264,6 +289,7 @@ void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs
             if (c.count == 0) continue;
             if (out.defects[d].count == 0) {  // every event of `next` comes after the earlier passes'
                 out.defects[d].first_event = index + c.first_event;
+                out.defects[d].first_line = c.first_line ? line_base + c.first_line : 0;
                 first_at[d] = next.first_at[d];
             }
             out.defects[d].count += c.count;
@@ -301,7 +327,7 @@ void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs
         named_end* ne = named_ends_.data() + p.ends_at + e0;
         for (std::size_t i = e0; i < e1; ++i) {
             const named_end& n = next.named_ends_[i];
-            *ne++ = {p.end_name[n.name], p.index_at + n.index, n.at};
+            *ne++ = {p.end_name[n.name], p.index_at + n.index, n.at, n.line ? line_base + n.line : 0};
         }
     });
 }
@@ -311,6 +337,7 @@ struct trace_events::matched {
     std::size_t unmatched_begins = 0, unmatched_ends = 0;
     std::size_t mismatched = 0, first_mismatched = 0;  // 'E' events named unlike their 'B'; the first's index
     const char* first_at = nullptr;
+    std::size_t first_line = 0;  // when pinned
 };
 
 // One thread's events, in time order: an E closes the innermost open B.
@@ -329,6 +356,7 @@ void trace_events::match(const be_event* v, std::size_t n, matched& m) const {
                 if (!same_text(out.names[b.node], end_names_.names()[ne.name]) && (m.mismatched++ == 0 || ne.index < m.first_mismatched)) {
                     m.first_mismatched = ne.index;
                     m.first_at = ne.at;
+                    m.first_line = ne.line;
                 }
             }
             m.spans.push_back({b.ts, e.ts, b.node});
@@ -356,16 +384,24 @@ span_set trace_events::finish(unsigned jobs) {
         const std::size_t n = offset[g + 1] - offset[g];
         filled_vector<be_event> tmp(n < radix_sort_min ? 0 : n);
         radix_sort_range(grouped.data() + offset[g], n, tmp.data(), [](const be_event& e) { return e.ts; });
+        result[g].spans.reserve(n / 2);  // a pair per two events, at most
         match(grouped.data() + offset[g], n, result[g]);
+    });
+    // The pairs after the other spans, in thread order, each thread's copied on its own.
+    std::vector<std::size_t> at(groups + 1, out.spans.size());
+    for (std::size_t g = 0; g < groups; ++g) at[g + 1] = at[g] + result[g].spans.size();
+    out.spans.resize(at[groups]);
+    parallel_for(groups, jobs, [&](std::size_t g) {
+        std::copy(result[g].spans.begin(), result[g].spans.end(), out.spans.begin() + static_cast<std::ptrdiff_t>(at[g]));
     });
     defect_count& d = out.defects[static_cast<std::size_t>(event_defect::mismatched_end)];
     for (const matched& m : result) {
-        out.spans.insert(out.spans.end(), m.spans.begin(), m.spans.end());
         out.unmatched_begins += m.unmatched_begins;
         out.unmatched_ends += m.unmatched_ends;
         if (m.mismatched && (d.count == 0 || m.first_mismatched < d.first_event)) {
             d.first_event = m.first_mismatched;
             first_at[static_cast<std::size_t>(event_defect::mismatched_end)] = m.first_at;
+            d.first_line = m.first_line;
         }
         d.count += m.mismatched;
     }

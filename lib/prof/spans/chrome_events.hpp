@@ -141,8 +141,14 @@ public:
     }
     // The events of `later` (passes over the chunks that followed this pass's in the trace, in
     // file order), as if consumed here; their spans and B/E events are copied on up to `jobs`
-    // threads. `later` may then be destroyed.
-    void append(const std::vector<trace_events*>& later, unsigned jobs = 1);
+    // threads. `later` may then be destroyed. `line_base` is added to the lines pin_lines gave
+    // them (the lines of the input before their chunk).
+    void append(const std::vector<trace_events*>& later, unsigned jobs = 1, std::size_t line_base = 0);
+    // For a pass over a chunk whose text will not outlive it (a stream's): the line of each
+    // defect's first event and of each named 'E', counted from `begin` (line 1) and kept in
+    // place of their positions. false when one of them was read without a position (by a DOM
+    // batch), whose line only a walk of the whole document can find.
+    bool pin_lines(const char* begin);
     // The spans (B/E pairs matched: per thread, in time order, an E closes the innermost B),
     // the threads' events sorted and matched on up to `jobs` threads; the same for every `jobs`.
     span_set finish(unsigned jobs = 1);
@@ -171,6 +177,7 @@ private:
         std::uint32_t name;  // in end_names_
         std::size_t index;   // the event's 1-based index in the trace
         const char* at;      // where it starts in the text, when known
+        std::size_t line;    // its line, when pinned (pin_lines), else 0
     };
     string_interner names_;
     string_interner end_names_;  // names of 'E' events: compared with their 'B', never nodes

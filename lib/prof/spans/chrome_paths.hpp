@@ -13,8 +13,10 @@
 // shape, and any error, goes through one whole-document parse with simdjson's on-demand parser,
 // which is also what names the line of a bad event.
 //
-// Chunks: the event array is cut at "},{" boundaries into up to `jobs` chunks of at least
-// `min_chunk_bytes`, each read by the scanner and DOM batches on its own thread. A cut inside a
+// Chunks: with more than one job, the event array is cut at "},{" boundaries into at least
+// `jobs` chunks of about `chunk_bytes` (more chunks than threads, taken from a shared counter,
+// so that the threads finish together), none shorter than `min_chunk_bytes`; each is read by
+// the scanner and DOM batches on whichever thread takes it. A cut inside a
 // string cannot pass unnoticed: the chunk before it then ends inside that string, which no
 // parser accepts, and any chunk that fails sends the whole trace to the whole-document parse.
 #pragma once
@@ -27,9 +29,12 @@ struct chrome_paths {
     std::size_t batch_bytes = std::size_t{1} << 20;  // 0: the whole-document parse only
     bool scan = true;                                // false: every event through DOM batches
     unsigned jobs = 1;
+    std::size_t chunk_bytes = std::size_t{4} << 20;
     std::size_t min_chunk_bytes = std::size_t{1} << 20;
 };
 span_set read_chrome_trace(std::string_view padded_text, const std::string& source, const chrome_paths& paths,
                            chrome_read_stats* stats = nullptr);
+span_set read_chrome_stream(std::string_view head, byte_source& rest, const std::string& source, const chrome_paths& paths,
+                            chrome_read_stats* stats, std::uint64_t& bytes);
 
 }  // namespace prof

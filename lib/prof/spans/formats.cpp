@@ -40,6 +40,16 @@ span_format detect_span_format(std::string_view text, const std::string& source)
                       "DuckDB JSON profile); name it with --input-format");
 }
 
+bool chrome_by_head(std::string_view word, std::string_view head, bool whole) {
+    std::string_view t = skip_bom_ws(head);
+    if (t.empty()) return false;
+    if (word == "chrome") return true;
+    if (word != "auto") return false;
+    if (t[0] == '[') return true;
+    if (t[0] != '{' || (!whole && t.find('\n') == std::string_view::npos)) return false;  // its first line not all here
+    return !polars_jsonl_row(first_line(t)) && t.find("\"traceEvents\"") != std::string_view::npos;
+}
+
 std::string_view format_name(span_format f) {
     switch (f) {
     case span_format::polars_jsonl: return "polars-jsonl";

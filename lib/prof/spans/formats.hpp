@@ -19,6 +19,10 @@ enum class span_format { polars_jsonl, polars_csv, chrome, duckdb };
 // line that is a JSON object with "node" → polars_jsonl; an object with "latency" → duckdb; a
 // first line naming node, start and end columns → polars_csv. Throws input_error otherwise.
 span_format detect_span_format(std::string_view text, const std::string& source);
+// Whether every text starting with `head` is a Chrome trace by the --input-format word `word`
+// ("chrome", or "auto" as detect_span_format decides: '[' first, or an object whose first line
+// is not a Polars row and whose head already holds "traceEvents"); `whole`: head is the text.
+bool chrome_by_head(std::string_view word, std::string_view head, bool whole);
 // "polars-jsonl", "polars-csv", "chrome", "duckdb" (the --input-format words).
 std::string_view format_name(span_format f);
 // The format a --input-format word names; "auto" detects it from the text. Throws usage_error

@@ -69,19 +69,25 @@ span_summary summarize_spans(const span_set& s, const std::vector<bool>& is_fixe
             ex[p].hi = std::max(ex[p].hi, sp.end_ns);
             return interval_pod{sp.start_ns, sp.end_ns};
         });
-    filled_vector<interval_pod> fixed_iv;  // the fixed nodes' intervals, copied before any bucket is sorted
+    // The fixed union: with one fixed node it is that node's union, with several the union of
+    // their intervals, copied before any bucket is sorted.
+    std::vector<std::size_t> fixed_nodes;
     for (std::size_t k = 0; k < nodes; ++k)
-        if (k < is_fixed.size() && is_fixed[k])
+        if (k < is_fixed.size() && is_fixed[k]) fixed_nodes.push_back(k);
+    filled_vector<interval_pod> fixed_iv;
+    if (fixed_nodes.size() > 1)
+        for (std::size_t k : fixed_nodes)
             fixed_iv.insert(fixed_iv.end(), iv.begin() + static_cast<std::ptrdiff_t>(offset[k]),
                             iv.begin() + static_cast<std::ptrdiff_t>(offset[k + 1]));
-    // Tasks 0 .. nodes-1: a node's union; task `nodes`: the fixed union. Each task writes only its
-    // own result, through a scratch buffer of its own.
-    parallel_for(nodes + 1, jobs, [&](std::size_t t) {
+    // Tasks 0 .. nodes-1: a node's union; task `nodes`: the fixed union of several nodes. Each
+    // task writes only its own result, through a scratch buffer of its own.
+    parallel_for(fixed_nodes.size() > 1 ? nodes + 1 : nodes, jobs, [&](std::size_t t) {
         interval_pod* v = t < nodes ? iv.data() + offset[t] : fixed_iv.data();
         const std::size_t m = t < nodes ? offset[t + 1] - offset[t] : fixed_iv.size();
         filled_vector<interval_pod> tmp(m < radix_sort_min ? 0 : m);
         (t < nodes ? out.node_ns[t] : out.fixed_ns) = union_length(v, m, tmp.data());
     });
+    if (fixed_nodes.size() == 1) out.fixed_ns = out.node_ns[fixed_nodes[0]];
     std::int64_t lo = ex[0].lo, hi = ex[0].hi;
     for (const extremes& e : ex) lo = std::min(lo, e.lo), hi = std::max(hi, e.hi);
     out.elapsed_ns = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);

@@ -1,6 +1,7 @@
 // Unit tests of the span arithmetic, the span/DuckDB readers, fit, staleness and the
 // query_profile record (spans.hpp).
 #include "prof/core/errors.hpp"
+#include "prof/io/byte_source.hpp"
 #include "prof/io/fsutil.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/spans/spans.hpp"
@@ -9,7 +10,9 @@
 #include <algorithm>
 #include <limits>
 #include <random>
+#include <thread>
 #include <tuple>
+#include <unistd.h>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <doctest/doctest.h>
@@ -512,6 +515,47 @@ std::string outcome(const std::string& text, std::size_t batch, bool scan, unsig
     }
 }
 
+// What read_chrome_stream makes of `text` written into a real pipe by a thread of its own, in
+// pieces of 1 to 97 bytes, as prof-spans reads stdin: a head of `head` bytes first, then the
+// ring's chunks of about `chunk_bytes` on `jobs` threads. The stream is read to its end.
+std::string stream_outcome(const std::string& text, std::size_t head, std::size_t chunk_bytes, unsigned jobs,
+                           chrome_read_stats* stats = nullptr) {
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    std::thread writer([&] {
+        std::mt19937 rng(static_cast<unsigned>(text.size()));
+        for (std::size_t at = 0; at < text.size();) {
+            const ssize_t w = ::write(fds[1], text.data() + at, std::min<std::size_t>(text.size() - at, 1 + rng() % 97));
+            if (w <= 0) break;
+            at += static_cast<std::size_t>(w);
+        }
+        ::close(fds[1]);
+    });
+    auto src = fd_source(fds[0], "trace.json", true);
+    std::string out;
+    try {
+        std::string first(head, '\0');
+        std::size_t got = 0;
+        for (std::size_t k = 1; got < head && k > 0; got += k) k = src->read(first.data() + got, head - got);
+        first.resize(got);
+        chrome_paths paths;
+        paths.jobs = jobs;
+        paths.chunk_bytes = chunk_bytes;
+        chrome_read_stats st;
+        std::uint64_t bytes = 0;
+        out = dump(read_chrome_stream(first, *src, "trace.json", paths, &st, bytes));
+        if (bytes != text.size()) out += fmt::format("read {} bytes of {}\n", bytes, text.size());
+        if (stats) *stats = st;
+    } catch (const input_error& e) {
+        out = std::string("error: ") + e.what();
+    }
+    char rest[4096];
+    while (src->read(rest, sizeof rest) > 0) {}
+    src.reset();
+    writer.join();
+    return out;
+}
+
 }  // namespace
 
 TEST_CASE("chrome: the scanner, the DOM batches and the whole-document parse agree on random traces") {
@@ -538,6 +582,12 @@ TEST_CASE("chrome: the scanner, the DOM batches and the whole-document parse agr
         CHECK(outcome(text, std::size_t{1} << 20, true, 2) == all);
         CHECK(outcome(text, 64, true, 3) == all);
         CHECK(outcome(text, 64, false, 7) == all);
+        // Through a pipe: a head of one byte (a bare array's header read from the stream, an
+        // object's read whole), chunks of one event or a few, on 1 to 3 threads.
+        CHECK(stream_outcome(text, 1, 1, 2) == all);
+        CHECK(stream_outcome(text, 40, 1, 2) == all);
+        CHECK(stream_outcome(text, 16, 64, 3) == all);
+        CHECK(stream_outcome(text, 4096, std::size_t{1} << 20, 1) == all);
         if (all.rfind("error: ", 0) == 0) {
             ++errors;
             continue;
@@ -1035,7 +1085,7 @@ TEST_CASE("chrome: a trace cut into chunks read on several threads gives what on
     std::string plain;
     for (int k = 0; k < 40; ++k) plain += fmt::format("{}{{\"ph\":\"X\",\"name\":\"n{}\",\"ts\":{},\"dur\":1}}", k ? ",\n" : "", k % 3, k);
     chrome_read_stats st = how_read(chrome(plain), 4);
-    CHECK(st.jobs == 4);
+    CHECK(st.chunks == 4);
     CHECK(st.scanned_events == 40);
     CHECK(dump(read_chrome(chrome(plain), std::size_t{1} << 20, true, 4)) == dump(read_chrome(chrome(plain))));
     // Events whose args hold arrays of objects (a stack trace): cuts go between events, never
@@ -1045,8 +1095,83 @@ TEST_CASE("chrome: a trace cut into chunks read on several threads gives what on
         stacks += fmt::format("{}{{\"ph\":\"X\",\"name\":\"f\",\"ts\":{},\"dur\":1,\"args\":{{\"stack\":[{{\"fn\":\"a\"}}, {{\"fn\":\"b\"}},{{\"fn\":\"c\"}}]}}}}",
                               k ? ",\n" : "", k);
     st = how_read(chrome(stacks), 4);
-    CHECK(st.jobs == 4);
+    CHECK(st.chunks == 4);
     CHECK(dump(read_chrome(chrome(stacks), std::size_t{1} << 20, true, 4)) == dump(read_chrome(chrome(stacks))));
+}
+
+TEST_CASE("chrome: a trace is cut into more chunks than threads, taken as threads are free, to the same result") {
+    // 60 events over 3 threads' B/E pairs and X spans of 5 names, an unmatched 'E', an X without
+    // dur every 7th event and an empty event every 11th, so that names, threads and defects are
+    // first met in later chunks. With chunks of about `chunk_bytes`, 2 and 3 threads read every
+    // cut the text allows (chunk_bytes 1: one event a chunk) or a few events a chunk, and the
+    // chunks, joined in file order whichever thread read them, give what one piece gives.
+    std::string events;
+    for (int k = 0; k < 60; ++k) {
+        std::string e = k % 11 == 10 ? "{}"
+                        : k % 7 == 6 ? fmt::format(R"({{"ph":"X","name":"n{}","ts":{}}})", k % 5, k)
+                        : k % 4 == 0 ? fmt::format(R"({{"ph":"B","name":"b{}","ts":{},"pid":1,"tid":{}}})", k % 3, k, k % 3)
+                        : k % 4 == 2 ? fmt::format(R"({{"ph":"E","ts":{},"pid":1,"tid":{}}})", k + 1, (k + 2) % 3)
+                                     : fmt::format(R"({{"ph":"X","name":"n{}","ts":{},"dur":2}})", k % 5, k);
+        events += (k ? ",\n" : "") + e;
+    }
+    const std::string text = chrome(events);
+    const std::string one = dump(read_chrome(text));
+    for (unsigned jobs : {2u, 3u})
+        for (std::size_t chunk_bytes : {std::size_t{1}, std::size_t{200}}) {
+            CAPTURE(jobs);
+            CAPTURE(chunk_bytes);
+            simdjson::padded_string p(text);
+            chrome_paths paths;
+            paths.jobs = jobs;
+            paths.chunk_bytes = chunk_bytes;
+            paths.min_chunk_bytes = 1;
+            chrome_read_stats st;
+            span_set s = read_chrome_trace(std::string_view(p.data(), p.size()), "trace.json", paths, &st);
+            CHECK(dump(s) == one);
+            // By hand: the interior is about 2400 bytes, so chunks of 200 bytes make about 12
+            // (more than the threads); chunks of 1 byte one per event, except that no chunk
+            // starts at an event without a phase (the 5 empty ones): 60 - 5 = 55.
+            CHECK(st.chunks > jobs);
+            if (chunk_bytes == 1) CHECK(st.chunks == 55);
+        }
+    // One thread reads the trace in one piece, whatever the chunk size.
+    simdjson::padded_string p(text);
+    chrome_paths paths;
+    paths.chunk_bytes = 1;
+    paths.min_chunk_bytes = 1;
+    chrome_read_stats st;
+    read_chrome_trace(std::string_view(p.data(), p.size()), "trace.json", paths, &st);
+    CHECK(st.chunks == 1);
+}
+
+TEST_CASE("chrome: a stream read through the ring is joined in order, and a chunk it cannot read is read again whole") {
+    // 200 events of one name over 2 threads' B/E pairs, an X without dur every 50th: through a
+    // pipe in chunks of about 64 bytes (one or two events), every chunk is read by the scanner
+    // and joined in file order: the result of the whole text, and the stats say so.
+    std::string events;
+    for (int k = 0; k < 200; ++k)
+        events += (k ? ",\n" : "") + (k % 50 == 49   ? fmt::format(R"({{"ph":"X","name":"nodur","ts":{}}})", k)
+                                      : k % 10 == 0 ? fmt::format(R"({{"ph":"B","name":"b","ts":{},"pid":1,"tid":{}}})", k, k % 20)
+                                      : k % 10 == 5 ? fmt::format(R"({{"ph":"E","ts":{},"pid":1,"tid":{}}})", k, (k - 5) % 20)
+                                                    : fmt::format(R"({{"ph":"X","name":"x","ts":{},"dur":1}})", k));
+    const std::string text = chrome(events);
+    const std::string one = dump(read_chrome(text));
+    chrome_read_stats st;
+    CHECK(stream_outcome(text, 32, 64, 2, &st) == one);
+    CHECK_FALSE(st.whole_document);
+    CHECK(st.streamed);
+    CHECK(st.chunks > 50);
+    CHECK(st.scanned_events == 200);
+    // By hand: the first X without dur is event 50, on line 51 (line 1 holds "traceEvents").
+    span_set s = read_chrome(text);
+    CHECK(s.defect(event_defect::x_without_dur).first_line == 51);
+    // An event the scanner declines (an escape in a name) is read by a DOM batch, which knows
+    // no line: its chunk, with every chunk after it, goes to the whole-document parse, resumed
+    // after the chunks before it, to the same spans, defects and lines.
+    std::string declined = text;
+    declined.replace(declined.find("\"nodur\""), 7, "\"no\\u0064ur\"");
+    CHECK(stream_outcome(declined, 32, 64, 2, &st) == dump(read_chrome(declined)));
+    CHECK(st.whole_document);
 }
 
 TEST_CASE("chrome: an error in a later chunk names the line and event one thread names") {
@@ -1054,9 +1179,12 @@ TEST_CASE("chrome: an error in a later chunk names the line and event one thread
 {"ph":"X","name":"b","ts":1,"dur":1},
 {"ph":"X","name":"c","ts":2,"dur":-1},
 {"ph":"X","name":"d","ts":3,"dur":1})");
-    for (unsigned jobs : {1u, 2u, 3u, 4u})
+    for (unsigned jobs : {1u, 2u, 3u, 4u}) {
         CHECK_THROWS_WITH_AS(read_chrome(text, std::size_t{1} << 20, true, jobs),
                              "trace.json:4: event 3: 'X' event 'c' has a negative dur (-1)", input_error);
+        // Through a pipe, the bad event in a chunk of its own after two read by the ring.
+        CHECK(stream_outcome(text, 1, 1, jobs) == "error: trace.json:4: event 3: 'X' event 'c' has a negative dur (-1)");
+    }
 }
 
 TEST_CASE("chrome: every trace in testdata reads the same in chunks on several threads, errors included") {
@@ -1074,6 +1202,8 @@ TEST_CASE("chrome: every trace in testdata reads the same in chunks on several t
         std::string one = outcome(text, std::size_t{1} << 20, true, 1);
         for (unsigned jobs : {2u, 3u, 4u, 9u}) CHECK(outcome(text, std::size_t{1} << 20, true, jobs) == one);
         CHECK(outcome(text, 64, false, 3) == one);
+        for (unsigned jobs : {1u, 2u, 3u})
+            for (std::size_t chunk : {std::size_t{1}, std::size_t{100}, std::size_t{1} << 20}) CHECK(stream_outcome(text, 8, chunk, jobs) == one);
         ++read;
     }
     CHECK(read == 15);
