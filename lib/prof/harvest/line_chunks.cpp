@@ -213,19 +213,22 @@ std::exception_ptr for_each_chunk(byte_source& src, const chunk_options& options
     chunk_ring ring;
     for (std::size_t k = 0, n = options.ring ? options.ring : 2 * std::size_t{workers}; k < n; ++k)
         ring.spare.push_back(std::make_unique<line_chunk>());
+    // The workers start with the first chunk: an empty input (a cron job's empty pipe) starts none.
     std::vector<std::thread> threads;
-    for (unsigned w = 0; w < workers; ++w)
-        threads.emplace_back([&, w] {
-            while (auto c = ring.pop()) {
-                try {
-                    work(w, *c);
-                } catch (...) {
-                    ring.fail(std::current_exception());
-                    return;
+    auto start_workers = [&] {
+        for (unsigned w = 0; w < workers; ++w)
+            threads.emplace_back([&, w] {
+                while (auto c = ring.pop()) {
+                    try {
+                        work(w, *c);
+                    } catch (...) {
+                        ring.fail(std::current_exception());
+                        return;
+                    }
+                    ring.give_back(std::move(c));
                 }
-                ring.give_back(std::move(c));
-            }
-        });
+            });
+    };
     std::exception_ptr read_error;
     try {
         std::string carry;
@@ -236,6 +239,7 @@ std::exception_ptr for_each_chunk(byte_source& src, const chunk_options& options
             if (!fill_chunk(src, *c, carry, options.chunk_bytes, total, eof, failure)) break;
             c->index = index++;
             c->region = {std::string_view(c->data.get(), c->size), c->capacity - c->size + simdjson::SIMDJSON_PADDING, false};
+            if (threads.empty()) start_workers();
             ring.push(std::move(c));
             if (progress) progress(total);
         }

@@ -53,13 +53,14 @@ struct chunk_options {
 // worker on one thread, the chunks in any order. A source that maps its input
 // (byte_source::map_rest) is cut in place and every thread, the calling one included, takes
 // the next chunk as it is free. Any other source is read to its end on the calling thread
-// while `workers` threads work: at most `ring` chunks exist at once (reading waits for a free
-// one), so a pipe is read as it is consumed. `progress`, when set, is called on the calling
-// thread after each chunk read or worked, with the input's bytes handed out so far. When
-// `work` throws, no further chunk is started and the first such exception is rethrown once
-// every worker has stopped. An exception of the source is not thrown but returned, after every
-// chunk read before it was worked: the caller judges what those chunks held (a malformed line
-// before the failure is the first error a sequential reader meets).
+// while `workers` threads work (started with the first chunk: an empty input starts none): at
+// most `ring` chunks exist at once (reading waits for a free one), so a pipe is read as it is
+// consumed. `progress`, when set, is called on the calling thread after each chunk read or
+// worked, with the input's bytes handed out so far. When `work` throws, no further chunk is
+// started and the first such exception is rethrown once every worker has stopped. An
+// exception of the source is not thrown but returned, after every chunk read before it was
+// worked: the caller judges what those chunks held (a malformed line before the failure is the
+// first error a sequential reader meets).
 [[nodiscard]] std::exception_ptr for_each_chunk(byte_source& src, const chunk_options& options,
                                                 const std::function<void(unsigned worker, const line_chunk& chunk)>& work,
                                                 const std::function<void(std::uint64_t bytes)>& progress = {});

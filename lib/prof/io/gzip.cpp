@@ -11,6 +11,7 @@
 #include <deque>
 #include <exception>
 #include <fmt/format.h>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -93,6 +94,13 @@ private:
     bool eof_ = false, started_ = false, member_done_ = false;
 };
 
+// A decoded chunk: `size` bytes of a buffer of chunk_ring::chunk_bytes, allocated once and
+// reused, never zeroed (the decoder writes every byte it hands out).
+struct decoded_chunk {
+    std::unique_ptr<char[]> data;
+    std::size_t size = 0;
+};
+
 // The decoder's thread and the reader meet here. The thread inflates into free chunks and
 // queues them; an error ends the queue and is thrown to the reader after the chunks before it.
 struct chunk_ring {
@@ -103,8 +111,8 @@ struct chunk_ring {
 
     std::mutex m;
     std::condition_variable cv;
-    std::deque<std::string> full;
-    std::vector<std::string> spare;
+    std::deque<decoded_chunk> full;
+    std::vector<decoded_chunk> spare;
     std::size_t in_flight = 0;  // chunks queued or held by the reader
     bool done = false, stop = false;
     std::exception_ptr failure;
@@ -114,7 +122,7 @@ struct chunk_ring {
     // The thread's loop: runs until the last member ends, an error, or the reader goes away.
     void run() {
         for (;;) {
-            std::string chunk;
+            decoded_chunk chunk;
             {
                 std::unique_lock lock(m);
                 cv.wait(lock, [&] { return stop || in_flight < chunks; });
@@ -125,19 +133,19 @@ struct chunk_ring {
                     spare.pop_back();
                 }
             }
-            chunk.resize(chunk_bytes);
-            std::size_t got = 0;
+            if (!chunk.data) chunk.data = std::make_unique_for_overwrite<char[]>(chunk_bytes);
+            chunk.size = 0;
             std::exception_ptr err;
             try {
-                got = decoder.fill(chunk.data(), chunk.size());
+                chunk.size = decoder.fill(chunk.data.get(), chunk_bytes);
             } catch (...) {
                 err = std::current_exception();
             }
-            chunk.resize(got);
             std::lock_guard lock(m);
-            if (got > 0) full.push_back(std::move(chunk));
+            bool last = err || chunk.size == 0;
+            if (chunk.size > 0) full.push_back(std::move(chunk));
             else --in_flight;
-            if (err || got == 0) {
+            if (last) {
                 failure = err;
                 done = true;
                 cv.notify_all();
@@ -162,11 +170,11 @@ public:
     }
     std::size_t read(char* out, std::size_t n) override {
         if (n == 0) return 0;
-        while (pos_ == cur_.size()) {
+        while (pos_ == cur_.size) {
             if (!next_chunk()) return 0;
         }
-        std::size_t k = std::min(n, cur_.size() - pos_);
-        std::memcpy(out, cur_.data() + pos_, k);
+        std::size_t k = std::min(n, cur_.size - pos_);
+        std::memcpy(out, cur_.data.get() + pos_, k);
         pos_ += k;
         return k;
     }
@@ -182,7 +190,7 @@ private:
             holding_ = false;
             ring_->cv.notify_all();
         }
-        cur_.clear();
+        cur_ = decoded_chunk{};
         pos_ = 0;
         ring_->cv.wait(lock, [&] { return !ring_->full.empty() || ring_->done; });
         if (!ring_->full.empty()) {
@@ -196,7 +204,7 @@ private:
     }
 
     std::shared_ptr<chunk_ring> ring_;
-    std::string cur_;
+    decoded_chunk cur_;
     std::size_t pos_ = 0;
     bool holding_ = false;
 };

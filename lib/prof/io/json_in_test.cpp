@@ -273,6 +273,42 @@ TEST_CASE("corrupt gzip data is called corrupt whatever the read size, never 'cu
     }
 }
 
+TEST_CASE("a gzip stream of many decoder chunks reads back whole at every read size, and a bad trailer fails after the bytes before it") {
+    // Two members of about 3.4 MiB each: more decoded bytes than the decoder's ring holds
+    // (4 chunks of 1 MiB), so its chunks are filled, handed over and reused many times.
+    std::string first, second;
+    for (int k = 0; k < 200000; ++k) first += "{\"k\":" + std::to_string(k) + ",\"pad\":\"abcdef\"}\n";
+    for (int k = 200000; k < 400000; ++k) second += "{\"k\":" + std::to_string(k) + ",\"pad\":\"abcdef\"}\n";
+    const std::string body = first + second;
+    const std::string data = gzip_of(first) + gzip_of(second);
+    for (std::size_t size : {std::size_t{7}, std::size_t{65536}, std::size_t{3} << 20}) {
+        CAPTURE(size);
+        for (std::size_t source_read : {std::size_t{4096}, static_cast<std::size_t>(-1)}) {
+            auto g = gunzip(string_source(data, "x.gz", source_read));
+            std::string out;
+            std::vector<char> buf(size);
+            for (std::size_t n; (n = g->read(buf.data(), buf.size())) > 0;) out.append(buf.data(), n);
+            CHECK(out.size() == body.size());
+            CHECK(out == body);
+        }
+    }
+    // A wrong CRC-32 in the last member's trailer: an I/O error, raised only once the bytes
+    // decoded before it were read: a prefix of the body, short of it by less than what one
+    // decoder call yields (a chunk, 1 MiB).
+    std::string bad = data;
+    bad[bad.size() - 5] ^= 1;
+    auto g = gunzip(string_source(bad, "x.gz"));
+    std::string out;
+    char buf[65536];
+    CHECK_THROWS_WITH_AS(
+        [&] {
+            for (std::size_t n; (n = g->read(buf, sizeof buf)) > 0;) out.append(buf, n);
+        }(),
+        "x.gz: gzip error: incorrect data check", io_error);
+    CHECK(body.compare(0, out.size(), out) == 0);
+    CHECK(out.size() + (std::size_t{1} << 20) > body.size());
+}
+
 TEST_CASE("a .gz file cut at a flush point is refused by open_input with the same message") {
     std::string body;
     for (int k = 0; k < 5000; ++k) body += "{\"k\":" + std::to_string(k) + "}\n";
