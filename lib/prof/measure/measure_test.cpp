@@ -504,10 +504,17 @@ TEST_CASE("worker mode through the cgroup: a 300 MiB cell reads its peak within 
 
 TEST_CASE("CPU through the cgroup includes a descendant the fit never waited for" * doctest::skip(!cgroup_available())) {
     // The subshell's burner is orphaned at once; sh never waits for it, so rusage misses its
-    // 0.3 CPU-seconds, and the cgroup does not.
-    std::string cmd = "-- sh -c '(" + helper("burn") + " 1 0.3 &); sleep 1'";
-    auto tree = one_fit(cmd);
-    auto rusage = one_fit("--no-cgroup " + cmd);
+    // 0.3 CPU-seconds, and the cgroup does not. The fit lasts until the burner has finished
+    // (it leaves a marker), however long a busy host makes that take.
+    auto cmd = [](const std::string& marker) {
+        std::remove(marker.c_str());
+        return "-- sh -c '(sh -c \"" + helper("burn") + " 1 0.3; touch " + marker + "\" &); while [ ! -e " + marker +
+               " ]; do sleep 0.02; done'";
+    };
+    const std::string marker = "/tmp/prof-test-orphan-" + std::to_string(getpid());
+    auto tree = one_fit(cmd(marker));
+    auto rusage = one_fit("--no-cgroup " + cmd(marker));
+    std::remove(marker.c_str());
     MESSAGE("cgroup cpu_s ", tree.cpu_s.value(), ", rusage cpu_s ", rusage.cpu_s.value());
     CHECK(tree.cpu_s.value() >= 0.28);
     CHECK(rusage.cpu_s.value() < 0.1);
