@@ -428,7 +428,13 @@ const char* stage1_error_location(std::string_view text, simdjson::error_code er
 // the lines between the header and that chunk, added to every index and line found in `text`.
 struct resumed {
     std::size_t events = 0, lines = 0;
-    std::size_t line(std::string_view text, const char* at) const { return line_of(text, at) + (at ? lines : 0); }
+    std::size_t header_bytes = 0;  // the rebuilt header: the stream's own first bytes
+    // A position in the header (or none, or past the text, where simdjson may place an error
+    // that has no position) counts lines as the whole file does: from the header's start.
+    std::size_t line(std::string_view text, const char* at) const {
+        const bool resumed_part = at && at >= text.data() + header_bytes && at <= text.data() + text.size();
+        return line_of(text, at) + (resumed_part ? lines : 0);
+    }
 };
 
 // The whole-document parse with simdjson's on-demand parser (see read_chrome_trace), its events
@@ -491,10 +497,12 @@ span_set read_chrome_document(std::string_view text, const std::string& source, 
         throw input_error(source, before.line(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
     } catch (const simdjson::simdjson_error& e) {
         // A document whose stage 1 failed (invalid UTF-8, a control character in a string, an
-        // unclosed string) has no position to ask for: the bad byte is looked for instead.
+        // unclosed string) has no position to ask for: the bad byte is looked for instead. An
+        // error with no position at all is line 1, in a stream's text read again behind a
+        // rebuilt header as in a whole file (see resumed::line).
         const char* at = nullptr;
         if (!iterated) at = stage1_error_location(body, e.error());
-        else if (doc.current_location().get(at) != simdjson::SUCCESS) at = loc;
+        else if (doc.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
         throw input_error(source, before.line(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
     }
     return r.finish();
@@ -798,7 +806,7 @@ span_set resume_stream(stream_ring& ring, std::string_view header, std::string& 
     text.append(carry);
     const std::string_view all = read_rest_padded(src, text, total);
     const auto header_lines = static_cast<std::size_t>(std::count(header.begin(), header.end(), '\n'));
-    const resumed before{ring.joined.index, ring.lines_before - header_lines};
+    const resumed before{ring.joined.index, ring.lines_before - header_lines, header.size()};
     return read_resumed(all, source, std::move(ring.joined), before);
 }
 
