@@ -88,7 +88,8 @@ private:
     std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_ = t0_;
 };
 
-// The inputs a filter reads: the named files, or stdin ("-") when none are named.
+// The inputs a filter reads: the named files, or stdin ("-") when none are named. Throws
+// usage_error (64) when "-" is named twice: the second reader would find stdin drained.
 std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files);
 
 // An input a run reads, as the user named it: what it is ("--family-map", "the rows") and its
