@@ -437,6 +437,26 @@ struct resumed {
     }
 };
 
+// simdjson's on-demand parser checks only what it reads: a value nobody reads ("args":{"s":})
+// and content after the document pass it. A document it has read is therefore also measured
+// against the JSON grammar by the strict scanner (syntax only, as the JSON Lines readers do),
+// and refused at the first byte that breaks it. `body` is `text` without a byte order mark.
+// No byte offset is named: a stream's text read again behind a rebuilt header has other offsets
+// than the file; the line is the file's.
+void check_document_syntax(std::string_view body, std::string_view text, const std::string& source, resumed before) {
+    json_scanner sc{body.data(), body.data() + body.size()};
+    sc.syntax_only = true;
+    sc.ws();
+    const bool value = sc.skip_value();
+    if (value) sc.ws();
+    if (value && sc.p == sc.e) return;
+    const char* at = sc.p < sc.e ? sc.p : nullptr;
+    std::string what = !value ? (at ? fmt::format("malformed JSON (unexpected '{}')", *at)
+                                    : std::string("malformed JSON (the text ends inside the trace)"))
+                              : std::string("unexpected content after the trace");
+    throw input_error(source, before.line(text, at), what);
+}
+
 // The whole-document parse with simdjson's on-demand parser (see read_chrome_trace), its events
 // consumed into `r` (fresh, or the state of a stream's earlier chunks: see resumed).
 span_set read_chrome_document(std::string_view text, const std::string& source, trace_events r, resumed before) {
@@ -505,6 +525,7 @@ span_set read_chrome_document(std::string_view text, const std::string& source, 
         else if (doc.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
         throw input_error(source, before.line(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
     }
+    check_document_syntax(body, text, source, before);
     return r.finish();
 }
 

@@ -1161,6 +1161,29 @@ TEST_CASE("chrome: a stream cut short or followed by garbage past its first chun
     }
 }
 
+TEST_CASE("chrome: invalid JSON in a value nobody reads, or after the trace, is an error from a file and a pipe") {
+    // simdjson's on-demand parser skips values it does not read without checking them; the
+    // whole-document path checks the grammar after it. Expected: exit 65 at the line of the bad
+    // byte (3: the event holding it, or what follows the trace on that line).
+    const std::string event = "{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":5,\"pid\":1,\"tid\":1";
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"{\"traceEvents\":[\n" + event + "},\n" + event + ",\"args\":{\"s\":}}\n]}", "trace.json:3: malformed JSON (unexpected '}')"},
+        {"{\"traceEvents\":[\n" + event + "},\n" + event + ",\"args\":{1:2}}\n]}", "trace.json:3: malformed JSON (unexpected '1')"},
+        {"{\"traceEvents\":[\n" + event + "},\n" + event + ",\"args\":[1,,2]}\n]}", "trace.json:3: malformed JSON (unexpected ',')"},
+        {"{\"traceEvents\":[\n" + event + "},\n" + event + ",\"args\":tru}\n]}", "trace.json:3: malformed JSON (unexpected 't')"},
+        {"{\"traceEvents\":[\n" + event + "}\n]}{}", "trace.json:3: unexpected content after the trace"},
+        {"[\n" + event + "}\n]]", "trace.json:3: unexpected content after the trace"},
+    };
+    for (const auto& [text, want] : cases) {
+        INFO(text);
+        std::string file = outcome(text, 0, false);
+        CHECK(file == "error: " + want);
+        CHECK(outcome(text, std::size_t{1} << 20, true, 2) == file);
+        CHECK(stream_outcome(text, 16, 64, 2) == file);
+        CHECK(stream_outcome(text, 4096, std::size_t{1} << 20, 1) == file);
+    }
+}
+
 TEST_CASE("chrome: a stream read through the ring is joined in order, and a chunk it cannot read is read again whole") {
     // 200 events of one name over 2 threads' B/E pairs, an X without dur every 50th: through a
     // pipe in chunks of about 64 bytes (one or two events), every chunk is read by the scanner
