@@ -196,8 +196,9 @@ void progress_meter::update(std::uint64_t lines, std::uint64_t bytes) {
 
 std::vector<std::string> inputs_or_stdin(const std::vector<std::string>& files) {
     if (files.empty()) return {"-"};
-    if (std::count(files.begin(), files.end(), "-") > 1)
-        throw usage_error("'-' (stdin) is named more than once among the inputs: stdin holds one input");
+    std::vector<named_input> named;
+    for (std::size_t k = 0; k < files.size(); ++k) named.push_back({fmt::format("input {}", k + 1), files[k]});
+    check_one_stdin(named);
     return files;
 }
 

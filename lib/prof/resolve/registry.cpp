@@ -58,13 +58,6 @@ bool file_exists(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0;
 }
 
-// A registry file's text as the readers see it: a gzip file (told by its magic bytes) inflated.
-std::string read_registry_file(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-    return read_all(*gunzip_if_gzip(fd_source(fd, path, true)));
-}
-
 }  // namespace
 
 std::string registry_run_path(const std::string& dir, const std::string& run_id) {
@@ -78,8 +71,8 @@ std::map<std::string, std::string> read_index_lines(const std::string& path) {
     std::map<std::string, std::string> out;
     if (!file_exists(path)) return out;
     // Strict: a store must not rewrite an index it cannot read. A gzip index is read inflated
-    // (and rewritten plain).
-    line_reader in(string_source(read_registry_file(path), path));
+    // (open_input tells it by its magic bytes) and rewritten plain.
+    line_reader in(open_input(path));
     for_each_record(in, bad_line_policy(), [&](simdjson::ondemand::object& obj, const record_place& at) {
         std::optional<std::string> run_id;
         for (auto f : obj)
@@ -111,7 +104,7 @@ std::vector<std::string> run_file_names(const std::string& runs_dir) {
 // The profile in a run file that the index does not list, checked to be the run its name says.
 compute_profile read_unindexed_run(const std::string& dir, const std::string& name) {
     std::string path = checked_inside(dir, dir + "/runs/" + name, "registry");
-    compute_profile p = parse_profile_text(read_registry_file(path), path);
+    compute_profile p = parse_profile_text(read_all(*open_input(path)), path);
     if (!p.provenance.run_id || p.provenance.run_id->empty())
         throw input_error(path, 1, "field 'provenance.run_id': missing; the file cannot be indexed");
     if (key_file_name({*p.provenance.run_id}) + ".json" != name)

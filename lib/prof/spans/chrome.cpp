@@ -517,12 +517,10 @@ span_set read_chrome_document(std::string_view text, const std::string& source, 
         throw input_error(source, before.line(text, loc), index ? fmt::format("event {}: {}", index, e.what()) : e.what());
     } catch (const simdjson::simdjson_error& e) {
         // A document whose stage 1 failed (invalid UTF-8, a control character in a string, an
-        // unclosed string) has no position to ask for: the bad byte is looked for instead. An
-        // error with no position at all is line 1, in a stream's text read again behind a
-        // rebuilt header as in a whole file (see resumed::line).
+        // unclosed string) has no position to ask for: the bad byte is looked for instead.
         const char* at = nullptr;
         if (!iterated) at = stage1_error_location(body, e.error());
-        else if (doc.current_location().get(at) != simdjson::SUCCESS) at = nullptr;
+        else if (doc.current_location().get(at) != simdjson::SUCCESS) at = loc;
         throw input_error(source, before.line(text, at), fmt::format("malformed JSON ({})", simdjson::error_message(e.error())));
     }
     check_document_syntax(body, text, source, before);
