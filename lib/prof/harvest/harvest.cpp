@@ -146,10 +146,10 @@ harvest_row read_harvest_row(od::object& obj) {
 }
 
 // ---- the fast reader ------------------------------------------------------------------------
-// Warehouse rows are flat objects of plain strings, numbers and literals. This reader accepts
-// exactly that subset of JSON (json_scan.hpp) and gives up — returns false — on anything else:
-// an escape, a nested value, a quoted non-integer, a NaN word, a missing column, any syntax
-// error. The caller then re-reads the line with simdjson's on-demand parser, which owns every
+// Warehouse rows are flat objects of plain strings, numbers and literals (a failed fit's
+// seconds often the string "NaN"). This reader accepts exactly that subset of JSON
+// (json_scan.hpp) and gives up — returns false — on anything else: an escape, a nested value,
+// a quoted count that is not an integer, a missing column, any syntax error. The caller then re-reads the line with simdjson's on-demand parser, which owns every
 // rule and every error message, so the two paths cannot disagree on what a line means.
 namespace {
 
@@ -192,20 +192,25 @@ namespace {
 
 }  // namespace
 
-bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded, bool utf8_checked) {
+// The row at `begin` of [begin, end), read to its closing '}' and the whitespace after it:
+// where that whitespace ends, or nullptr when the row was declined. The scanner is a local of
+// this function so that it stays in registers (a store into the row could otherwise alias it).
+template <bool NewlineEnds>
+[[gnu::always_inline]] inline const char* harvest_row_reader::read_object(const char* begin, const char* end,
+                                                                          const char* readable_end, bool check_utf8,
+                                                                          harvest_row& r) {
     r.clear();
-    json_scanner s{line.data(), line.data() + line.size()};
-    s.check_utf8 = !utf8_checked;
+    json_scanner s{begin, end};
+    s.check_utf8 = check_utf8;
+    s.newline_ends = NewlineEnds;
     bool have_run = false, have_ts = false, have_model = false;
     s.ws();
-    if (!s.eat('{')) return false;
-    // A 32-byte load at p stays inside the line or its padding while readable_end - p >= 32.
-    const char* readable_end = s.e + (padded ? simdjson::SIMDJSON_PADDING : 0);
+    if (!s.eat('{')) return nullptr;
     auto id_of = [](std::string_view key) { return static_cast<std::uint8_t>(column_of(key)); };
     for (std::size_t i = 0;; ++i) {
         std::uint8_t c;
-        if (!keys_.member(i, s, readable_end, id_of, c)) return false;  // `{}` too: it has no run_id
-        if (!read_value(s, static_cast<column>(c), r, have_run, have_ts, have_model)) return false;
+        if (!keys_.member(i, s, readable_end, id_of, c)) return nullptr;  // `{}` too: it has no run_id
+        if (!read_value(s, static_cast<column>(c), r, have_run, have_ts, have_model)) return nullptr;
         if (s.p < s.e && *s.p == ',') {  // compact rows: the delimiter right after the value
             ++s.p;
             continue;
@@ -213,10 +218,23 @@ bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded
         s.ws();
         if (s.eat(',')) continue;
         if (s.eat('}')) break;
-        return false;
+        return nullptr;
     }
     s.ws();
-    return s.p == s.e && have_run && have_ts && have_model;
+    return have_run && have_ts && have_model ? s.p : nullptr;
+}
+
+bool harvest_row_reader::read(std::string_view line, harvest_row& r, bool padded, bool utf8_checked) {
+    const char* end = line.data() + line.size();
+    // A 32-byte load at p stays inside the line or its padding while readable_end - p >= 32.
+    const char* readable_end = end + (padded ? simdjson::SIMDJSON_PADDING : 0);
+    return read_object<false>(line.data(), end, readable_end, !utf8_checked, r) == end;
+}
+
+const char* harvest_row_reader::read_line(const char* begin, const char* end, const char* readable_end,
+                                          harvest_row& r) {
+    const char* stop = read_object<true>(begin, end, readable_end, true, r);
+    return stop && stop < end && *stop == '\n' ? stop : nullptr;
 }
 
 bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
@@ -436,7 +454,16 @@ jsonl_stats harvester::read_lines(line_reader& in, std::size_t max_bad_lines, co
         harvest_row row = read_harvest_row(obj);
         add(row);
     };
-    return for_each_object_fast(in, max_bad_lines, slow, fast);
+    // Most rows are taken before their line is cut: the reader finds the '\n' at their end.
+    auto cut = [&](const line_reader::unread_view& v) -> const char* {
+        __builtin_prefetch(v.begin + 1024);
+        const char* newline = row_reader_.read_line(v.begin, v.end, v.readable_end, fast_row_);
+        if (!newline) return nullptr;
+        if (tick) tick();
+        add(fast_row_);
+        return newline;
+    };
+    return for_each_object_fast(in, max_bad_lines, slow, fast, {}, cut);
 }
 
 void harvester::read(line_reader& in, const std::function<void(std::uint64_t, std::uint64_t)>& progress) {

@@ -101,8 +101,16 @@ public:
     // when it is (the strings' non-ASCII bytes are validated as they are scanned; every other
     // byte of a row read whole is ASCII).
     bool read(std::string_view line, harvest_row& row, bool padded = false, bool utf8_checked = true);
+    // The row at `begin` of a text [begin, end) that holds more than one line, read to the '\n'
+    // that ends it without that '\n' being looked for first: that '\n' when the row was read
+    // (exactly when read(line, row, true, false) takes the line before it), else nullptr. Loads
+    // are allowed up to readable_end.
+    const char* read_line(const char* begin, const char* end, const char* readable_end, harvest_row& row);
 
 private:
+    template <bool NewlineEnds>
+    const char* read_object(const char* begin, const char* end, const char* readable_end, bool check_utf8,
+                            harvest_row& row);
     key_predictor keys_;
 };
 

@@ -30,13 +30,6 @@ std::string describe(od::value& v) {
     return shown_value(trimmed_token(v));
 }
 
-std::optional<double> nonfinite_word(std::string_view s) {
-    if (s == "NaN" || s == "nan" || s == "NAN") return std::numeric_limits<double>::quiet_NaN();
-    if (s == "Infinity" || s == "inf" || s == "+Infinity" || s == "Inf") return std::numeric_limits<double>::infinity();
-    if (s == "-Infinity" || s == "-inf" || s == "-Inf") return -std::numeric_limits<double>::infinity();
-    return std::nullopt;
-}
-
 // JSON number grammar (RFC 8259) on a string's contents, so "1e3" is accepted but " 1", "0x10"
 // and "1." are not.
 bool is_json_number(std::string_view s) {
@@ -206,6 +199,15 @@ bool line_reader::fill() {
     return true;
 }
 
+void line_reader::release_passed() {
+    // In place, the lines before begin_ have been handed out and used: their pages leave the
+    // resident set (the caller holds only the current line), 8 MiB at a time.
+    if (region_ && data_ != buf_.get() && begin_ - released_ >= (std::size_t{8} << 20)) {
+        release_region(*region_, data_ + released_, data_ + begin_);
+        released_ = begin_;
+    }
+}
+
 bool line_reader::next(text_line& out) {
     for (;;) {
         const char* base = data_;
@@ -224,12 +226,7 @@ bool line_reader::next(text_line& out) {
                 auto* last = static_cast<const char*>(memrchr(base + pos, '\n', limit - pos));
                 std::size_t to = static_cast<std::size_t>(last - base);
                 valid_to_ = !check_utf8_ || simdjson::validate_utf8(base + begin_, to - begin_) ? to : begin_;
-                // In place, the lines before this block have been handed out and used: their
-                // pages leave the resident set (the caller holds only the current line).
-                if (region_ && data_ != buf_.get() && begin_ - released_ >= (std::size_t{8} << 20)) {
-                    release_region(*region_, base + released_, base + begin_);
-                    released_ = begin_;
-                }
+                release_passed();
             }
             checked = check_utf8_ && pos <= valid_to_;
             text = std::string_view(base + begin_, pos - begin_);

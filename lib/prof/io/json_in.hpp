@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -58,8 +59,33 @@ public:
     // validates UTF-8 as it goes (for_each_object_fast with such a `fast`).
     void check_utf8(bool on) { check_utf8_ = on; }
 
+    // For a caller that cuts lines itself (for_each_object_fast with a `cut`), skipping the
+    // search for each '\n': the bytes held from the next line's start, [begin, end), which may
+    // end inside a line, with loads allowed up to readable_end (SIMDJSON_PADDING past end).
+    // false — call next() as usual — when none are held, when the next line is the input's
+    // first (the byte-order mark is next()'s to strip) or when lines are checked for UTF-8 here
+    // (a line cut by the caller would pass unchecked).
+    struct unread_view {
+        const char* begin;
+        const char* end;
+        const char* readable_end;
+    };
+    bool unread(unread_view& out) const {
+        if (check_utf8_ || line_no_ == 0 || begin_ >= end_) return false;
+        out = {data_ + begin_, data_ + end_, data_ + end_ + simdjson::SIMDJSON_PADDING};
+        return true;
+    }
+    // The caller has used the next line, from unread()'s begin to `newline` (the '\n' that
+    // ends it, inside the view): it is counted and passed, as next() would have.
+    void pass_line(const char* newline) {
+        begin_ = static_cast<std::size_t>(newline - data_) + 1;
+        ++line_no_;
+        release_passed();
+    }
+
 private:
     bool fill();
+    void release_passed();
     void map(const memory_region& region);
     std::unique_ptr<byte_source> src_;
     std::string name_;
@@ -119,13 +145,28 @@ void judge_bad_line(const line_reader& in, const text_line& line, const std::str
 // called as fast(text, utf8_checked): with utf8_checked false it must take only a line it has
 // itself found to be valid UTF-8 (json_scanner::check_utf8), or decline; a line it declines is
 // checked, and an invalid one is "invalid UTF-8" as for_each_object says.
-template <class Fast>
+// `cut`, when given, is called as cut(view) on line_reader::unread's bytes before each line is
+// cut: it reads the line at view.begin as fast(line, false) would, without being told where it
+// ends, and returns the '\n' that ends it when it has taken it whole (a token it accepts never
+// crosses a '\n': json_scanner::newline_ends), or nullptr to decline — then the line is cut
+// and handed to fast as usual. It takes only lines that fast would take, with the same effect.
+template <class Fast, class Cut = std::nullptr_t>
 jsonl_stats for_each_object_fast(line_reader& in, std::size_t max_bad_lines, const object_fn& fn, Fast& fast,
-                                 const skip_fn& skipped = {}) {
+                                 const skip_fn& skipped = {}, Cut cut = nullptr) {
     jsonl_stats stats;
     simdjson::ondemand::parser parser;
     text_line line;
-    while (in.next(line)) {
+    for (;;) {
+        if constexpr (!std::is_same_v<Cut, std::nullptr_t>) {
+            line_reader::unread_view view;
+            while (in.unread(view)) {
+                const char* newline = cut(view);
+                if (!newline) break;
+                in.pass_line(newline);
+                ++stats.records;
+            }
+        }
+        if (!in.next(line)) break;
         std::string what;
         bool taken = false;
         try {

@@ -23,6 +23,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <simdjson.h>
@@ -105,11 +106,14 @@ struct json_scanner {
     bool syntax_only = false;
     // true: the text's UTF-8 has not been validated; the strings' non-ASCII runs are (above).
     bool check_utf8 = false;
+    // true: '\n' is not whitespace but the end of a line, where every token stops (a reader
+    // that cuts its own line out of a longer text: nothing it accepts crosses a '\n').
+    bool newline_ends = false;
 
     PROF_SCAN_INLINE void ws() {
         // Compact JSON has no whitespace between tokens: one test for that case.
         if (p < e && static_cast<unsigned char>(*p) <= ' ')
-            while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
+            while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || (*p == '\n' && !newline_ends))) ++p;
     }
     PROF_SCAN_INLINE bool eat(char c) {
         if (p < e && *p == c) {
@@ -260,6 +264,11 @@ struct json_scanner {
     }
 
     // null, true or false at p (their lengths are known: compared as words, not by memcmp).
+    // A string literal is taken as an array, so that no strlen runs for its length.
+    template <std::size_t N>
+    PROF_SCAN_INLINE bool literal(const char (&word)[N]) {
+        return literal(std::string_view(word, N - 1));
+    }
     PROF_SCAN_INLINE bool literal(std::string_view word) {
         std::size_t n = word.size();
         if (static_cast<std::size_t>(e - p) < n || n < 4) return false;
@@ -405,6 +414,17 @@ private:
     }
 };
 
+// The value of a string that spells a non-finite number the way exporters write one (pandas,
+// Spark and PostgreSQL: NaN, Infinity, inf, ...): NaN or ±infinity; nullopt for any other
+// string. Every reader of numbers takes these words as the number, and a count as absent.
+inline std::optional<double> nonfinite_word(std::string_view s) {
+    if (s.size() < 3 || s.size() > 9) return std::nullopt;
+    if (s == "NaN" || s == "nan" || s == "NAN") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "Infinity" || s == "inf" || s == "+Infinity" || s == "Inf") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity" || s == "-inf" || s == "-Inf") return -std::numeric_limits<double>::infinity();
+    return std::nullopt;
+}
+
 // ---- typed field scanners ---------------------------------------------------------------
 // Each reads one value at s.p in the forms its field takes, the common form first; false
 // declines (the caller re-reads the text with simdjson, which gives the value or the error).
@@ -412,6 +432,10 @@ private:
 // A count: a plain or quoted run of digits that fits 64 bits; null → nullopt.
 inline bool count_of_scalar(scan_kind k, std::string_view t, std::optional<std::uint64_t>& out) {
     if (k == scan_kind::null) {
+        out.reset();
+        return true;
+    }
+    if (k == scan_kind::string && nonfinite_word(t)) {
         out.reset();
         return true;
     }
@@ -430,6 +454,10 @@ inline bool seconds_of_scalar(scan_kind k, std::string_view t, std::optional<dou
         return true;
     }
     if (k == scan_kind::string) {
+        if (auto w = nonfinite_word(t)) {
+            out = *w;
+            return true;
+        }
         json_scanner inner{t.data(), t.data() + t.size()};
         std::string_view tok;
         bool integer = false;
@@ -516,8 +544,10 @@ public:
     // end of a padded line's padding).
     template <class IdOf>
     PROF_SCAN_INLINE bool member(std::size_t i, json_scanner& s, const char* readable_end, IdOf id_of, std::uint8_t& id) {
-        const member_bytes& m = shape_[i < max_members ? i : 0];
-        if (i < members_ && m.key_length && readable_end - s.p >= 32 && m.key_length <= s.e - s.p &&
+        // shape_[max_members] is never learned: a member past the last remembered is not predicted.
+        const member_bytes& m = shape_[i < max_members ? i : max_members];
+        // 32 bytes left in the text (nearly always) cover the load and the key alike.
+        if (m.key_length && (s.e - s.p >= 32 || (readable_end - s.p >= 32 && m.key_length <= s.e - s.p)) &&
             bytes_equal_32(s.p, m.bytes, m.key_mask)) {
             s.p += m.key_length;
             id = m.id;
@@ -547,14 +577,15 @@ private:
         if (i >= max_members) return;
         member_bytes& m = shape_[i];
         auto n = static_cast<std::size_t>(end - begin);
-        m.key_length = n <= sizeof m.bytes ? static_cast<std::uint8_t>(n) : 0;
+        // Bytes holding a '\n' are not remembered: a reader that cuts its own lines
+        // (json_scanner::newline_ends) must never match a member across one.
+        bool fits = n <= sizeof m.bytes && !std::memchr(begin, '\n', n);
+        m.key_length = fits ? static_cast<std::uint8_t>(n) : 0;
         m.key_mask = m.key_length == 32 ? ~0u : (1u << m.key_length) - 1;
         if (m.key_length) std::memcpy(m.bytes, begin, n);
         m.id = id;
-        if (members_ <= i) members_ = i + 1;
     }
-    member_bytes shape_[max_members]{};
-    std::size_t members_ = 0;  // shape_[0, members_) were learned
+    member_bytes shape_[max_members + 1]{};  // key_length 0: not learned (or not predictable)
 };
 
 }  // namespace prof

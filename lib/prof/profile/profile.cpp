@@ -35,7 +35,7 @@ std::string gpu_oom_warning(const std::string& model, std::uint64_t n, const std
 }
 
 template <class T>
-void keep_max(std::optional<T>& acc, const std::optional<T>& v) {
+[[gnu::always_inline]] inline void keep_max(std::optional<T>& acc, const std::optional<T>& v) {
     if (!v) return;
     if (!acc || *v > *acc) acc = v;
 }

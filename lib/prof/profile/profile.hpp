@@ -113,8 +113,9 @@ public:
         o.size_ = 0;
         return *this;
     }
-    void push_back(T d) {
-        if (cur_ == end_) grow();
+    // Inline with the growth out of line: called a few times per row by the harvest.
+    [[gnu::always_inline]] void push_back(T d) {
+        if (cur_ == end_) [[unlikely]] grow();
         *cur_++ = d;
         ++size_;
     }
@@ -160,7 +161,7 @@ private:
         last.resize(static_cast<std::size_t>(cur_ - last.data()));
         cur_ = end_ = nullptr;
     }
-    void grow() {
+    [[gnu::noinline]] void grow() {
         seal();
         blocks_.emplace_back();
         blocks_.back().resize(std::clamp<std::size_t>(size_, 256, 65536));
