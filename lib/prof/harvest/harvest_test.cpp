@@ -505,8 +505,8 @@ TEST_CASE("median_of_parts equals the median of the concatenation, without copyi
                 all.push_back(d);
             }
         }
-        std::vector<const std::vector<double>*> ptrs;
-        for (const auto& p : parts) ptrs.push_back(&p);
+        std::vector<std::span<const double>> ptrs;
+        for (const auto& p : parts) ptrs.emplace_back(p);
         auto want = prof::median(all);
         auto got = prof::median_of_parts(ptrs);
         REQUIRE(want.has_value() == got.has_value());
@@ -523,20 +523,20 @@ TEST_CASE("value_blocks keep every value in order, in blocks that never move") {
         b.push_back(i + 0.5);
         want.push_back(i + 0.5);
         if (i == 100) {
-            std::vector<const std::vector<double>*> early;
+            std::vector<std::span<const double>> early;
             b.parts(early);
-            first_values = early.front()->data();
+            first_values = early.front().data();
         }
     }
     CHECK(b.size() == want.size());
-    std::vector<const std::vector<double>*> parts;
+    std::vector<std::span<const double>> parts;
     b.parts(parts);
     CHECK(parts.size() > 4);
-    CHECK(parts.front()->data() == first_values);  // the first block's values never moved
+    CHECK(parts.front().data() == first_values);  // the first block's values never moved
     std::vector<double> got;
-    for (const auto* p : parts) {
-        CHECK(p->size() <= 65536);
-        got.insert(got.end(), p->begin(), p->end());
+    for (auto p : parts) {
+        CHECK(p.size() <= 65536);
+        got.insert(got.end(), p.begin(), p.end());
     }
     CHECK(got == want);
     CHECK(prof::median_of_parts(parts) == prof::median(want));

@@ -141,8 +141,8 @@ void finish_points(std::vector<curve_point>& points, std::vector<std::vector<dou
                    std::vector<std::vector<double>>& cpus) {
     // median_of_parts: the same value as median(), by two streaming passes over a large bin.
     for (std::size_t k = 0; k < points.size(); ++k) {
-        points[k].wall_s = *median_of_parts({&walls[k]});
-        if (!cpus[k].empty()) points[k].cpu_s = *median_of_parts({&cpus[k]});
+        points[k].wall_s = *median_of_parts({walls[k]});
+        if (!cpus[k].empty()) points[k].cpu_s = *median_of_parts({cpus[k]});
     }
 }
 

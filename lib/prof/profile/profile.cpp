@@ -95,7 +95,7 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
     m.max_process_rss_bytes = acc.max_process_rss;
     m.max_peak_rss_bytes = acc.max_peak_rss;
     m.max_peak_gpu_bytes = acc.max_peak_gpu;
-    std::vector<const std::vector<double>*> wall_parts, cpu_parts;
+    std::vector<std::span<const double>> wall_parts, cpu_parts;
     acc.wall.parts(wall_parts);
     acc.cpu.parts(cpu_parts);
     m.median_wall_s = median_of_parts(wall_parts);
@@ -244,9 +244,9 @@ ranked_keys select_keys(std::vector<std::uint64_t>& keys, std::size_t rank, bool
 
 }  // namespace
 
-std::optional<double> median_of_parts(const std::vector<const std::vector<double>*>& parts) {
+std::optional<double> median_of_parts(const std::vector<std::span<const double>>& parts) {
     std::size_t n = 0;
-    for (const auto* v : parts) n += v->size();
+    for (auto v : parts) n += v.size();
     if (n == 0) return std::nullopt;
     // median(): the value of rank n/2 and, for an even n, the mean of it and the one before.
     const std::size_t mid = n / 2;
@@ -255,14 +255,14 @@ std::optional<double> median_of_parts(const std::vector<const std::vector<double
     ranked_keys r;
     if (n <= select_small) {
         keys.reserve(n);
-        for (const auto* v : parts)
-            for (double d : *v) keys.push_back(key_of(d));
+        for (auto v : parts)
+            for (double d : v) keys.push_back(key_of(d));
         r = select_keys(keys, mid, even);
     } else {
         // The first step reads the parts in place; only the bucket it keeps is copied.
         auto for_keys = [&](auto fn) {
-            for (const auto* v : parts)
-                for (double d : *v) fn(key_of(d));
+            for (auto v : parts)
+                for (double d : v) fn(key_of(d));
         };
         radix_step st = plan_radix_step(for_keys, n, mid, even, n >= wide_radix_from);
         if (st.all_equal) return value_of(st.equal_key);
@@ -348,9 +348,12 @@ void profile_builder::add(const measured_fit& f) {
 void profile_builder::add(const fit_evidence& f) {
     ++n_measurements_;
     if (f.ok) ++n_ok_;
-    if (ts_ids_.size() == 0 || !same_text(f.ts_id, last_ts_id_)) {
+    if ((!last_ts_pending_ && ts_ids_.size() == 0) || !same_text(f.ts_id, last_ts_id_)) {
+        settle_series();
         last_ts_id_.assign(f.ts_id);
-        ts_ids_.intern(last_ts_id_);
+        last_ts_hash_ = short_text_hash(last_ts_id_);
+        ts_ids_.prefetch(last_ts_hash_);
+        last_ts_pending_ = true;
     }
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     std::uint32_t id = model_ids_.intern_next(f.model_type);
@@ -405,10 +408,18 @@ void profile_builder::add(const fit_evidence& f) {
     if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
 }
 
+void profile_builder::settle_series() const {
+    if (!last_ts_pending_) return;
+    ts_ids_.intern(last_ts_id_, last_ts_hash_);
+    last_ts_pending_ = false;  // last_ts_id_ stays: the next row of its series is not added again
+}
+
 void profile_builder::merge(profile_builder&& other) {
     n_measurements_ += other.n_measurements_;
     n_ok_ += other.n_ok_;
     n_contended_ += other.n_contended_;
+    settle_series();
+    other.settle_series();
     for (const auto& id : other.ts_ids_.names()) ts_ids_.intern(id);
     latest_.add(other.latest_);
     const auto& names = other.model_ids_.names();
@@ -477,6 +488,7 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
     p.n_measurements = n_measurements_;
     p.n_ok = n_ok_;
     p.n_failed = n_measurements_ - n_ok_;
+    settle_series();
     p.n_sample_series = ts_ids_.size();
     // The 100 smallest ids, sorted, without sorting them all (a run has millions of series).
     const auto& all_ids = ts_ids_.names();
@@ -491,7 +503,7 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
             n_contended_, n_measurements_, contended_cpu_pressure * 100, format_double(contended_min_wall_s)));
     for (const auto& m : mixed_params()) p.provenance.warnings.push_back(m + " (folded as one under --mixed-params)");
 
-    std::map<std::string, std::vector<const std::vector<double>*>> family_walls;
+    std::map<std::string, std::vector<std::span<const double>>> family_walls;
     std::vector<std::uint32_t> by_name(models_.size());
     for (std::uint32_t k = 0; k < by_name.size(); ++k) by_name[k] = k;
     const auto& names = model_ids_.names();
@@ -522,7 +534,7 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
         costs[i] = cost_of(names[costed[i]], acc.families.front(), acc);
     });
     for (std::size_t i = 0; i < costed.size(); ++i) p.models.emplace(names[costed[i]], std::move(costs[i]));
-    std::vector<std::pair<std::string, std::vector<const std::vector<double>*>>> families(family_walls.begin(),
+    std::vector<std::pair<std::string, std::vector<std::span<const double>>>> families(family_walls.begin(),
                                                                                           family_walls.end());
     std::vector<std::optional<double>> medians(families.size());
     parallel_for(families.size(), threads, [&](std::size_t i) { medians[i] = median_of_parts(families[i].second); });

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -93,12 +95,13 @@ std::optional<double> median(std::vector<double>& v);
 // radix selection over the patterns (a pass counts them by 11 bits, only the bucket holding
 // the middle is kept, and so on; a few dozen values go to nth_element). nullopt when all
 // parts are empty.
-std::optional<double> median_of_parts(const std::vector<const std::vector<double>*>& parts);
+std::optional<double> median_of_parts(const std::vector<std::span<const double>>& parts);
 
 // Values appended in blocks that never move: a growing vector copies every value at each
 // doubling and holds both copies meanwhile. Blocks grow with the count, 256 to 65536 values.
-// An append is a store through a cursor into the last block, which is allocated whole; the
-// block's vector takes its final size when the block is full or the values are read.
+// An append is a store through a cursor into the last block, which is allocated whole and
+// not zero-filled (its values are written before they are read); a block's size is set when
+// it is full or the values are read.
 template <class T>
 class blocks {
 public:
@@ -121,10 +124,10 @@ public:
     }
     bool empty() const { return size_ == 0; }
     std::size_t size() const { return size_; }
-    // Appends a pointer to each block to `out` (median_of_parts' parts).
-    void parts(std::vector<const std::vector<T>*>& out) const {
+    // Appends each block's values to `out` (median_of_parts' parts).
+    void parts(std::vector<std::span<const T>>& out) const {
         seal();
-        for (const auto& b : blocks_) out.push_back(&b);
+        for (const auto& b : blocks_) out.emplace_back(b.values.get(), b.size);
     }
     // fn(value, other's value at the same index) for every index; `other` holds as many values.
     template <class U, class Fn>
@@ -133,12 +136,11 @@ public:
         other.seal();
         std::size_t ob = 0, oi = 0;
         for (const auto& b : blocks_)
-            for (const T& v : b) {
-                while (oi == other.block(ob).size()) ++ob, oi = 0;
-                fn(v, other.block(ob)[oi++]);
+            for (std::size_t i = 0; i < b.size; ++i) {
+                while (oi == other.blocks_[ob].size) ++ob, oi = 0;
+                fn(b.values[i], other.blocks_[ob].values[oi++]);
             }
     }
-    const std::vector<T>& block(std::size_t i) const { return blocks_[i]; }
     // Moves other's blocks after these (no value is copied); `other` is left empty.
     void splice(blocks&& other) {
         seal();
@@ -152,23 +154,27 @@ public:
 
 private:
     template <class>
-    friend class blocks;  // for_each_with seals the other's blocks too
-    // The last block cut to the values it holds, so every vector says its own size. Appends
-    // after it start a new block. (Logically const: the values do not change.)
+    friend class blocks;  // for_each_with reads the other's blocks too
+    struct block {
+        std::unique_ptr<T[]> values;
+        std::size_t size = 0;
+    };
+    // The last block's size set to the values it holds. Appends after it start a new block.
+    // (Logically const: the values do not change.)
     void seal() const {
         if (!cur_) return;
-        auto& last = blocks_.back();
-        last.resize(static_cast<std::size_t>(cur_ - last.data()));
+        block& last = blocks_.back();
+        last.size = static_cast<std::size_t>(cur_ - last.values.get());
         cur_ = end_ = nullptr;
     }
     [[gnu::noinline]] void grow() {
         seal();
-        blocks_.emplace_back();
-        blocks_.back().resize(std::clamp<std::size_t>(size_, 256, 65536));
-        cur_ = blocks_.back().data();
-        end_ = cur_ + blocks_.back().size();
+        const std::size_t n = std::clamp<std::size_t>(size_, 256, 65536);
+        blocks_.push_back({std::unique_ptr<T[]>(new T[n]), 0});  // default-initialised: not zeroed
+        cur_ = blocks_.back().values.get();
+        end_ = cur_ + n;
     }
-    mutable std::vector<std::vector<T>> blocks_;
+    mutable std::vector<block> blocks_;
     std::size_t size_ = 0;
     mutable T* cur_ = nullptr;
     mutable T* end_ = nullptr;
@@ -270,8 +276,14 @@ private:
     std::uint64_t n_measurements_ = 0, n_ok_ = 0, n_contended_ = 0;
     string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)
     std::vector<model_acc> models_;
-    string_interner ts_ids_;  // the distinct series (open addressing: no node, no modulo per series)
-    std::string last_ts_id_;  // the ts_id added last: rows of one series come together
+    // The distinct series (open addressing: no node, no modulo per series). Rows of one series
+    // come together: the ts_id added last is interned when the next one comes (its slot
+    // prefetched meanwhile), or when the series are counted (settle_series; logically const).
+    void settle_series() const;
+    mutable string_interner ts_ids_;
+    mutable std::string last_ts_id_;
+    mutable std::uint32_t last_ts_hash_ = 0;
+    mutable bool last_ts_pending_ = false;
     latest_instant latest_;
 };
 
