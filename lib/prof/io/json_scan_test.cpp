@@ -40,7 +40,9 @@ TEST_CASE("json_scan: exact_decimal gives std::from_chars' double, bit for bit, 
             t += '.';
             for (int k = 0; k < frac; ++k) t += static_cast<char>('0' + rng() % 10);
         }
-        std::string text = t + (rng() % 2 ? "," : "}");
+        // Half the numbers end the text (read byte by byte at its end), half have more after
+        // them (16-byte lanes).
+        std::string text = t + (rng() % 2 ? "," : "}") + (rng() % 2 ? "\"next\":12345678901234567" : "");
         json_scanner s = over(text);
         double fast = 0;
         if (s.exact_decimal(fast)) {
@@ -76,7 +78,7 @@ TEST_CASE("json_scan: uint19 reads 1 to 19 digits exactly and declines the rest"
     for (int i = 0; i < 100000; ++i) {
         std::uint64_t v = rng() >> (rng() % 64);
         if (v >= 10000000000000000000ull) v /= 10;  // 19 digits at most
-        std::string text = std::to_string(v) + "}";
+        std::string text = std::to_string(v) + "}" + (i % 2 ? "" : ",\"next\":\"0123456789012345\"");
         json_scanner s = over(text);
         std::uint64_t got = 0;
         REQUIRE(s.uint19(got));
@@ -84,11 +86,25 @@ TEST_CASE("json_scan: uint19 reads 1 to 19 digits exactly and declines the rest"
         CHECK(*s.p == '}');
     }
     for (const char* bad : {"-1", "01", "12345678901234567890", "1.5", "2e3", "x", ""}) {
-        std::string text = bad;
-        json_scanner s = over(text);
-        std::uint64_t u;
-        CHECK_MESSAGE(!s.uint19(u), bad);
-        CHECK(s.p == text.data());
+        for (std::string text : {std::string(bad), std::string(bad) + ",                "}) {
+            json_scanner s = over(text);
+            std::uint64_t u;
+            CHECK_MESSAGE(!s.uint19(u), text);
+            CHECK(s.p == text.data());
+        }
+    }
+    // Every run length up to 21 digits, in lanes and at the text's end: 16 or more digits in a
+    // row leave the vector pass for the word loop.
+    for (int n = 1; n <= 21; ++n) {
+        std::string digits;
+        for (int k = 0; k < n; ++k) digits += static_cast<char>('1' + k % 9);
+        for (std::string text : {digits, digits + "}", digits + "},\"x\":\"................\""}) {
+            json_scanner s = over(text);
+            std::uint64_t got = 0;
+            bool ok = s.uint19(got);
+            CHECK_MESSAGE(ok == (n <= 19), text);
+            if (ok) CHECK(got == std::stoull(digits));
+        }
     }
 }
 
