@@ -151,8 +151,18 @@ std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
         last_days = days;
         have_last = true;
     }
-    int h = two(11), m = two(14), sec = two(17);
-    if (bad || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return std::nullopt;
+    // HH:MM:SS as one word: each byte ^ '0' is its digit's value (0..9: high nibble 0, low
+    // nibble + 6 below 16) and each ':' becomes 0x0A; then one multiply-add forms the pairs.
+    std::uint64_t x;
+    std::memcpy(&x, s.data() + 11, 8);
+    x ^= 0x3030303030303030u;
+    constexpr std::uint64_t digit_bytes = 0xFFFF00FFFF00FFFFu, nibbles = 0x0F0F0F0F0F0F0F0Fu;
+    if ((x & digit_bytes & ~nibbles) || (((x & digit_bytes) + (0x0606060606060606u & digit_bytes)) & 0x1010101010101010u) ||
+        (x & ~digit_bytes) != 0x00000A00000A0000u || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
+        return std::nullopt;
+    const std::uint64_t pairs = x * 10 + (x >> 8);  // byte 0: HH, byte 3: MM, byte 6: SS (no carry)
+    const int h = static_cast<int>(pairs & 0xFF), m = static_cast<int>(pairs >> 24 & 0xFF),
+              sec = static_cast<int>(pairs >> 48 & 0xFF);
     if (h > 23 || m > 59 || sec > 60) return std::nullopt;
     std::size_t i = 19;
     std::int64_t frac_ns = 0;
