@@ -207,18 +207,14 @@ template <bool NewlineEnds>
     s.ws();
     if (!s.eat('{')) return nullptr;
     auto id_of = [](std::string_view key) { return static_cast<std::uint8_t>(column_of(key)); };
-    for (std::size_t i = 0;; ++i) {
-        std::uint8_t c;
-        if (!keys_.member(i, s, readable_end, id_of, c)) return nullptr;  // `{}` too: it has no run_id
+    std::uint8_t c;
+    if (!keys_.member(0, s, readable_end, id_of, c)) return nullptr;  // `{}` too: it has no run_id
+    for (std::size_t i = 1;; ++i) {
         if (!read_value(s, static_cast<column>(c), r, have_run, have_ts, have_model)) return nullptr;
-        if (s.p < s.e && *s.p == ',') {  // compact rows: the delimiter right after the value
-            ++s.p;
-            continue;
-        }
-        s.ws();
-        if (s.eat(',')) continue;
-        if (s.eat('}')) break;
-        return nullptr;
+        // The ',' and the next key in one prediction (the last row's bytes), else scanned.
+        key_predictor::step next = keys_.next_member(i, s, readable_end, id_of, c);
+        if (next == key_predictor::step::end) break;
+        if (next == key_predictor::step::fail) return nullptr;
     }
     s.ws();
     return have_run && have_ts && have_model ? s.p : nullptr;

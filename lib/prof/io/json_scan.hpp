@@ -604,6 +604,41 @@ public:
         return true;
     }
 
+    // What follows a member's value: the next member's key, or the object's end.
+    enum class step { member, end, fail };
+    // The form of member() that also predicts the delimiter: s.p right after member i - 1's
+    // value (i >= 1). Where the bytes from there through member i's `"key":` are the last
+    // object's, one bytes_equal_32 takes the ',' and the key alike: s.p moves to the value (the
+    // whitespace before it skipped), `id` is the key's id, and the step is `member`. Otherwise
+    // they are scanned: `end` at the '}' (s.p past it), `member` for a ',' and a key (id_of(key),
+    // remembered from the value's end for the next object), `fail` for anything else. An object
+    // read with this method uses member() for its first member only.
+    template <class IdOf>
+    PROF_SCAN_INLINE step next_member(std::size_t i, json_scanner& s, const char* readable_end, IdOf id_of,
+                                      std::uint8_t& id) {
+        const member_bytes& m = shape_[i < max_members ? i : max_members];
+        if (m.key_length && (s.e - s.p >= 32 || (readable_end - s.p >= 32 && m.key_length <= s.e - s.p)) &&
+            bytes_equal_32(s.p, m.bytes, m.key_mask)) {
+            s.p += m.key_length;
+            id = m.id;
+            s.ws();
+            return step::member;
+        }
+        const char* start = s.p;
+        s.ws();
+        if (s.eat('}')) return step::end;
+        if (!s.eat(',')) return step::fail;
+        s.ws();
+        std::string_view key;
+        if (!s.string(key)) return step::fail;
+        s.ws();
+        if (!s.eat(':')) return step::fail;
+        id = id_of(key);
+        learn(i, start, s.p, id);
+        s.ws();
+        return step::member;
+    }
+
 private:
     struct alignas(32) member_bytes {
         char bytes[32] = {};
