@@ -211,8 +211,9 @@ std::optional<double> usable_number(simdjson::ondemand::value v, std::string_vie
 // A string holding an RFC 3339 time stamp, or null (nullopt): "field 'PATH': expected an RFC
 // 3339 time stamp, found "X"" otherwise. The text is kept as written.
 std::optional<std::string> time_stamp_or_null(simdjson::ondemand::value v, std::string_view path);
-// A number, null read as Default (a margin absent from an older record).
-template <double Default>
+// A number, null read as Default (a margin absent from an older record). Default is a
+// constant named by reference: clang before 18 takes no double as a template argument.
+template <const double& Default>
 double number_or(simdjson::ondemand::value v, std::string_view path) {
     return read_number(v, path).value_or(Default);
 }
