@@ -582,26 +582,10 @@ public:
     // end of a padded line's padding).
     template <class IdOf>
     PROF_SCAN_INLINE bool member(std::size_t i, json_scanner& s, const char* readable_end, IdOf id_of, std::uint8_t& id) {
-        // shape_[max_members] is never learned: a member past the last remembered is not predicted.
-        const member_bytes& m = shape_[i < max_members ? i : max_members];
-        // 32 bytes left in the text (nearly always) cover the load and the key alike.
-        if (m.key_length && (s.e - s.p >= 32 || (readable_end - s.p >= 32 && m.key_length <= s.e - s.p)) &&
-            bytes_equal_32(s.p, m.bytes, m.key_mask)) {
-            s.p += m.key_length;
-            id = m.id;
-            s.ws();
-            return true;
-        }
+        if (predicted(i, s, readable_end, id)) return true;
         const char* start = s.p;
         s.ws();
-        std::string_view key;
-        if (!s.string(key)) return false;
-        s.ws();
-        if (!s.eat(':')) return false;
-        id = id_of(key);
-        learn(i, start, s.p, id);
-        s.ws();
-        return true;
+        return scan_key(i, start, s, id_of, id);
     }
 
     // What follows a member's value: the next member's key, or the object's end.
@@ -616,27 +600,13 @@ public:
     template <class IdOf>
     PROF_SCAN_INLINE step next_member(std::size_t i, json_scanner& s, const char* readable_end, IdOf id_of,
                                       std::uint8_t& id) {
-        const member_bytes& m = shape_[i < max_members ? i : max_members];
-        if (m.key_length && (s.e - s.p >= 32 || (readable_end - s.p >= 32 && m.key_length <= s.e - s.p)) &&
-            bytes_equal_32(s.p, m.bytes, m.key_mask)) {
-            s.p += m.key_length;
-            id = m.id;
-            s.ws();
-            return step::member;
-        }
+        if (predicted(i, s, readable_end, id)) return step::member;
         const char* start = s.p;
         s.ws();
         if (s.eat('}')) return step::end;
         if (!s.eat(',')) return step::fail;
         s.ws();
-        std::string_view key;
-        if (!s.string(key)) return step::fail;
-        s.ws();
-        if (!s.eat(':')) return step::fail;
-        id = id_of(key);
-        learn(i, start, s.p, id);
-        s.ws();
-        return step::member;
+        return scan_key(i, start, s, id_of, id) ? step::member : step::fail;
     }
 
 private:
@@ -646,6 +616,32 @@ private:
         std::uint8_t key_length = 0;  // 0: longer than 32 bytes, not predicted
         std::uint8_t id = 0;
     };
+    // Whether member i's remembered bytes are those at s.p: then s.p moves past them and the
+    // whitespace after, and `id` is the remembered key's.
+    PROF_SCAN_INLINE bool predicted(std::size_t i, json_scanner& s, const char* readable_end, std::uint8_t& id) const {
+        // shape_[max_members] is never learned: a member past the last remembered is not predicted.
+        const member_bytes& m = shape_[i < max_members ? i : max_members];
+        // 32 bytes left in the text (nearly always) cover the load and the key alike.
+        if (!m.key_length || !(s.e - s.p >= 32 || (readable_end - s.p >= 32 && m.key_length <= s.e - s.p)) ||
+            !bytes_equal_32(s.p, m.bytes, m.key_mask))
+            return false;
+        s.p += m.key_length;
+        id = m.id;
+        s.ws();
+        return true;
+    }
+    // The key at s.p, its ':' and the whitespace after, remembered as member i's from `start`.
+    template <class IdOf>
+    PROF_SCAN_INLINE bool scan_key(std::size_t i, const char* start, json_scanner& s, IdOf id_of, std::uint8_t& id) {
+        std::string_view key;
+        if (!s.string(key)) return false;
+        s.ws();
+        if (!s.eat(':')) return false;
+        id = id_of(key);
+        learn(i, start, s.p, id);
+        s.ws();
+        return true;
+    }
     void learn(std::size_t i, const char* begin, const char* end, std::uint8_t id) {
         if (i >= max_members) return;
         member_bytes& m = shape_[i];
