@@ -122,6 +122,28 @@ double parse_double_flag(std::string_view text, std::string_view flag) {
     return v;
 }
 
+namespace {
+
+// HH:MM:SS at p (8 bytes) as seconds since midnight (a leap second's 60 allowed), or -1. One
+// word: each byte ^ '0' is its digit's value (0..9: high nibble 0, low nibble + 6 below 16) and
+// each ':' becomes 0x0A; then one multiply-add forms the three pairs.
+int seconds_of_day(const char* p) {
+    std::uint64_t x;
+    std::memcpy(&x, p, 8);
+    x ^= 0x3030303030303030u;
+    constexpr std::uint64_t digit_bytes = 0xFFFF00FFFF00FFFFu, nibbles = 0x0F0F0F0F0F0F0F0Fu;
+    if ((x & digit_bytes & ~nibbles) || (((x & digit_bytes) + (0x0606060606060606u & digit_bytes)) & 0x1010101010101010u) ||
+        (x & ~digit_bytes) != 0x00000A00000A0000u)
+        return -1;
+    const std::uint64_t pairs = x * 10 + (x >> 8);  // byte 0: HH, byte 3: MM, byte 6: SS (no carry)
+    const int h = static_cast<int>(pairs & 0xFF), m = static_cast<int>(pairs >> 24 & 0xFF),
+              sec = static_cast<int>(pairs >> 48 & 0xFF);
+    if (h > 23 || m > 59 || sec > 60) return -1;
+    return h * 3600 + m * 60 + sec;
+}
+
+}  // namespace
+
 std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
     // YYYY-MM-DDTHH:MM:SS, checked and converted in one pass (prof-harvest reads one per row).
     if (s.size() < 19) return std::nullopt;
@@ -151,19 +173,9 @@ std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
         last_days = days;
         have_last = true;
     }
-    // HH:MM:SS as one word: each byte ^ '0' is its digit's value (0..9: high nibble 0, low
-    // nibble + 6 below 16) and each ':' becomes 0x0A; then one multiply-add forms the pairs.
-    std::uint64_t x;
-    std::memcpy(&x, s.data() + 11, 8);
-    x ^= 0x3030303030303030u;
-    constexpr std::uint64_t digit_bytes = 0xFFFF00FFFF00FFFFu, nibbles = 0x0F0F0F0F0F0F0F0Fu;
-    if ((x & digit_bytes & ~nibbles) || (((x & digit_bytes) + (0x0606060606060606u & digit_bytes)) & 0x1010101010101010u) ||
-        (x & ~digit_bytes) != 0x00000A00000A0000u || (s[10] != 'T' && s[10] != 't' && s[10] != ' '))
-        return std::nullopt;
-    const std::uint64_t pairs = x * 10 + (x >> 8);  // byte 0: HH, byte 3: MM, byte 6: SS (no carry)
-    const int h = static_cast<int>(pairs & 0xFF), m = static_cast<int>(pairs >> 24 & 0xFF),
-              sec = static_cast<int>(pairs >> 48 & 0xFF);
-    if (h > 23 || m > 59 || sec > 60) return std::nullopt;
+    if (s[10] != 'T' && s[10] != 't' && s[10] != ' ') return std::nullopt;
+    const int time_of_day = seconds_of_day(s.data() + 11);
+    if (time_of_day < 0) return std::nullopt;
     std::size_t i = 19;
     std::int64_t frac_ns = 0;
     if (i < s.size() && s[i] == '.') {
@@ -197,7 +209,7 @@ std::optional<time_point_ns> parse_rfc3339(std::string_view s) {
     // (9999-12-31 had read as 1816-03-30). Before the epoch a fraction is taken from the next
     // whole second up, so the first representable instants, whose whole seconds alone do not
     // fit, are kept.
-    std::int64_t secs = days * 86400 + h * 3600 + m * 60 + sec - offset_s;
+    std::int64_t secs = days * 86400 + time_of_day - offset_s;
     if (secs < 0 && frac_ns > 0) {
         ++secs;
         frac_ns -= 1000000000;
