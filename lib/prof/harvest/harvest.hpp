@@ -39,10 +39,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace prof {
@@ -61,23 +63,22 @@ struct harvest_row {
     // Back to a default row, field by field: an assignment from harvest_row{} compiles to a
     // block store whose start-up cost is large beside a row's few dozen bytes of work. Each
     // view is cleared on its own: a chained `a = b = c = {}` reloads c's 16 bytes right after
-    // storing them as two words, which stalls on store-to-load forwarding.
+    // storing them as two words, which stalls on store-to-load forwarding. Each optional is
+    // made anew, disengaged (one store), not reset() (a test, then a store).
     void clear() {
         run_id = {};
         ts_id = {};
         model_type = {};
-        family.reset();
-        error.reset();
-        finished_at_ns.reset();
-        n_obs.reset();
-        process_rss_bytes.reset();
-        peak_rss_bytes.reset();
-        peak_gpu_bytes.reset();
-        intraop_threads.reset();
-        memory_limit_bytes.reset();
-        fit_seconds.reset();
-        cpu_seconds.reset();
+        disengage(family, error, finished_at_ns, n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes,
+                  intraop_threads, memory_limit_bytes, fit_seconds, cpu_seconds);
         fold = ensemble = false;
+    }
+
+private:
+    template <class... T>
+    static void disengage(std::optional<T>&... o) {
+        static_assert((std::is_trivially_destructible_v<std::optional<T>> && ...));
+        (::new (static_cast<void*>(&o)) std::optional<T>(), ...);
     }
 };
 

@@ -380,8 +380,11 @@ void profile_builder::add(const fit_evidence& f) {
         m.threads_mixed = true;
     }
     if (!f.ok) {
-        std::pair<std::string, std::string> e{f.ts_id, f.error.value_or("")};
-        if (!m.first_error || e < *m.first_error) m.first_error = std::move(e);
+        // Compared as views: the pair of strings is built only when it is the new first.
+        const std::string_view error = f.error ? std::string_view(*f.error) : std::string_view();
+        if (!m.first_error || std::pair(f.ts_id, error) < std::pair<std::string_view, std::string_view>(
+                                                           m.first_error->first, m.first_error->second))
+            m.first_error.emplace(f.ts_id, error);
         if (fit_was_oom_killed(f)) {
             ++m.n_oom;
             if (f.memory_limit_bytes) keep_max(m.oom_limit, f.memory_limit_bytes);
