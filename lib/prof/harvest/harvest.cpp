@@ -2,6 +2,8 @@
 // loop, with a strict fast reader for flat rows and simdjson on-demand for everything else.
 #include "prof/harvest/harvest.hpp"
 
+#include "prof/harvest/aggregates.hpp"
+
 #include "prof/core/cli.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
@@ -240,15 +242,7 @@ bool read_harvest_row_fast(std::string_view line, harvest_row& r) {
 
 std::string rows_export_query(std::string_view table) {
     bool upper = std::any_of(table.begin(), table.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
-    std::string name;
-    if (!upper) {
-        name = table;
-    } else {
-        name = "\"";
-        for (char c : table) name += c == '.' ? std::string("\".\"") : std::string(1, c);
-        name += '"';
-    }
-    return "SELECT row_to_json(t) FROM " + name + " t";
+    return "SELECT row_to_json(t) FROM " + (upper ? sql_table_name(table) : std::string(table)) + " t";
 }
 
 void throw_with_export_hint(const input_error& e, std::string_view table) {
@@ -296,18 +290,14 @@ void read_harvest_option_files(const harvest_option_files& files, const std::vec
                           {"--family-map", files.family_map},
                           {"--signature", files.signature},
                           {"--signature-map", files.signature_map}});
-    if (!files.family_map.empty()) {
-        auto in = read_whole_input(files.family_map, http);
-        config.family_map = parse_family_map(in.text, in.name);
-    }
-    if (!files.signature.empty()) {
-        auto in = read_whole_input(files.signature, http);
-        config.signature = parse_signature(in.text, in.name);
-    }
-    if (!files.signature_map.empty()) {
-        auto in = read_whole_input(files.signature_map, http);
-        config.signature_map = parse_signature_map(in.text, in.name);
-    }
+    auto read = [&](const std::string& spec, auto& into, auto parse) {
+        if (spec.empty()) return;
+        auto in = read_whole_input(spec, http);
+        into = parse(in.text, in.name);
+    };
+    read(files.family_map, config.family_map, parse_family_map);
+    read(files.signature, config.signature, parse_signature);
+    read(files.signature_map, config.signature_map, parse_signature_map);
 }
 
 std::map<std::string, std::string> parse_family_map(std::string_view text, const std::string& source) {
@@ -452,7 +442,6 @@ jsonl_stats harvester::read_lines(line_reader& in, std::size_t max_bad_lines, co
     };
     // Most rows are taken before their line is cut: the reader finds the '\n' at their end.
     auto cut = [&](const line_reader::unread_view& v) -> const char* {
-        __builtin_prefetch(v.begin + 1024);
         const char* newline = row_reader_.read_line(v.begin, v.end, v.readable_end, fast_row_);
         if (!newline) return nullptr;
         if (tick) tick();

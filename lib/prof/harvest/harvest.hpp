@@ -117,8 +117,9 @@ private:
 
 // The query that exports `table`'s rows as the JSON Lines a harvest reads:
 // SELECT row_to_json(t) FROM TABLE t, the name as given when it has no upper-case letter (an
-// unquoted name means the same then), else each dot-separated part double-quoted so that
-// PostgreSQL keeps its case (as sql_table_name quotes it).
+// unquoted name means the same then), else as sql_table_name quotes it (each dot-separated
+// part double-quoted) so that PostgreSQL keeps its case. `table` is a name sql_table_name
+// accepts.
 std::string rows_export_query(std::string_view table);
 
 // Throws the error of the malformed line `e` that ends a harvest: `e` itself, or, for a line
