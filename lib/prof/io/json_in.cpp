@@ -260,26 +260,6 @@ namespace {
 // grammar by the strict scanner in validator mode (json_scan.hpp: syntax, not range, so 1e400
 // — valid JSON, non-finite, not usable — passes). That one pass also proves that
 // nothing follows the value, so a good line is parsed once, straight into fn.
-struct line_check {
-    bool one_value = false;   // exactly one JSON value, whitespace around it
-    bool trailing = false;    // one JSON value, then something else
-    std::size_t stop = 0;     // where the scanner stopped (0-based)
-};
-
-line_check check_line(std::string_view text) {
-    json_scanner s{text.data(), text.data() + text.size()};
-    s.syntax_only = true;
-    s.ws();
-    line_check c;
-    if (s.skip_value()) {
-        s.ws();
-        c.one_value = s.p == s.e;
-        c.trailing = !c.one_value;
-    }
-    c.stop = static_cast<std::size_t>(s.p - text.data());
-    return c;
-}
-
 bool starts_object(std::string_view text) {
     std::size_t k = text.find_first_not_of(" \t\r");
     return k != std::string_view::npos && text[k] == '{';
@@ -288,7 +268,7 @@ bool starts_object(std::string_view text) {
 // One line through fn, or what is wrong with it. A line the scanner refuses is also given to
 // simdjson, whose message (where it has one) names the problem better than a byte offset.
 std::string parse_line(od::parser& parser, const text_line& line, const object_fn& fn) {
-    line_check c = check_line(line.text);
+    json_syntax c = check_json_syntax(line.text);
     if (c.trailing || (c.one_value && !starts_object(line.text)))
         return starts_object(line.text) ? "unexpected content after the JSON object" : "expected a JSON object";
     if (!c.one_value && json_depth_overflow(line.text) != std::string_view::npos) return json_depth_message();
@@ -754,18 +734,15 @@ json_value parse_json_object_file(std::string_view text, const std::string& sour
         return fail(line_at(text, deep), json_depth_message());
     // The strict scanner finds where a syntax error or trailing content is; simdjson then reads
     // the value (and words the error, when the scanner let through what simdjson refuses).
-    json_scanner sc{text.data(), text.data() + text.size()};
-    sc.syntax_only = true;
-    sc.ws();
-    if (!sc.skip_value()) {
-        std::size_t stop = static_cast<std::size_t>(sc.p - text.data());
+    const json_syntax sc = check_json_syntax(text);
+    if (!sc.one_value && !sc.trailing) {
+        const std::size_t stop = sc.stop;
         if (stop >= text.size())  // the text ends inside the value: the line is the last one with content
             return fail(line_at(text, text.find_last_not_of(" \t\r\n")), "malformed JSON (the text ends inside the value)");
         return fail(line_at(text, stop), fmt::format("malformed JSON (near byte {}: '{}')", stop + 1, text[stop]));
     }
-    sc.ws();
-    if (sc.p != sc.e) {
-        return fail(line_at(text, static_cast<std::size_t>(sc.p - text.data())),
+    if (sc.trailing) {
+        return fail(line_at(text, sc.stop),
                     text[first] == '{' ? "unexpected content after the JSON object" : "unexpected content after the JSON value");
     }
     if (text[first] != '{') {

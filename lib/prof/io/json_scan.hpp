@@ -463,6 +463,29 @@ inline std::optional<double> nonfinite_word(std::string_view s) {
     return std::nullopt;
 }
 
+// How a text measures against the JSON grammar (the scanner in validator mode: syntax, not
+// range, so 1e400 passes): exactly one value with whitespace around it, or one value and then
+// something else, and where the scanner stopped (0-based: the first byte it refused, the first
+// byte after the value, or the text's size).
+struct json_syntax {
+    bool one_value = false;
+    bool trailing = false;
+    std::size_t stop = 0;
+};
+inline json_syntax check_json_syntax(std::string_view text) {
+    json_scanner s{text.data(), text.data() + text.size()};
+    s.syntax_only = true;
+    s.ws();
+    json_syntax c;
+    if (s.skip_value()) {
+        s.ws();
+        c.one_value = s.p == s.e;
+        c.trailing = !c.one_value;
+    }
+    c.stop = static_cast<std::size_t>(s.p - text.data());
+    return c;
+}
+
 // ---- typed field scanners ---------------------------------------------------------------
 // Each reads one value at s.p in the forms its field takes, the common form first; false
 // declines (the caller re-reads the text with simdjson, which gives the value or the error).

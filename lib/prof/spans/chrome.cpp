@@ -444,13 +444,10 @@ struct resumed {
 // No byte offset is named: a stream's text read again behind a rebuilt header has other offsets
 // than the file; the line is the file's.
 void check_document_syntax(std::string_view body, std::string_view text, const std::string& source, resumed before) {
-    json_scanner sc{body.data(), body.data() + body.size()};
-    sc.syntax_only = true;
-    sc.ws();
-    const bool value = sc.skip_value();
-    if (value) sc.ws();
-    if (value && sc.p == sc.e) return;
-    const char* at = sc.p < sc.e ? sc.p : nullptr;
+    const json_syntax sc = check_json_syntax(body);
+    if (sc.one_value) return;
+    const bool value = sc.trailing;
+    const char* at = sc.stop < body.size() ? body.data() + sc.stop : nullptr;
     std::string what = !value ? (at ? fmt::format("malformed JSON (unexpected '{}')", *at)
                                     : std::string("malformed JSON (the text ends inside the trace)"))
                               : std::string("unexpected content after the trace");
