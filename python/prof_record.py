@@ -49,14 +49,21 @@ import time
 
 __all__ = ["fit", "FitRecord", "THREAD_VARIABLES"]
 
-# The pool variables prof-measure --threads sets.
+# The pool variables prof-measure --threads sets, in its order (the same list as
+# thread_pool_variables() in lib/prof/measure/spawn.cpp; a unit test compares the two).
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
     "OPENBLAS_NUM_THREADS",
     "MKL_NUM_THREADS",
-    "BLIS_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS",
     "NUMEXPR_NUM_THREADS",
+    "NUMEXPR_MAX_THREADS",
+    "BLIS_NUM_THREADS",
+    "GOTO_NUM_THREADS",
+    "POLARS_MAX_THREADS",
+    "RAYON_NUM_THREADS",
+    "TF_NUM_INTRAOP_THREADS",
+    "NUMBA_NUM_THREADS",
 )
 
 

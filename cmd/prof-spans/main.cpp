@@ -2,6 +2,7 @@
 // (fixed + per-row host cost); estimate, stale, fit, and the ProfileCache (put/get/list).
 #include "prof/resolve/cache.hpp"
 #include "prof/core/cli.hpp"
+#include "prof/core/cpus.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/measure/host.hpp"
@@ -39,7 +40,7 @@ int build(const config& c) {
         return prof::run_input{{c.plan_key, prof::host_identity(c.host), prof::rows_option(c.rows, false), c.fixed,
                                 c.fixed_seconds, c.selectivity, c.engine_version_flag.value_or("")},
                                prof::span_format::chrome,
-                               c.jobs ? static_cast<unsigned>(std::min<std::uint64_t>(*c.jobs, 1024)) : prof::usable_cores(),
+                               c.jobs ? static_cast<unsigned>(std::min<std::uint64_t>(*c.jobs, 1024)) : prof::allowed_cpu_count(),
                                c.strict, c.stats};
     };
     auto p = prof::build_run_profile(c.files.empty() ? "-" : c.files[0], c.input_format, c.strict, options);

@@ -1,6 +1,7 @@
 // LinkRate record, staleness, locality and the host backend (see linkrate.hpp).
 #include "prof/device/linkrate.hpp"
 
+#include "prof/core/cpus.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
 #include "prof/io/json_in.hpp"
@@ -137,17 +138,6 @@ pci_locality read_pci_locality(const std::string& pci_bus_id, const std::string&
     return out;
 }
 
-namespace {
-std::vector<int> allowed_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> out;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &set)) out.push_back(c);
-    return out;
-}
-}  // namespace
 
 std::vector<int> bind_thread_to(const std::vector<int>& cpus) {
     std::vector<int> allowed = allowed_cpus();

@@ -3,8 +3,6 @@
 
 #include "prof/core/errors.hpp"
 
-#include <sched.h>
-
 #include <cstdlib>
 #include <unistd.h>
 
@@ -17,14 +15,6 @@ std::string host_identity(const std::optional<std::string>& flag) {
     if (gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0')
         throw unavailable_error("cannot read this machine's hostname: name it with --host or PROF_HOST");
     return buf;
-}
-
-unsigned usable_cores() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
-    int n = CPU_COUNT(&set);
-    return n > 0 ? static_cast<unsigned>(n) : 1;
 }
 
 }  // namespace prof

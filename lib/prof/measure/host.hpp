@@ -9,7 +9,4 @@ namespace prof {
 // Throws unavailable_error when no flag or variable names the host and gethostname() fails.
 std::string host_identity(const std::optional<std::string>& flag);
 
-// The cores this process may run on (sched_getaffinity), at least 1: the default of --jobs.
-unsigned usable_cores();
-
 }  // namespace prof

@@ -114,20 +114,9 @@ const std::vector<std::string>& thread_pool_variables() {
 }
 
 std::vector<int> pick_cpus(unsigned n) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> out;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
-    for (int cpu = 0; cpu < CPU_SETSIZE && out.size() < n; ++cpu)
-        if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
-    return out;
-}
-
-unsigned allowed_cpu_count() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
-    return static_cast<unsigned>(CPU_COUNT(&set));
+    std::vector<int> cpus = allowed_cpus();
+    if (cpus.size() > n) cpus.resize(n);
+    return cpus;
 }
 
 double monotonic_seconds() {

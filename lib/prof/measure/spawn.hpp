@@ -4,6 +4,7 @@
 // SIGINT/SIGTERM/SIGHUP.
 #pragma once
 
+#include "prof/core/cpus.hpp"
 #include "prof/records/records.hpp"
 
 #include <sys/resource.h>
@@ -32,10 +33,9 @@ std::string shell_quote(std::string_view text);
 // The environment variables that cap a thread pool: OMP, OpenBLAS, MKL, Accelerate (vecLib),
 // numexpr, BLIS, GotoBLAS, Polars, Rayon, TBB-less runtimes. All are set to N.
 const std::vector<std::string>& thread_pool_variables();
-// The first `n` CPUs of this process's allowed set (sched_getaffinity); fewer if fewer exist.
+// The first `n` CPUs of this process's allowed set (allowed_cpus, core/cpus.hpp); fewer if
+// fewer exist.
 std::vector<int> pick_cpus(unsigned n);
-// CPUs this process may run on.
-unsigned allowed_cpu_count();
 
 struct child_options {
     std::vector<std::string> argv;
