@@ -1,5 +1,4 @@
-// Size and duration flags, RFC 3339 time stamps, key file names.
-#include "prof/resolve/keys.hpp"
+// Size and duration flags, RFC 3339 time stamps, UTF-8 in records.
 #include "prof/io/units.hpp"
 #include "prof/io/json_out.hpp"
 
@@ -71,20 +70,6 @@ TEST_CASE("RFC 3339 time stamps compare as instants, whatever their offset") {
     CHECK_FALSE(parse_rfc3339("2026-02-30T00:00:00Z"));
     CHECK_FALSE(parse_rfc3339("yesterday"));
     CHECK_FALSE(parse_rfc3339("2026-11-29T15:00:00"));  // no offset: not an instant
-}
-
-TEST_CASE("key components are percent-encoded so no key names a path, and keys never collide") {
-    CHECK(percent_encode("..") == "%2E%2E");
-    CHECK(percent_encode("a/b c") == "a%2Fb%20c");
-    CHECK(percent_encode("é") == "%C3%A9");
-    CHECK(key_file_name({"a@b", "c"}) == "a%40b@c");
-    CHECK(key_file_name({"a", "b@c"}) != key_file_name({"a@b", "c"}));
-    CHECK(percent_decode(percent_encode("x/../y z")) == "x/../y z");
-    std::string long_name = key_file_name({std::string(300, 'k')});
-    CHECK(long_name.size() == 150 + 1 + 64);
-    CHECK(long_name != key_file_name({std::string(301, 'k')}));
-    CHECK_THROWS_AS(path_under("/tmp/root", "../etc"), error);
-    CHECK(path_under("/tmp/root", "x%2F..") == "/tmp/root/x%2F..");
 }
 
 TEST_CASE("strings written to records are valid UTF-8: invalid bytes become U+FFFD") {
