@@ -60,7 +60,7 @@ $(BUILD)/config.mk: scripts/install-deps
 	@{ echo "DEP_CFLAGS := $$(pkg-config --cflags simdjson fmt)"; \
 	   if grep -qw avx2 /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo && grep -qw pclmulqdq /proc/cpuinfo; then \
 	     echo "ARCH_FLAGS ?= -march=x86-64-v3 -mpclmul"; fi; \
-	   echo "DEP_LIBS := $$(pkg-config --libs simdjson fmt zlib libcrypto libisal) -ldl -lpthread"; } > $@.tmp
+	   echo "DEP_LIBS := $$(pkg-config --libs simdjson fmt zlib libisal) -ldl -lpthread"; } > $@.tmp
 	@mv $@.tmp $@
 
 .PHONY: all check unit demo bench install sanitize fuzz fuzz-targets clean help
@@ -122,9 +122,14 @@ install: $(BINS)
 	           $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7 \
 	           $(DESTDIR)$(PREFIX)/share/prof
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
-	install -m 644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	@# Each page's .TH line gets the version being installed and the date of the page's last
+	@# commit (today's date outside a git checkout), so neither is typed by hand or goes stale.
+	@for page in man/*.[157]; do \
+	  d=$$(git log -1 --format=%cs -- "$$page" 2>/dev/null); [ -n "$$d" ] || d=$$(date +%F); \
+	  dest=$(DESTDIR)$(PREFIX)/share/man/man$${page##*.}/$$(basename "$$page"); \
+	  sed -E '1,/^\.TH/s/^(\.TH [^ ]+ [0-9]) "[^"]*" "prof [^"]*"/\1 "'"$$d"'" "prof $(PROF_VERSION)"/' "$$page" > "$$dest.tmp" && \
+	  chmod 644 "$$dest.tmp" && mv "$$dest.tmp" "$$dest" && echo "install $$page -> $$dest ($$d)"; \
+	done
 	install -m 644 python/prof_worker.py python/prof_record.py $(DESTDIR)$(PREFIX)/share/prof/
 	if [ -f share/prof/baseline.json ]; then install -m 644 share/prof/baseline.json $(DESTDIR)$(PREFIX)/share/prof/; fi
 

@@ -1,4 +1,4 @@
-// The cost model of one run (the seed's ComputeProfile): ModelCost,
+// The cost model of one run (ComputeProfile): ModelCost,
 // FamilyCost, ProfileProvenance, build_profile (the arithmetic), and reading/writing.
 #pragma once
 
@@ -304,7 +304,7 @@ void size_family(family_cost& f, const margins& m);
 std::string write_profile(const compute_profile& p);
 // The provenance object alone, as write_profile writes it (a plan carries its profile's).
 void write_provenance(json_writer& w, const profile_provenance& pv);
-// Reads raw fields only and recomputes every derived one (the seed's from_dict).
+// Reads raw fields only and recomputes every derived one, so a derived field is never trusted.
 compute_profile read_profile(simdjson::ondemand::object& obj);
 // A whole-file profile (one JSON object) from text; errors name `source`.
 compute_profile parse_profile_text(std::string_view text, const std::string& source);

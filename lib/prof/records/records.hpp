@@ -28,7 +28,7 @@ struct cell {
 // exactly when their digests are equal (key order and spacing do not matter).
 std::string params_digest(const std::string& canonical_params);
 
-// One measured cell (prof-records(5) FIT, the seed's MeasuredFit). Units: seconds (*_s, double),
+// One measured cell (MeasuredFit; prof-records(5) FIT). Units: seconds (*_s, double),
 // bytes (*_bytes, integer). Every optional is JSON null = not measured, never zero.
 struct measured_fit {
     std::string ts_id, model_type, family;
