@@ -117,11 +117,13 @@ void layout_spark(const std::string& fname, family_plan& f, const node_axes& ax,
     };
     std::uint64_t best_s = 0, best_e = 0;
     for (std::uint64_t s = std::min(generic, max_slots); s >= 1; --s) {
-        if (best_s * best_e == generic) break;  // no smaller executor beats every slot of the node
+        if (best_s * best_e == generic && !ax.per_device) break;  // no smaller executor beats every slot
         const std::uint64_t c = container(s);
         if (c > cap) continue;
         std::uint64_t e = per_node(s, rq.node.memory_bytes, rq.node.cores);
-        if (e * s > best_e * best_s) {
+        // Among equal slots, a GPU family takes more executors: each holds its own devices, so
+        // more of the node's devices are busy and fewer tasks share each.
+        if (e * s > best_e * best_s || (ax.per_device && e * s == best_e * best_s && e > best_e)) {
             best_s = s;
             best_e = e;
         }
@@ -241,7 +243,7 @@ struct family_schedule {
         const double t = schedule_makespan(cells, work_s, longest_s, per_item, slots_per_runner, r, start_s);
         if (rate <= 0) return t;
         const double item_s = static_cast<double>(div_up(per_item, slots_per_runner)) * longest_s;
-        return rate_limited_makespan(t, items(), item_s, start_s, rate);
+        return rate_limited_makespan(t, items(), r, item_s, start_s, rate);
     }
     // Rounds of whole cells every slot runs at most: ceil(items / runners) × rounds per item.
     std::uint64_t waves(std::uint64_t nodes) const {
@@ -305,11 +307,15 @@ double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, s
     return std::min(by_waves, graham);
 }
 
-double rate_limited_makespan(double without_rate_s, std::uint64_t items, double item_s, double start_s, double rate) {
+double rate_limited_makespan(double without_rate_s, std::uint64_t items, std::uint64_t pods, double item_s, double start_s,
+                             double rate) {
     if (items == 0 || rate <= 0) return without_rate_s;
-    // Index j is created no earlier than j / rate; once the rate binds, a pod is free whenever
-    // the next index is created, so the last one ends at most item_s + start_s after its creation.
-    return std::max(without_rate_s, static_cast<double>(items - 1) / rate + start_s + item_s);
+    // Index j is created no earlier than j / rate: the first round of pods starts over
+    // (pods - 1) / rate, which delays every later round by at most as much; and once the rate
+    // binds, a pod is free whenever the next index is created, so the last one ends at most
+    // start_s + item_s after its creation.
+    const double first_round = static_cast<double>(std::min(items, pods) - 1) / rate;
+    return std::max(without_rate_s + first_round, static_cast<double>(items - 1) / rate + start_s + item_s);
 }
 
 std::uint64_t failed_items_allowance(std::uint64_t items, std::uint64_t cells_per_item, double share) {

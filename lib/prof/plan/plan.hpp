@@ -326,11 +326,14 @@ double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, s
 // (so the Job stops only when failures run far past what the profile measured).
 std::uint64_t failed_items_allowance(std::uint64_t items, std::uint64_t cells_per_item, double share);
 
-// The makespan of `items` work items of `item_s` seconds each (the longest), started no faster
-// than `rate` per second, on `runners` runners, each item also paying `start_s` before its first
-// cell: max(the schedule_makespan-style bound with start_s added to each item, (items - 1) /
-// rate + start_s + item_s). Used by the k8s layout's pricing; exposed for the tests.
-double rate_limited_makespan(double without_rate_s, std::uint64_t items, double item_s, double start_s, double rate);
+// The makespan of `items` work items of at most `item_s` seconds on `pods` pods, each item paying
+// `start_s` before its first cell and created no faster than `rate` per second, given
+// `without_rate_s`, schedule_makespan's bound with the start: max(without_rate_s +
+// (min(items, pods) - 1) / rate, (items - 1) / rate + start_s + item_s): the first round of pods
+// is created over (pods - 1) / rate, and when the rate binds the last index is created at
+// (items - 1) / rate. Used by the k8s layout's pricing; exposed for the tests.
+double rate_limited_makespan(double without_rate_s, std::uint64_t items, std::uint64_t pods, double item_s,
+                             double start_s, double rate);
 
 // Kubernetes' bound on an Indexed Job's completions.
 inline constexpr std::uint64_t k8s_max_indexed_completions = 100000;

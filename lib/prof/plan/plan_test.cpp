@@ -616,8 +616,10 @@ TEST_CASE("spark GPU lines: devices per executor, discovery script, vendor, the 
     rq.layout = "spark";
     auto plan = prof::make_plan(&p, rq);
     auto s = prof::render_spark(plan);
-    // 6 slots by cores, 4 per device by memory, spread over both devices: 3 per device.
-    CHECK(s.find("\nspark.executor.resource.gpu.amount               2\n") != std::string::npos);
+    // 6 slots by cores, 4 per device by memory, spread over both devices: 3 per device, in two
+    // executors of one device each (one executor of both would do too: more executors spread).
+    CHECK(plan.families.at("neural").layout.units_per_node == 2);
+    CHECK(s.find("\nspark.executor.resource.gpu.amount               1\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.resource.gpu.discoveryScript      /opt/spark/examples/src/main/scripts/"
                  "getGpusResources.sh\n# the discovery script above is a placeholder") != std::string::npos);
     CHECK(s.find("\nspark.executor.resource.gpu.vendor               nvidia.com\n") != std::string::npos);
@@ -648,7 +650,7 @@ TEST_CASE("k8s: GPU pods hold whole devices, and the makespan counts the slots t
     // 100 cells of 2.5 s in items of 3: 34 items; 600 s allows 240 rounds: 1 node.
     CHECK(f.layout.work_items == 34);
     CHECK(f.nodes == 1);
-    CHECK(f.makespan_s == 22.5);                  // ceil(34 / 4) = 9 items per pod × 2.5 s
+    CHECK(f.makespan_s == doctest::Approx(22.5));  // ceil(34 / 4) = 9 items per pod × 2.5 s
     auto k = prof::render_k8s(plan);
     CHECK(k.find("each pod holds one whole GPU and runs 3 slots") != std::string::npos);
     CHECK(k.find("resources:\n  requests:\n    cpu: \"3\"\n    memory: \"3840Mi\"\n    nvidia.com/gpu: \"1\"\n"
@@ -1027,7 +1029,7 @@ TEST_CASE("a deadline no node count meets is exit 65 by default, naming the way 
     auto p = one_minute_cells();
     prof::plan_request rq;
     rq.series = 10;
-    rq.node = {16, 64 * GiB};
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
     rq.deadline_s = 50;
     int code = 0;
     CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
@@ -1043,7 +1045,7 @@ TEST_CASE("k8s: every Job index pays the pod start, and the controller's rate bo
     auto p = one_minute_cells();
     prof::plan_request rq;  // the defaults: 10% headroom, 10 s pod start, 20 pods/s
     rq.series = 320;
-    rq.node = {16, 64 * GiB};
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
     rq.deadline_s = 600;
     rq.layout = "k8s";
     auto plan = prof::make_plan(&p, rq);
@@ -1051,7 +1053,7 @@ TEST_CASE("k8s: every Job index pays the pod start, and the controller's rate bo
     // An index lasts 70 s; 540 s holds 7 of them: ceil(320 / 7) = 46 pods, 3 nodes; 7 rounds = 490 s.
     CHECK(f.layout.unit_start_s == 10);
     CHECK(f.nodes == 3);
-    CHECK(f.makespan_s == 490);
+    CHECK(f.makespan_s == doctest::Approx(490 + 47.0 / 20));  // the 48 first pods are created over 2.35 s
     // 15000 cells of 0.25 s (0.2 s measured): the controller creates the last pod at 14999 / 20 s.
     auto q = profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 0.2)});
     rq.series = 15000;
@@ -1060,8 +1062,8 @@ TEST_CASE("k8s: every Job index pays the pod start, and the controller's rate bo
     auto short_cells = prof::make_plan(&q, rq).families.at("f");
     CHECK(short_cells.makespan_s == doctest::Approx(14999.0 / 20 + 10 + 0.25));
     CHECK(short_cells.makespan_lower_s == doctest::Approx(14999.0 / 20 + 10));
-    CHECK(prof::rate_limited_makespan(100, 15000, 0.25, 10, 20) == doctest::Approx(749.95 + 10.25));
-    CHECK(prof::rate_limited_makespan(900, 15000, 0.25, 10, 20) == 900);
+    CHECK(prof::rate_limited_makespan(100, 15000, 1600, 0.25, 10, 20) == doctest::Approx(749.95 + 10.25));
+    CHECK(prof::rate_limited_makespan(900, 15000, 1600, 0.25, 10, 20) == doctest::Approx(900 + 1599.0 / 20));
 }
 
 TEST_CASE("k8s-job: the failed indexes a Job tolerates follow the profile's failure share") {
@@ -1106,7 +1108,7 @@ TEST_CASE("spark on YARN: containers round up to the minimum allocation, and the
     auto p = profile_of({model("m", "f", 5, 1.0, 3 * GiB, std::nullopt, 48.0)});  // x 1.25 = 3840 MiB
     prof::plan_request rq;
     rq.series = 1000;
-    rq.node = {16, 64 * GiB};
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
     rq.nodes = 4;
     rq.layout = "spark";
     rq.limits.max_container_memory_bytes = 16 * GiB;
@@ -1145,7 +1147,7 @@ TEST_CASE("spark: the driver's container displaces the executors it does not lea
     auto p = profile_of({model("m", "f", 5, 1.0, 2458 * MiB, std::nullopt, 48.0)});  // x 1.25 = 3072.5 MiB
     prof::plan_request rq;
     rq.series = 100;
-    rq.node = {16, 56 * GiB};
+    rq.node = {16, 56 * GiB, 0, std::nullopt};
     rq.nodes = 2;
     rq.layout = "spark";
     auto plan = prof::make_plan(&p, rq);
