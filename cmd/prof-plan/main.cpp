@@ -5,10 +5,10 @@
 #include "prof/io/input.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/plan/plan.hpp"
+#include "prof/plan/plan_cli.hpp"
 #include "prof/measure/sample.hpp"
 #include "prof/io/units.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
 #include <optional>
 
@@ -19,8 +19,7 @@ struct config {
     std::string default_memory = "4GiB", default_wall = "60s", default_gpu_memory;
     std::string target = "json", layout, max_container_memory;
     std::string panel, on_unmeasured = "fail";
-    std::string headroom = "10%", pod_start = "10s", job_pod_rate = "20", yarn_min_allocation = "1GiB";
-    std::string k8s_ttl = "1d", retry_indexes;
+    prof::scheduler_flags scheduler;
     std::vector<std::string> models;
     std::uint64_t max_bad_lines = 0;
     std::optional<std::uint64_t> nodes;
@@ -61,15 +60,7 @@ void add_options(CLI::App& app, config& c) {
         ->capture_default_str();
     app.add_flag("--strict", c.rq.strict,
                  "Exit 65 when there is no profile, any axis of the plan is assumed, or a family or the totals cannot meet --deadline");
-    app.add_option("--headroom", c.headroom,
-                   "Share of --deadline the makespan leaves free for starts and delays (10% or 0.1)")
-        ->capture_default_str();
-    app.add_flag("--allow-missed-deadline", c.rq.allow_missed_deadline,
-                 "Write a plan that cannot meet --deadline (default: exit 65)");
-    app.add_option("--pod-start", c.pod_start, "k8s: seconds from a Job pod's creation to its first cell")
-        ->capture_default_str();
-    app.add_option("--job-pod-rate", c.job_pod_rate, "k8s: pods per second the Job controller creates (its API QPS)")
-        ->capture_default_str();
+
     prof::cli::add_max_bad_lines_option(app, c.max_bad_lines, "--panel lines");
     prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node may hand out (allocatable)")
         ->required()
@@ -90,31 +81,7 @@ void add_options(CLI::App& app, config& c) {
                    "Largest container one executor or pod may ask (YARN maximum allocation, a LimitRange max)");
     prof::cli::add_count_option(app, "--max-pods-per-node", c.rq.limits.max_pods_per_node,
                                 "Pods one node runs at most (kubelet maxPods)");
-    app.add_option("--spark-cluster", c.rq.limits.spark_cluster,
-                   "spark: yarn (containers rounded to --yarn-min-allocation, at most --yarn-max-vcores), k8s or standalone")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"yarn", "k8s", "standalone"}));
-    app.add_option("--yarn-min-allocation", c.yarn_min_allocation,
-                   "spark on YARN: yarn.scheduler.minimum-allocation-mb, the step containers round up to")
-        ->capture_default_str();
-    prof::cli::add_count_option(app, "--yarn-max-vcores", c.rq.limits.yarn_max_vcores,
-                                "spark on YARN: yarn.scheduler.maximum-allocation-vcores");
-    app.add_option("--spark-allocation", c.ro.spark_allocation, "spark: static (spark.executor.instances) or dynamic")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"static", "dynamic"}));
-    app.add_option("--spark-gpu-discovery-script", c.ro.gpu_discovery_script,
-                   "spark: the GPU discovery script on the executors (default: a placeholder)");
-    app.add_option("--k8s-image", c.ro.image, "k8s-job: the worker's container image (default: a placeholder)");
-    app.add_flag("--cpu-limit", c.ro.cpu_limit, "k8s: a CPU limit equal to the request, for families with a thread cap");
-    app.add_option("--k8s-ttl", c.k8s_ttl, "k8s-job: ttlSecondsAfterFinished, how long a finished Job is kept")
-        ->capture_default_str();
-    app.add_option("--k8s-node-selector", c.ro.node_selector, "k8s-job: KEY=VALUE for the pods' nodeSelector (repeatable)")
-        ->allow_extra_args(false);
-    app.add_option("--k8s-toleration", c.ro.tolerations,
-                   "k8s-job: KEY[=VALUE]:EFFECT the pods tolerate (repeatable; GPU default nvidia.com/gpu:NoSchedule)")
-        ->allow_extra_args(false);
-    app.add_option("--retry-indexes", c.retry_indexes,
-                   "k8s-job: render the retry tier Job for these failed indexes of one family (comma-separated)");
+    prof::add_scheduler_options(app, c.scheduler, c.rq, c.ro);
     prof::cli::add_count_option(app, "--default-cores", c.rq.defaults.cores, "Cores of a slot the profile does not size");
     app.add_option("--default-memory", c.default_memory, "Memory of a slot the profile does not size")
         ->capture_default_str();
@@ -152,13 +119,7 @@ int run(int argc, char** argv) {
     c.rq.defaults.memory_bytes = prof::parse_size(c.default_memory, "--default-memory");
     c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");
     c.rq.defaults.gpu_memory_bytes = prof::parse_size_if_given(c.default_gpu_memory, "--default-gpu-memory");
-    c.rq.slack.headroom = prof::parse_share(c.headroom, "--headroom");
-    c.rq.slack.pod_start_s = prof::parse_duration(c.pod_start, "--pod-start");
-    c.rq.slack.job_pod_rate = prof::parse_double_flag(c.job_pod_rate, "--job-pod-rate");
-    c.rq.limits.yarn_min_allocation_bytes = prof::parse_size(c.yarn_min_allocation, "--yarn-min-allocation");
-    c.ro.ttl_seconds = static_cast<std::uint64_t>(std::ceil(prof::parse_duration(c.k8s_ttl, "--k8s-ttl")));
-    if (!c.retry_indexes.empty()) c.ro.retry_indexes = prof::parse_index_list(c.retry_indexes, "--retry-indexes");
-    prof::check_render_options(c.target, c.ro);
+    prof::apply_scheduler_options(c.scheduler, c.target, c.rq, c.ro);
     prof::check_plan_goal(c.rq.deadline_s, c.rq.nodes);
 
     if (!c.panel.empty()) {

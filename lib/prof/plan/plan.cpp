@@ -84,10 +84,25 @@ void layout_ray(family_plan& f, const node_axes& ax, const plan_request& rq) {
     L.unit_memory_bytes = f.slot_rss_bytes;
 }
 
+// Throws the error for a slot that fits no executor: one executor of one slot asks `one` bytes.
+[[noreturn]] void no_executor_fits(const std::string& fname, const family_plan& f, const plan_request& rq,
+                                   std::uint64_t one, std::uint64_t cap) {
+    const bool by_limit = rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes < rq.node.memory_bytes;
+    throw error(exit_code::data_err,
+                fmt::format("spark: family '{}': one executor of one task slot asks {} (JVM heap and overhead {} + "
+                            "the slot's {}), more than {} {}: no executor fits; {}",
+                            fname, bytes_text(one), human_bytes(double(one - mib_up(f.slot_rss_bytes) * mib)),
+                            human_bytes(double(f.slot_rss_bytes)),
+                            by_limit ? "--max-container-memory" : "--node-memory", human_bytes(double(cap)),
+                            by_limit ? "raise the cluster's maximum container (YARN yarn.scheduler.maximum-allocation-mb)"
+                                     : "plan on larger nodes"));
+}
+
 // Spark: executors of s task slots, each asking heap + base overhead + the slots' Python memory
-// (whole MiB), inside the node and under --max-container-memory; as many executors per node as
-// cores, memory and devices allow. The most slots per node wins; among equals, the fewest
-// executors.
+// (whole MiB; on YARN rounded up to the minimum allocation, at most yarn_max_vcores cores),
+// inside the node and under --max-container-memory; as many executors per node as cores, memory
+// and devices allow. The most slots per node wins; among equals, the fewest executors (a GPU
+// family: the most). The driver's container, on yarn and k8s, displaces reserved_units.
 void layout_spark(const std::string& fname, family_plan& f, const node_axes& ax, const plan_request& rq) {
     const std::uint64_t generic = ax.slots();
     const std::uint64_t cap = std::min(rq.node.memory_bytes, rq.limits.max_container_memory_bytes.value_or(UINT64_MAX));
@@ -128,17 +143,7 @@ void layout_spark(const std::string& fname, family_plan& f, const node_axes& ax,
             best_e = e;
         }
     }
-    if (best_s == 0) {
-        const bool by_limit = rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes < rq.node.memory_bytes;
-        throw error(exit_code::data_err,
-                    fmt::format("spark: family '{}': one executor of one task slot asks {} (JVM heap and overhead {} + "
-                                "the slot's {}), more than {} {}: no executor fits; {}",
-                                fname, bytes_text(container(1)), human_bytes(double(container(1) - mib_up(f.slot_rss_bytes) * mib)),
-                                human_bytes(double(f.slot_rss_bytes)),
-                                by_limit ? "--max-container-memory" : "--node-memory", human_bytes(double(cap)),
-                                by_limit ? "raise the cluster's maximum container (YARN yarn.scheduler.maximum-allocation-mb)"
-                                         : "plan on larger nodes"));
-    }
+    if (best_s == 0) no_executor_fits(fname, f, rq, container(1), cap);
     family_layout& L = f.layout;
     L.unit = "executor";
     L.slots_per_unit = best_s;
