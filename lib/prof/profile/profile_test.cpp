@@ -175,6 +175,22 @@ TEST_CASE("intraop_threads is the common cap, and null when mixed") {
     CHECK_FALSE(p.families.at("f").intraop_threads.has_value());
 }
 
+TEST_CASE("a failed fit does not vote on the thread cap: a null or another cap there erases nothing") {
+    auto a = fit("a", "m", "f", true, 1.0, 1.0, 10), b = fit("b", "m", "f", true, 1.0, 1.0, 10);
+    auto failed = fit("c", "m", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    failed.intraop_threads.reset();  // a warehouse row whose columns were never filled
+    auto p = build_profile({a, failed, b}, {1.25, 1.1});
+    CHECK(p.models.at("m").intraop_threads == std::optional<std::uint64_t>(1));
+    CHECK(p.families.at("f").intraop_threads == std::optional<std::uint64_t>(1));
+    failed.intraop_threads = 8;
+    CHECK(build_profile({failed, a, b}, {1.25, 1.1}).models.at("m").intraop_threads == std::optional<std::uint64_t>(1));
+    // A model whose every fit failed (killed for memory) keeps the cap its failures ran under.
+    auto oom = fit("d", "n", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    oom.error = "OOMKilled";
+    oom.memory_limit_bytes = 1u << 30;
+    CHECK(build_profile({a, oom}, {1.25, 1.1}).models.at("n").intraop_threads == std::optional<std::uint64_t>(1));
+}
+
 TEST_CASE("sample_ts_ids are sorted, unique and cut to 100 while n_sample_series keeps the count") {
     std::vector<measured_fit> fits;
     for (int i = 0; i < 150; ++i) fits.push_back(fit("ts" + std::to_string(1000 + i), "m", "f", true, 1.0, 1.0, 10));
