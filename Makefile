@@ -125,7 +125,7 @@ install: $(BINS)
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
-	install -m 644 python/prof_worker.py python/prof_record.py $(DESTDIR)$(PREFIX)/share/prof/
+	install -m 644 python/prof_worker.py python/prof_record.py share/prof/forecast_metadata.sql $(DESTDIR)$(PREFIX)/share/prof/
 	if [ -f share/prof/baseline.json ]; then install -m 644 share/prof/baseline.json $(DESTDIR)$(PREFIX)/share/prof/; fi
 
 # AddressSanitizer + UBSan in a separate tree, then the whole check suite over it.
