@@ -464,6 +464,20 @@ TEST_CASE("fit: refuses mixed plans, mixed engines and a single row count") {
     CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
 }
 
+TEST_CASE("query profile: a selectivity outside 0 to 1 is refused on read, as on build; null and the edges pass") {
+    const std::string base = R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":0,)"
+                             R"("per_row_seconds":0.1,"nodes":[],"selectivity":)";
+    for (const char* ok : {"null", "0", "1", "0.45"}) {
+        CAPTURE(ok);
+        CHECK_NOTHROW(parse_profile(base + ok + "}"));
+    }
+    for (const char* bad : {"7", "-0.1", "1.0000001", "1e999"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_WITH_AS(parse_profile(base + bad + "}"),
+                             doctest::Contains("p:1: field 'selectivity': expected a fraction from 0 to 1, found"), input_error);
+    }
+}
+
 TEST_CASE("stale: a per-row cost of 0 cannot price more rows than it measured, even within the factor") {
     query_profile p;
     p.plan_key = "q";
