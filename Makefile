@@ -130,7 +130,7 @@ install: $(BINS)
 	  sed -E '1,/^\.TH/s/^(\.TH [^ ]+ [0-9]) "[^"]*" "prof [^"]*"/\1 "'"$$d"'" "prof $(PROF_VERSION)"/' "$$page" > "$$dest.tmp" && \
 	  chmod 644 "$$dest.tmp" && mv "$$dest.tmp" "$$dest" && echo "install $$page -> $$dest ($$d)"; \
 	done
-	install -m 644 python/prof_worker.py python/prof_record.py $(DESTDIR)$(PREFIX)/share/prof/
+	install -m 644 python/prof_worker.py python/prof_record.py share/prof/forecast_metadata.sql $(DESTDIR)$(PREFIX)/share/prof/
 	if [ -f share/prof/baseline.json ]; then install -m 644 share/prof/baseline.json $(DESTDIR)$(PREFIX)/share/prof/; fi
 
 # AddressSanitizer + UBSan in a separate tree, then the whole check suite over it.

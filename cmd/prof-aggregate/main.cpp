@@ -2,6 +2,7 @@
 #include "prof/core/cli.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
+#include "prof/harvest/harvest.hpp"
 #include "prof/io/input.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/profile/profile.hpp"
@@ -65,10 +66,7 @@ int run(int argc, char** argv) {
     pv.source = "prepass";
     auto profile = builder.finish(pv);
     profile.sample = std::move(sample);
-    if (profile.models.empty())
-        profile.provenance.warnings.push_back(
-            "no model has a usable measurement (see first_error_by_model): this profile sizes nothing, and a "
-            "consumer falls back to its static defaults");
+    if (profile.models.empty()) profile.provenance.warnings.push_back(prof::sizes_nothing_warning);
     for (const auto& w : profile.provenance.warnings) prof::warn(w);
     if (c.format == "table") {
         std::fputs(prof::format_profile_table(profile).c_str(), stdout);

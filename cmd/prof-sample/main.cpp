@@ -70,6 +70,12 @@ int run(int argc, char** argv) {
             throw prof::usage_error(fmt::format("--model: '{}' is named twice", spec.model_type));
         models.push_back(spec);
     }
+    // The escape hatch consults nothing: --mode off reads no panel and no params (unless a
+    // signature of the panel is asked for).
+    if (mode == prof::profile_mode::off && c.signature_out.empty()) {
+        prof::note(prof::should_profile(mode, 0, c.min_cells).reason);
+        return 0;
+    }
     // Read before anything is written: a bad params file leaves no partial output.
     std::map<std::string, std::string> params;
     if (!c.params.empty()) {

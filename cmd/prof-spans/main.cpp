@@ -108,7 +108,7 @@ int run(int argc, char** argv) {
     if (estimate->parsed()) {
         auto rows = prof::rows_option(c.rows, true);
         if (!rows) throw prof::usage_error("estimate needs --rows N");
-        for (const auto& r : read_profiles(c)) prof::cli::emit_line(prof::format_double(prof::located_estimate(r, *rows)));
+        prof::estimate_lines(read_profiles(c), *rows, [](const std::string& line) { prof::cli::emit_line(line); });
         return 0;
     }
     if (stale->parsed()) {
@@ -118,7 +118,7 @@ int run(int argc, char** argv) {
         return prof::stale_verdict(read_profiles(c), *rows, *c.engine_version_flag, c.factor);
     }
     if (fit->parsed()) {
-        if (auto p = prof::fit_located_profiles(read_profiles(c))) prof::cli::emit_line(prof::write_query_profile(*p));
+        prof::cli::emit_line(prof::write_query_profile(prof::fit_located_profiles(read_profiles(c))));
         return 0;
     }
     if (put->parsed()) {

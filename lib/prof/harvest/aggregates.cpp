@@ -271,7 +271,10 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "(WHERE ok) AS max_n_obs, max(process_rss) FILTER (WHERE ok AND process_rss > 0) AS max_process_rss_bytes, "
         "max(peak_rss) FILTER (WHERE ok AND peak_rss > 0) AS max_peak_rss_bytes, max(peak_gpu) FILTER (WHERE ok) AS "
         "max_peak_gpu_bytes, max(eff) AS max_effective_cores, count(*) FILTER (WHERE eff_unsure) AS n_eff_unsure, "
-        "count(DISTINCT threads) AS n_threads, count(threads) AS n_threads_known, min(threads) AS intraop_threads, "
+        "CASE WHEN bool_or(ok) THEN count(DISTINCT threads) FILTER (WHERE ok) ELSE count(DISTINCT threads) END AS "
+        "n_threads, CASE WHEN bool_or(ok) THEN count(threads) FILTER (WHERE ok) ELSE count(threads) END AS "
+        "n_threads_known, CASE WHEN bool_or(ok) THEN min(threads) FILTER (WHERE ok) ELSE min(threads) END AS "
+        "intraop_threads, "
         "count(*) FILTER (WHERE oom) AS n_oom_killed, count(*) FILTER (WHERE oom AND mem_limit IS NULL) AS "
         "n_oom_no_limit, max(mem_limit) FILTER (WHERE oom) AS oom_limit_bytes, count(*) FILTER (WHERE gpu_oom) AS "
         "n_gpu_oom, max(peak_gpu) FILTER (WHERE gpu_oom AND peak_gpu > 0) AS gpu_oom_peak_bytes, min(ts_id{0}) "
@@ -492,7 +495,8 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
         m.median_cpu_s = median_of(row, "cpu_s_lo", "cpu_s_hi");
         m.max_effective_cores = number_of(row, "max_effective_cores");
         bool mixed = required_count(row, "n_threads") > 1 ||
-                     (required_count(row, "n_threads_known") > 0 && required_count(row, "n_threads_known") < m.n_fits);
+                     (required_count(row, "n_threads_known") > 0 &&
+                      required_count(row, "n_threads_known") < (m.n_ok > 0 ? m.n_ok : m.n_fits));
         if (!mixed) m.intraop_threads = count_of(row, "intraop_threads");
         m.n_oom_killed = required_count(row, "n_oom_killed");
         m.oom_limit_bytes = count_of(row, "oom_limit_bytes");
@@ -522,6 +526,7 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
         p.models.emplace(name, std::move(m));
     }
     recompute_derived(p);
+    if (p.models.empty()) p.provenance.warnings.push_back(sizes_nothing_warning);
     harvest_counts c = r.counts;
     c.bad_lines_skipped = bad_lines_;
     p.harvest = harvest_counts_json(c);

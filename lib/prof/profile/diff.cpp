@@ -25,6 +25,9 @@ enum class gate_kind { none, slower, bigger };
 struct axis_spec {
     const char* name;
     gate_kind gate = gate_kind::none;
+    // A GPU axis: 0 is a measurement (NVML saw no device memory in use), as prof-aggregate and
+    // prof-plan read it, not an absence; only null is "not measured".
+    bool zero_measured = false;
 };
 
 std::optional<double> as_double(const std::optional<std::uint64_t>& u) {
@@ -39,10 +42,15 @@ bool nearly_equal(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::
 axis_change compare_axis(const axis_spec& spec, std::optional<double> o, std::optional<double> n) {
     axis_change a;
     a.axis = spec.name;
-    auto usable = [](const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; };
+    auto usable = [&](const std::optional<double>& v) {
+        return v && std::isfinite(*v) && (*v > 0 || (spec.zero_measured && *v == 0));
+    };
     if (usable(o)) a.old_value = o;
     if (usable(n)) a.new_value = n;
-    if (a.old_value && a.new_value) {
+    if (a.old_value && a.new_value && *a.old_value == 0) {  // no ratio from a measured none
+        a.change = *a.new_value == 0 ? "same" : "up";
+        if (*a.new_value == 0) a.ratio = 1.0;
+    } else if (a.old_value && a.new_value) {
         a.ratio = *a.new_value / *a.old_value;
         if (nearly_equal(*a.old_value, *a.new_value)) {
             a.change = "same";
@@ -66,14 +74,14 @@ const axis_spec model_axes[] = {
     {"median_cpu_s"},
     {"max_process_rss_bytes", gate_kind::bigger},
     {"max_peak_rss_bytes"},
-    {"max_peak_gpu_bytes", gate_kind::bigger},
+    {"max_peak_gpu_bytes", gate_kind::bigger, true},
     {"slot_cores", gate_kind::bigger},       // snapped from max_effective_cores
     {"oom_floor_bytes", gate_kind::bigger},  // the memory its OOM kills prove it needs
     {"n_oom_killed"},
 };
 
 // A family's sized slot follows from its models', which are gated: none of its axes is.
-const axis_spec family_axes[] = {{"slot_cores"}, {"slot_rss_bytes"}, {"slot_gpu_bytes"}, {"planning_wall_s_per_cell"},
+const axis_spec family_axes[] = {{"slot_cores"}, {"slot_rss_bytes"}, {"slot_gpu_bytes", gate_kind::none, true}, {"planning_wall_s_per_cell"},
                                  {"planning_wall_s_per_series"}};
 
 // The lengths both sides are priced over: a sample record's panel lengths (NEW's, else OLD's),
@@ -233,6 +241,11 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
                 d.regressions.push_back(fmt::format("{}: killed for memory in {} (its kills need at least {}), never "
                                                     "in {}",
                                                     r.name, d.new_label, shown(spec, a.new_value), d.old_label));
+            } else if (a.change == "up" && !a.ratio) {
+                a.regression = true;  // from a measured 0: more than any ratio allows
+                d.regressions.push_back(fmt::format("{}: {} {} -> {} (from none measured), {} than any ratio allows",
+                                                    r.name, a.axis, shown(spec, a.old_value), shown(spec, a.new_value),
+                                                    what));
             } else if (a.ratio && *a.ratio > 1.0 + *limit && !nearly_equal(*a.ratio, 1.0 + *limit)) {
                 a.regression = true;
                 d.regressions.push_back(fmt::format("{}: {} {} -> {} ({}), {} than the {} allowed", r.name, a.axis,

@@ -146,3 +146,35 @@ TEST_CASE("a bare gate ratio above 1 is refused: it is most often a percentage w
     CHECK(prof::parse_gate_ratio("1", "--max-slower") == 1.0);
     CHECK(prof::parse_gate_ratio("300%", "--max-slower") == doctest::Approx(3.0));
 }
+
+TEST_CASE("a GPU peak of 0 is measured: 0 -> 5 GiB is up and fails any bigger gate; 0 -> 0 is same; null is none") {
+    auto gpu = [](std::optional<std::uint64_t> bytes) {
+        auto p = one_model(0.1, 100'000'000, 1.0);
+        p.models["ets"].max_peak_gpu_bytes = bytes;
+        prof::recompute_derived(p);
+        return p;
+    };
+    const std::uint64_t five_gib = 5ull << 30;
+    auto d = prof::diff_profiles(gpu(0), gpu(five_gib), {std::nullopt, 10.0}, "a", "b");
+    const auto& g = axis(d.models[0], "max_peak_gpu_bytes");
+    CHECK(g.change == "up");
+    CHECK(*g.old_value == 0);
+    CHECK_FALSE(g.ratio);
+    CHECK(g.regression);
+    REQUIRE(d.regressions.size() == 1);
+    CHECK(d.regressions[0] == "ets: max_peak_gpu_bytes 0 B -> 5.00 GiB (from none measured), bigger than any ratio allows");
+    CHECK_FALSE(d.passed());
+    // 1 B -> 5 GiB failed before; 0 B -> 5 GiB now fails alike.
+    CHECK_FALSE(prof::diff_profiles(gpu(1), gpu(five_gib), {std::nullopt, 10.0}, "a", "b").passed());
+    auto same = prof::diff_profiles(gpu(0), gpu(0), {std::nullopt, 0.1}, "a", "b");
+    CHECK(axis(same.models[0], "max_peak_gpu_bytes").change == "same");
+    CHECK(same.passed());
+    CHECK(axis(prof::diff_profiles(gpu(std::nullopt), gpu(std::nullopt), {}, "a", "b").models[0], "max_peak_gpu_bytes")
+              .change == "none");
+    auto gained = prof::diff_profiles(gpu(std::nullopt), gpu(0), {std::nullopt, 0.1}, "a", "b");
+    CHECK(axis(gained.models[0], "max_peak_gpu_bytes").change == "gained");
+    CHECK(gained.passed());
+    auto down = prof::diff_profiles(gpu(five_gib), gpu(0), {std::nullopt, 0.1}, "a", "b");
+    CHECK(axis(down.models[0], "max_peak_gpu_bytes").change == "down");
+    CHECK(*axis(down.models[0], "max_peak_gpu_bytes").ratio == 0);
+}

@@ -345,6 +345,21 @@ void profile_builder::add(const measured_fit& f) {
                      .params_digest = f.params_digest, .contended = contended(f)});
 }
 
+namespace {
+
+// One fit's thread cap counted toward its model's (Acc: profile_builder's model_acc).
+template <class Acc>
+void vote_threads(Acc& m, std::optional<std::uint64_t> threads) {
+    if (!m.threads_seen) {
+        m.threads_seen = true;
+        m.threads = threads;
+    } else if (m.threads != threads) {
+        m.threads_mixed = true;
+    }
+}
+
+}  // namespace
+
 void profile_builder::add(const fit_evidence& f) {
     ++n_measurements_;
     if (f.ok) ++n_ok_;
@@ -373,13 +388,8 @@ void profile_builder::add(const fit_evidence& f) {
         auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
         if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
     }
-    if (!m.threads_seen) {
-        m.threads_seen = true;
-        m.threads = f.intraop_threads;
-    } else if (m.threads != f.intraop_threads) {
-        m.threads_mixed = true;
-    }
     if (!f.ok) {
+        if (m.n_ok == 0) vote_threads(m, f.intraop_threads);  // until a fit runs: see below
         // Compared as views: the pair of strings is built only when it is the new first.
         const std::string_view error = f.error ? std::string_view(*f.error) : std::string_view();
         if (!m.first_error || std::pair(f.ts_id, error) < std::pair<std::string_view, std::string_view>(
@@ -395,7 +405,11 @@ void profile_builder::add(const fit_evidence& f) {
         }
         return;
     }
-    ++m.n_ok;
+    // The thread cap, like every axis, is what the fits that ran say: a failed row (often one
+    // whose columns were never filled) does not vote once a fit has run, so it cannot erase the
+    // cap; a model whose every fit failed (killed for memory) keeps the cap its failures ran under.
+    if (m.n_ok++ == 0) m.threads_seen = m.threads_mixed = false;
+    vote_threads(m, f.intraop_threads);
     keep_max(m.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
     // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
@@ -433,6 +447,10 @@ void profile_builder::merge(profile_builder&& other) {
         model_acc& o = other.models_[k];
         m.n_fits += o.n_fits;
         m.wall.splice(std::move(o.wall));
+        // The thread cap's votes: those of fits that ran, or, while none has, those of the
+        // failed ones (add's rule); the side without a fit that ran is dropped.
+        if (m.n_ok == 0 && o.n_ok > 0) m.threads_seen = m.threads_mixed = false;
+        if (o.n_ok == 0 && m.n_ok > 0) o.threads_seen = false;
         m.n_ok += o.n_ok;
         m.cpu.splice(std::move(o.cpu));
         m.wall_n.splice(std::move(o.wall_n));

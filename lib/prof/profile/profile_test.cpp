@@ -175,6 +175,49 @@ TEST_CASE("intraop_threads is the common cap, and null when mixed") {
     CHECK_FALSE(p.families.at("f").intraop_threads.has_value());
 }
 
+TEST_CASE("a failed fit does not vote on the thread cap: a null or another cap there erases nothing") {
+    auto a = fit("a", "m", "f", true, 1.0, 1.0, 10), b = fit("b", "m", "f", true, 1.0, 1.0, 10);
+    auto failed = fit("c", "m", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    failed.intraop_threads.reset();  // a warehouse row whose columns were never filled
+    auto p = build_profile({a, failed, b}, {1.25, 1.1});
+    CHECK(p.models.at("m").intraop_threads == std::optional<std::uint64_t>(1));
+    CHECK(p.families.at("f").intraop_threads == std::optional<std::uint64_t>(1));
+    failed.intraop_threads = 8;
+    CHECK(build_profile({failed, a, b}, {1.25, 1.1}).models.at("m").intraop_threads == std::optional<std::uint64_t>(1));
+    // A model whose every fit failed (killed for memory) keeps the cap its failures ran under.
+    auto oom = fit("d", "n", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    oom.error = "OOMKilled";
+    oom.memory_limit_bytes = 1u << 30;
+    CHECK(build_profile({a, oom}, {1.25, 1.1}).models.at("n").intraop_threads == std::optional<std::uint64_t>(1));
+}
+
+TEST_CASE("n_sample_series is checked against sample_ts_ids on read, never trusted") {
+    auto p = build_profile({fit("a", "m", "f", true, 1.0, 1.0, 10), fit("b", "m", "f", true, 1.0, 1.0, 10)}, {1.25, 1.1});
+    const std::string text = write_profile(p);
+    REQUIRE(text.find("\"n_sample_series\":2,") != std::string::npos);
+    CHECK(parse_profile_text(text, "p.json").n_sample_series == 2);
+    auto with = [&](const std::string& n) {
+        std::string t = text;
+        t.replace(t.find("\"n_sample_series\":2,"), 20, "\"n_sample_series\":" + n + ",");
+        return t;
+    };
+    for (const char* bad : {"3", "1", "0", "1000"}) {
+        CAPTURE(bad);
+        const std::string why = "p.json:1: field 'n_sample_series': " + std::string(bad) +
+                                " does not agree with sample_ts_ids, which holds 2 distinct id(s)";
+        CHECK_THROWS_WITH_AS(parse_profile_text(with(bad), "p.json"), doctest::Contains(why.c_str()), input_error);
+    }
+    // 150 series keep 100 ids: any count of at least 100 agrees with them.
+    std::vector<measured_fit> fits;
+    for (int i = 0; i < 150; ++i) fits.push_back(fit("ts" + std::to_string(1000 + i), "m", "f", true, 1.0, 1.0, 10));
+    std::string many = write_profile(build_profile(fits, {1.25, 1.1}));
+    CHECK(parse_profile_text(many, "p.json").n_sample_series == 150);
+    auto at = many.find("\"n_sample_series\":150,");
+    REQUIRE(at != std::string::npos);
+    CHECK(parse_profile_text(std::string(many).replace(at, 22, "\"n_sample_series\":100,"), "p").n_sample_series == 100);
+    CHECK_THROWS_AS(parse_profile_text(std::string(many).replace(at, 22, "\"n_sample_series\":99,"), "p"), input_error);
+}
+
 TEST_CASE("sample_ts_ids are sorted, unique and cut to 100 while n_sample_series keeps the count") {
     std::vector<measured_fit> fits;
     for (int i = 0; i < 150; ++i) fits.push_back(fit("ts" + std::to_string(1000 + i), "m", "f", true, 1.0, 1.0, 10));

@@ -231,6 +231,14 @@ compute_profile read_profile(od::object& obj) {
         throw field_error(fmt::format("field 'time_margin': must be >= 1.0, found {}", p.time_margin));
     std::sort(p.sample_ts_ids.begin(), p.sample_ts_ids.end());
     p.sample_ts_ids.erase(std::unique(p.sample_ts_ids.begin(), p.sample_ts_ids.end()), p.sample_ts_ids.end());
+    // sample_ts_ids holds the first 100 of the n_sample_series distinct series: all of them
+    // when there are fewer, else 100 of at least as many.
+    constexpr std::uint64_t kept = 100;
+    const std::uint64_t ids = p.sample_ts_ids.size();
+    if (p.n_sample_series < ids || (ids < kept && p.n_sample_series != ids))
+        throw field_error(fmt::format("field 'n_sample_series': {} does not agree with sample_ts_ids, which holds {} "
+                                      "distinct id(s) (every series when there are fewer than {}, else the first {})",
+                                      p.n_sample_series, ids, kept, kept));
     std::sort(p.dropped_models.begin(), p.dropped_models.end());
     recompute_derived(p);
     return p;

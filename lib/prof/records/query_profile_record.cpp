@@ -1,6 +1,7 @@
 // The `query_profile` record's schema (read and written by read_query_profile and
 // write_query_profile in spans.cpp).
 #include "prof/records/kinds.hpp"
+#include "prof/io/json_out.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -28,6 +29,14 @@ void read_objects(od::value v, std::string_view path, const record_schema<E>& s,
         read_record(s, o, e, path);
         out.push_back(std::move(e));
     }
+}
+// selectivity: null, or a fraction from 0 to 1, the rule prof-spans --selectivity checks on
+// build, so no record with another value is stored, served or priced.
+std::optional<double> fraction_or_null(od::value v, std::string_view path) {
+    auto x = read_number(v, path);
+    if (x && !(*x >= 0 && *x <= 1))
+        throw field_error(fmt::format("field '{}': expected a fraction from 0 to 1, found {}", path, format_double(*x)));
+    return x;
 }
 }  // namespace
 
@@ -68,7 +77,7 @@ const record_schema<query_profile>& query_profile_schema() {
             read_objects(v, path, query_node_schema(), p.nodes);
             return true;
         }),
-        member_via<&Q::selectivity, usable_number>("selectivity"),
+        member_via<&Q::selectivity, fraction_or_null>("selectivity"),
         member_via<&Q::engine_version, string_or_empty>("engine_version"),
         member_via<&Q::source, string_or_empty>("source"),
         member_via<&Q::runs, runs_of>("runs"),

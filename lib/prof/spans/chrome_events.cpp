@@ -155,7 +155,9 @@ constexpr bool known_phase(char c) {
     for (char k : std::string_view("BEXiICbneSTpFstfPNODMVvRc()=")) if (k == c) return true;
     return false;
 }
-[[noreturn]] void bad_micros(const char* field) {
+[[noreturn]] void bad_micros(const char* field, time_state state) {
+    if (state == time_state::not_number)
+        throw field_error(fmt::format("field '{}': expected a number of microseconds (or a string holding one)", field));
     throw field_error(fmt::format("field '{}': expected a number of microseconds below 9e15 in magnitude", field));
 }
 
@@ -167,7 +169,7 @@ bool usable(const time_field& f, const char* field) {
     case time_state::absent:
     case time_state::null_value: return false;
     case time_state::inexact: throw needs_number_text{};
-    default: bad_micros(field);
+    default: bad_micros(field, f.state);
     }
 }
 bool unreadable(const time_field& f) {

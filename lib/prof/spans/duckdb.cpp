@@ -5,6 +5,7 @@
 #include "prof/io/json_in.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -24,7 +25,13 @@ std::optional<double> number_at(const json_value& root, std::string_view key) {
     }
 }
 
-void collect_operators(const json_value& node, std::map<std::string, double>& ops, int depth) {
+std::string trimmed(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
+void collect_operators(const json_value& node, std::map<std::string, double>& ops, duckdb_profile& d, int depth) {
     if (depth > 10000) throw field_error("operator tree nested too deeply");
     const json_value* children = node.find("children");
     if (!children) return;
@@ -32,14 +39,22 @@ void collect_operators(const json_value& node, std::map<std::string, double>& op
     for (const auto& c : children->arr) {
         if (!c.is_object()) throw field_error("field 'children': expected operator objects");
         std::string name;
-        if (const json_value* n = c.find("operator_name"); n && n->t == json_value::type::string) name = n->s;
-        else if (const json_value* t = c.find("operator_type"); t && t->t == json_value::type::string) name = t->s;
-        else throw field_error("an operator has neither 'operator_name' nor 'operator_type'");
+        if (const json_value* n = c.find("operator_name"); n && n->t == json_value::type::string) {
+            name = trimmed(n->s);
+            if (name != n->s) d.before_1_5 = true;
+        } else if (const json_value* t = c.find("operator_type"); t && t->t == json_value::type::string) {
+            name = trimmed(t->s);
+            d.before_1_5 = true;
+        } else {
+            throw field_error("an operator has neither 'operator_name' nor 'operator_type'");
+        }
+        if (depth == 0 && name == "EXPLAIN_ANALYZE") d.explain_analyze = true;
         auto secs = number_at(c, "operator_timing");
         if (!secs || !std::isfinite(*secs) || *secs < 0)
             throw field_error(fmt::format("operator '{}': field 'operator_timing': expected seconds >= 0", name));
         ops[name] += *secs;
-        collect_operators(c, ops, depth + 1);
+        d.operator_seconds += *secs;
+        collect_operators(c, ops, d, depth + 1);
     }
 }
 
@@ -60,11 +75,12 @@ duckdb_profile read_duckdb_profile(std::string_view text, const std::string& sou
         if (planner && optim && phys) {
             for (double x : {*planner, *optim, *phys})
                 if (!std::isfinite(x) || x < 0) throw field_error("planner timings must be seconds >= 0");
-            d.fixed_s = *planner + *optim + *phys;
+            d.planner_zero = *planner == 0 && *optim == 0 && *phys == 0;
+            if (!d.planner_zero) d.fixed_s = *planner + *optim + *phys;
             d.operators = {{"all_optimizers", *optim}, {"physical_planner", *phys}, {"planner", *planner}};
         }
         std::map<std::string, double> ops;
-        collect_operators(root, ops, 0);
+        collect_operators(root, ops, d, 0);
         for (auto& kv : ops) d.operators.push_back(kv);
         std::sort(d.operators.begin(), d.operators.end());
         if (const json_value* r = root.find("cumulative_rows_scanned")) {
@@ -77,6 +93,17 @@ duckdb_profile read_duckdb_profile(std::string_view text, const std::string& sou
         // The profile is one document; errors name it at line 1 (parse errors carry no offset).
         throw input_error(source, 1, e.what());
     }
+}
+
+bool duckdb_version_before_1_5(const std::string& engine_version) {
+    std::string_view v = engine_version;
+    if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v.remove_prefix(1);
+    unsigned major = 0, minor = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), major);
+    if (r.ec != std::errc() || r.ptr == v.data() + v.size() || *r.ptr != '.') return false;
+    auto r2 = std::from_chars(r.ptr + 1, v.data() + v.size(), minor);
+    if (r2.ec != std::errc()) return false;
+    return major < 1 || (major == 1 && minor < 5);
 }
 
 }  // namespace prof

@@ -3,6 +3,9 @@
 
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
+#include "prof/io/json_out.hpp"
+
+#include <algorithm>
 
 #include <charconv>
 #include <fmt/format.h>
@@ -34,13 +37,14 @@ int stale_verdict(const std::vector<located_query_profile>& profiles, std::uint6
     return any ? static_cast<int>(exit_code::negative) : 0;
 }
 
-std::optional<query_profile> fit_located_profiles(std::vector<located_query_profile> located) {
+query_profile fit_located_profiles(std::vector<located_query_profile> located) {
     std::vector<query_profile> profiles;
     for (auto& r : located) {
         located_estimate(r, r.profile.rows);  // each run's own point, named by its line
         profiles.push_back(std::move(r.profile));
     }
-    if (profiles.empty()) return std::nullopt;
+    if (profiles.empty())
+        throw error(exit_code::data_err, "fit: no query_profile read: give the runs to fit, at two or more row counts");
     query_profile p;
     try {
         p = fit_query_profiles(profiles);
@@ -49,6 +53,30 @@ std::optional<query_profile> fit_located_profiles(std::vector<located_query_prof
     }
     for (const auto& w : p.warnings) warn(w);
     return p;
+}
+
+std::optional<std::string> estimate_caveat(const query_profile& p, std::uint64_t rows) {
+    if (p.source != "fit") return std::nullopt;
+    std::vector<std::string> why;
+    if (p.per_row_seconds == 0) why.push_back("per-row cost clamped to 0, so every row count is priced alike");
+    if (p.fixed_seconds == 0) why.push_back("fixed cost clamped to 0");
+    std::uint64_t least = p.rows;
+    for (const auto& r : p.residuals) least = std::min(least, r.rows);
+    if (rows > p.rows || rows < least)
+        why.push_back(fmt::format("{} rows is outside the {} to {} rows fitted: extrapolated", rows, least, p.rows));
+    if (why.empty()) return std::nullopt;
+    std::string out = fmt::format("estimate: plan '{}' on '{}': {}", p.plan_key, p.host, why[0]);
+    for (std::size_t k = 1; k < why.size(); ++k) out += "; " + why[k];
+    return out;
+}
+
+void estimate_lines(const std::vector<located_query_profile>& profiles, std::uint64_t rows,
+                    const std::function<void(const std::string&)>& emit) {
+    if (profiles.empty()) throw error(exit_code::data_err, "estimate: no query_profile read, so nothing prices the query");
+    for (const auto& r : profiles) {
+        emit(format_double(located_estimate(r, rows)));
+        if (auto caveat = estimate_caveat(r.profile, rows)) note(*caveat);
+    }
 }
 
 std::optional<std::string> cached_query_profile(const profile_cache& cache, const std::string& plan_key,

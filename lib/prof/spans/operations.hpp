@@ -7,6 +7,7 @@
 #include "prof/spans/spans.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,10 +23,22 @@ std::optional<std::uint64_t> rows_option(const std::string& text, bool allow_zer
 int stale_verdict(const std::vector<located_query_profile>& profiles, std::uint64_t rows,
                   const std::string& engine_version, double factor);
 
-// fit_query_profiles over the profiles read (its warnings said), nullopt when there are none.
-// A run whose own estimate is beyond double range is input_error naming its line; a refused fit
-// is exit 65.
-std::optional<query_profile> fit_located_profiles(std::vector<located_query_profile> profiles);
+// fit_query_profiles over the profiles read (its warnings said). No profile at all is exit 65,
+// as one row count is: a fit of nothing must not pass as a quiet success. A run whose own
+// estimate is beyond double range is input_error naming its line; a refused fit is exit 65.
+query_profile fit_located_profiles(std::vector<located_query_profile> profiles);
+
+// prof-spans estimate: `emit` gets one number per profile, in order, fixed_seconds +
+// per_row_seconds x rows, each with its caveat noted on stderr (estimate_caveat); a profile whose
+// estimate is beyond double range stops it (input_error naming its line) after the ones before
+// it. No profile at all is exit 65: nothing priced the query.
+void estimate_lines(const std::vector<located_query_profile>& profiles, std::uint64_t rows,
+                    const std::function<void(const std::string&)>& emit);
+
+// What an estimate at `rows` should say of itself, or nullopt: a fit whose coefficient was
+// clamped to 0 (per_row_seconds 0 prices every row count alike; fixed_seconds 0 is the origin,
+// not a measured start-up), and a fit used beyond the row counts it was fitted over.
+std::optional<std::string> estimate_caveat(const query_profile& p, std::uint64_t rows);
 
 // The query_profile record cached for `plan_key` on `host`, or nullopt with a note saying there
 // is none. Throws what profile_cache::get throws.

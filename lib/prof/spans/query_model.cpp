@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace prof {
 
@@ -70,6 +71,10 @@ query_profile build_from_spans(const span_set& s, const query_options& opts, con
     } else {
         if (fixed_names.empty())
             p.warnings.push_back("no fixed node named (--fixed NAME): all cost is treated as scaling with rows");
+        else if (opts.fixed_nodes.empty() && std::find(is_fixed.begin(), is_fixed.end(), true) != is_fixed.end())
+            p.warnings.push_back(fmt::format("fixed cost is the node '{}' by default ({} s); name the fixed nodes with "
+                                             "--fixed NAME to choose others",
+                                             fmt::join(fixed_names, "', '"), format_double(fixed_s)));
         // Integer time throughout (nanoseconds), converted to seconds once, here.
         p.fixed_seconds = fixed_s;
         p.per_row_seconds = static_cast<double>(sum.elapsed_ns - sum.fixed_ns) / 1e9 / static_cast<double>(p.rows);
@@ -86,12 +91,27 @@ query_profile build_from_duckdb(const duckdb_profile& d, const query_options& op
         throw usage_error("--fixed names span nodes; a DuckDB profile's fixed part is planner + all_optimizers + "
                           "physical_planner (override it with --fixed-seconds)");
     query_profile p = base_profile(opts, "duckdb");
+    if (!(d.latency_s > 0))  // nothing timed the query: 0 s is no measurement of it
+        throw error(exit_code::data_err,
+                    fmt::format("{}: the profile's 'latency' is 0 s while its operators took {} thread seconds, so the "
+                                "query's time is unknown{}: profile it with PRAGMA enable_profiling='json'",
+                                source_name, format_double(d.operator_seconds),
+                                d.explain_analyze ? " (EXPLAIN ANALYZE before DuckDB 1.5 does not time the query)" : ""));
+    const bool before_1_5 = d.before_1_5 || duckdb_version_before_1_5(opts.engine_version);
     if (opts.rows) {
         p.rows = require_rows(opts.rows);
     } else {
         if (!d.rows_scanned || *d.rows_scanned == 0)
             throw error(exit_code::data_err, fmt::format("{}: the profile has no positive 'cumulative_rows_scanned': give --rows N",
                                                          source_name));
+        if (before_1_5)
+            throw error(exit_code::data_err,
+                        fmt::format("{}: the profile is from a DuckDB before 1.5 ({}), which counts "
+                                    "'cumulative_rows_scanned' once per thread that scanned (1e6 rows on 2 threads read "
+                                    "2000000), so its {} is not the row count: give --rows N",
+                                    source_name,
+                                    d.before_1_5 ? "its operator names say so" : "--engine-version " + opts.engine_version,
+                                    *d.rows_scanned));
         p.rows = *d.rows_scanned;
     }
     double fixed = 0;
@@ -99,6 +119,12 @@ query_profile build_from_duckdb(const duckdb_profile& d, const query_options& op
         fixed = *opts.fixed_seconds;
     } else if (d.fixed_s) {
         fixed = *d.fixed_s;
+    } else if (d.planner_zero) {
+        throw error(exit_code::data_err,
+                    fmt::format("{}: the profile's planner, all_optimizers and physical_planner timings are all 0 s (not "
+                                "timed), so its fixed cost is unknown: profile with PRAGMA enable_profiling='json' and "
+                                "profiling_mode='detailed' (or give --fixed-seconds)",
+                                source_name));
     } else {
         throw error(exit_code::data_err,
                     fmt::format("{}: a standard-mode DuckDB profile has no planner, all_optimizers or physical_planner "
@@ -245,6 +271,10 @@ std::optional<std::string> stale_reason(const query_profile& p, std::uint64_t ro
     else if (ratio < 1.0 / factor)
         why.push_back(fmt::format("{} rows is 1/{} of the profile's {} rows (below 1/{})", rows,
                                   format_double(1.0 / ratio), p.rows, format_double(factor)));
+    if (p.per_row_seconds == 0 && rows > p.rows)
+        why.push_back(fmt::format("its per-row cost is 0{}, so it prices every row count alike and cannot tell what {} "
+                                  "rows cost beyond the {} it measured",
+                                  p.source == "fit" ? " (clamped by the fit)" : "", rows, p.rows));
     if (p.engine_version.empty())
         why.push_back("the profile's engine version is unknown");
     else if (p.engine_version != engine_version)

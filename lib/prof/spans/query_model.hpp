@@ -71,8 +71,12 @@ extern const char* const single_run_warning;
 // are computed on up to `jobs` threads (summarize_spans), the same for every `jobs`.
 query_profile build_from_spans(const span_set& s, const query_options& opts, const std::vector<std::string>& default_fixed,
                                std::string source, unsigned jobs = 1);
-// Builds from a DuckDB profile; a standard-mode profile without --fixed-seconds is refused
-// (input_error telling to set profiling_mode='detailed' or pass --fixed-seconds).
+// Builds from a DuckDB profile. Refused (exit 65, saying the way out): a latency of 0 (EXPLAIN
+// ANALYZE before DuckDB 1.5 writes 0.0 for the query and its planner phases); a profile without
+// planner timings (standard mode, or all three 0.0) unless --fixed-seconds is given; rows taken
+// from cumulative_rows_scanned of a DuckDB before 1.5 (its marks in the profile, or
+// opts.engine_version), which counts the rows once per scanning thread (fixed upstream in
+// duckdb/duckdb#20161), unless --rows is given.
 query_profile build_from_duckdb(const duckdb_profile& d, const query_options& opts, const std::string& source_name);
 
 // Non-negative least squares of measured = fixed + per_row × rows over several profiles of
@@ -99,7 +103,9 @@ line_fit nnls_line(const std::vector<double>& x, const std::vector<double>& y);
 // The single staleness predicate: the reason the profile cannot price `rows` on
 // `engine_version` (rows / profile.rows above factor or below 1/factor; engine version
 // different from the current one; the profile's engine version unknown), or nullopt when it
-// can. factor must be > 1.
+// can; also stale when its per_row_seconds is 0 (a fit clamped it, or the run spent nothing
+// beyond its fixed part) and `rows` is above the rows it measured, which it would price as no
+// more than they cost. factor must be > 1; a ratio of exactly the factor is not stale.
 std::optional<std::string> stale_reason(const query_profile& p, std::uint64_t rows, const std::string& engine_version,
                                         double factor = 10.0);
 

@@ -5,6 +5,7 @@
 #include "prof/io/fsutil.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/spans/spans.hpp"
+#include "prof/spans/operations.hpp"
 #include "prof/spans/chrome_paths.hpp"
 
 #include <algorithm>
@@ -320,6 +321,102 @@ TEST_CASE("duckdb: a standard-mode profile is refused with the way out, unless -
     CHECK(p.fixed_seconds == 0.0005);
 }
 
+namespace {
+
+std::string duckdb_refusal(const std::string& file, const query_options& o) {
+    try {
+        build_from_duckdb(read_duckdb_profile(read_file(input_path(file)), file), o, file);
+    } catch (const error& e) {
+        CHECK(e.code() == exit_code::data_err);
+        return e.what();
+    }
+    return "";
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("duckdb: EXPLAIN ANALYZE of DuckDB 1.1.3 and 1.3.2 (latency 0.0) is refused, never priced at 0") {
+    query_options o = opts(1000000);
+    for (const char* f : {"duckdb-1.1.3-explain-analyze-1e6.json", "duckdb-1.3.2-explain-analyze-1e6.json"}) {
+        auto d = read_duckdb_profile(read_file(input_path(f)), f);
+        CHECK(d.latency_s == 0);
+        CHECK(d.explain_analyze);
+        CHECK(d.planner_zero);  // planner, all_optimizers, physical_planner all written 0.0
+        CHECK_FALSE(d.fixed_s);
+        CHECK(d.operator_seconds > 0.05);  // the operators did run
+        std::string why = duckdb_refusal(f, o);
+        CHECK(has(why, "'latency' is 0 s"));
+        CHECK(has(why, "PRAGMA enable_profiling='json'"));
+        o.fixed_seconds = 0;  // no way round an untimed query
+        CHECK(has(duckdb_refusal(f, o), "'latency' is 0 s"));
+        o.fixed_seconds.reset();
+    }
+}
+
+TEST_CASE("duckdb: planner timings all 0.0 are not timed, so the fixed part is unknown, as in standard mode") {
+    std::string text = R"({"latency":0.01,"planner":0.0,"all_optimizers":0.0,"physical_planner":0.0,
+        "cumulative_rows_scanned":10,"children":[{"operator_name":"SEQ_SCAN","operator_timing":0.005}]})";
+    auto d = read_duckdb_profile(text, "z.json");
+    CHECK(d.planner_zero);
+    CHECK_FALSE(d.fixed_s);
+    CHECK_FALSE(d.before_1_5);
+    try {
+        build_from_duckdb(d, opts(10), "z.json");
+        FAIL("expected a refusal");
+    } catch (const error& e) {
+        CHECK(e.code() == exit_code::data_err);
+        CHECK(has(e.what(), "all 0 s (not timed)"));
+    }
+    query_options o = opts(10);
+    o.fixed_seconds = 0.001;
+    CHECK(build_from_duckdb(d, o, "z.json").per_row_seconds == doctest::Approx((0.01 - 0.001) / 10));
+}
+
+TEST_CASE("duckdb: before 1.5 cumulative_rows_scanned counts rows once per thread, so --rows is required") {
+    query_options o = opts(1);
+    o.rows.reset();
+    // 1e6 rows on 2 threads: 1.1.3, 1.3.2 and 1.4.4 write 2000000, 1.5.6 writes 1000000.
+    for (const char* f : {"duckdb-1.1.3-1e6.json", "duckdb-1.3.2-1e6.json", "duckdb-1.4.4-1e6.json"}) {
+        auto d = read_duckdb_profile(read_file(input_path(f)), f);
+        CHECK(d.rows_scanned == std::optional<std::uint64_t>(2000000));
+        CHECK(d.before_1_5);
+        std::string why = duckdb_refusal(f, o);
+        CHECK(has(why, "before 1.5 (its operator names say so)"));
+        CHECK(has(why, "give --rows N"));
+        query_options given = opts(1000000);
+        CHECK(build_from_duckdb(d, given, f).rows == 1000000);
+    }
+    auto d156 = read_duckdb_profile(read_file(input_path("duckdb-1.5.6-1e6.json")), "n");
+    CHECK_FALSE(d156.before_1_5);
+    CHECK(build_from_duckdb(d156, o, "n").rows == 1000000);
+    // A 1.5 profile said to come from an older engine is refused too.
+    o.engine_version = "1.4.1";
+    CHECK(has(duckdb_refusal("duckdb-1.5.6-1e6.json", o), "(--engine-version 1.4.1)"));
+    CHECK(duckdb_version_before_1_5("v1.3.2"));
+    CHECK(duckdb_version_before_1_5("0.10.3"));
+    CHECK_FALSE(duckdb_version_before_1_5("1.5.0"));
+    CHECK_FALSE(duckdb_version_before_1_5("2.0"));
+    CHECK_FALSE(duckdb_version_before_1_5(""));
+    CHECK_FALSE(duckdb_version_before_1_5("main"));
+}
+
+TEST_CASE("duckdb: node names are trimmed of white space, and operator_type names an operator with no name") {
+    auto names = [](const char* f) {
+        std::vector<std::string> n;
+        for (const auto& [name, secs] : read_duckdb_profile(read_file(input_path(f)), f).operators) n.push_back(name);
+        return n;
+    };
+    auto n132 = names("duckdb-1.3.2-1e6.json");
+    CHECK(std::find(n132.begin(), n132.end(), "SEQ_SCAN") != n132.end());  // written "SEQ_SCAN "
+    CHECK(std::find(n132.begin(), n132.end(), "SEQ_SCAN ") == n132.end());
+    auto n113 = names("duckdb-1.1.3-1e6.json");  // 1.1.3 writes operator_type only
+    CHECK(std::find(n113.begin(), n113.end(), "TABLE_SCAN") != n113.end());
+    auto n156 = names("duckdb-1.5.6-1e6.json");
+    CHECK(std::find(n156.begin(), n156.end(), "SEQ_SCAN") != n156.end());
+}
+
 TEST_CASE("fit: the 1e3 and 1e5 DuckDB runs together price 1e5 rows as measured; the 1e3 run alone ~45x over") {
     query_options o = opts(1);
     o.rows.reset();
@@ -367,9 +464,96 @@ TEST_CASE("fit: refuses mixed plans, mixed engines and a single row count") {
     CHECK_THROWS_AS(fit_query_profiles({a, b}), field_error);
 }
 
+TEST_CASE("query profile: a selectivity outside 0 to 1 is refused on read, as on build; null and the edges pass") {
+    const std::string base = R"({"kind":"query_profile","plan_key":"q","host":"h","rows":10,"fixed_seconds":0,)"
+                             R"("per_row_seconds":0.1,"nodes":[],"selectivity":)";
+    for (const char* ok : {"null", "0", "1", "0.45"}) {
+        CAPTURE(ok);
+        CHECK_NOTHROW(parse_profile(base + ok + "}"));
+    }
+    for (const char* bad : {"7", "-0.1", "1.0000001", "1e999"}) {
+        CAPTURE(bad);
+        CHECK_THROWS_WITH_AS(parse_profile(base + bad + "}"),
+                             doctest::Contains("p:1: field 'selectivity': expected a fraction from 0 to 1, found"), input_error);
+    }
+}
+
+TEST_CASE("stale: a per-row cost of 0 cannot price more rows than it measured, even within the factor") {
+    query_profile p;
+    p.plan_key = "q";
+    p.host = "h";
+    p.rows = 100000;
+    p.fixed_seconds = 0.003;
+    p.per_row_seconds = 0;
+    p.engine_version = "1.5.6";
+    p.source = "fit";
+    CHECK_FALSE(stale_reason(p, 100000, "1.5.6"));
+    CHECK_FALSE(stale_reason(p, 20000, "1.5.6"));  // within what it measured: over-priced, never under
+    CHECK(*stale_reason(p, 1000000, "1.5.6") ==
+          "its per-row cost is 0 (clamped by the fit), so it prices every row count alike and cannot tell what 1000000 "
+          "rows cost beyond the 100000 it measured");
+    p.per_row_seconds = 1e-8;
+    CHECK_FALSE(stale_reason(p, 1000000, "1.5.6"));  // exactly the factor (10x) is not stale
+}
+
+TEST_CASE("estimate: a clamped or extrapolated fit says so; a profile of one run, or a fit within its runs, does not") {
+    query_profile p;
+    p.plan_key = "q";
+    p.host = "h";
+    p.rows = 100000;
+    p.fixed_seconds = 0.001;
+    p.per_row_seconds = 1e-8;
+    p.source = "fit";
+    p.residuals = {{1000, 0, 0, 0}, {100000, 0, 0, 0}};
+    CHECK_FALSE(estimate_caveat(p, 1000));
+    CHECK_FALSE(estimate_caveat(p, 50000));
+    CHECK(*estimate_caveat(p, 1000000) ==
+          "estimate: plan 'q' on 'h': 1000000 rows is outside the 1000 to 100000 rows fitted: extrapolated");
+    CHECK(*estimate_caveat(p, 10) == "estimate: plan 'q' on 'h': 10 rows is outside the 1000 to 100000 rows fitted: extrapolated");
+    p.per_row_seconds = 0;
+    CHECK(*estimate_caveat(p, 1000) == "estimate: plan 'q' on 'h': per-row cost clamped to 0, so every row count is priced alike");
+    p.per_row_seconds = 1e-8;
+    p.fixed_seconds = 0;
+    CHECK(*estimate_caveat(p, 1000) == "estimate: plan 'q' on 'h': fixed cost clamped to 0");
+    p.source = "duckdb";
+    CHECK_FALSE(estimate_caveat(p, 1000000000));
+}
+
+TEST_CASE("fit and estimate: no query_profile at all is refused (65), never a quiet empty success") {
+    try {
+        fit_located_profiles({});
+        FAIL("expected a refusal");
+    } catch (const error& e) {
+        CHECK(e.code() == exit_code::data_err);
+        CHECK(std::string(e.what()) == "fit: no query_profile read: give the runs to fit, at two or more row counts");
+    }
+    try {
+        estimate_lines({}, 10, [](const std::string&) {});
+        FAIL("expected a refusal");
+    } catch (const error& e) {
+        CHECK(e.code() == exit_code::data_err);
+        CHECK(std::string(e.what()) == "estimate: no query_profile read, so nothing prices the query");
+    }
+}
+
+TEST_CASE("polars: the default fixed node is said, with its seconds; a named one is not") {
+    auto s = spans_of({{"optimization", 0, 9000}, {"scan", 9000, 19000}});
+    query_options o = opts(10);
+    auto p = build_from_spans(s, o, {"optimization"}, "polars");
+    CHECK(p.fixed_seconds == 0.009);
+    REQUIRE(p.warnings.size() == 2);
+    CHECK(p.warnings[0] ==
+          "fixed cost is the node 'optimization' by default (0.009 s); name the fixed nodes with --fixed NAME to choose others");
+    o.fixed_nodes = {"optimization"};
+    auto named = build_from_spans(s, o, {"optimization"}, "polars");
+    REQUIRE(named.warnings.size() == 1);
+    CHECK(named.warnings[0] == std::string(single_run_warning));
+}
+
 TEST_CASE("stale: 10x rows is the edge, 11x and 1/11 are stale, as are another and an unknown engine") {
     query_profile p;
     p.rows = 1000;
+    p.per_row_seconds = 1e-6;
     p.engine_version = "1.5.6";
     CHECK_FALSE(stale_reason(p, 10000, "1.5.6"));
     CHECK_FALSE(stale_reason(p, 100, "1.5.6"));
@@ -867,9 +1051,11 @@ TEST_CASE("chrome: what is needed and not a number is still an error; so is inva
         return all;
     };
     CHECK(error_of("[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":\"abc\",\"dur\":1}]") ==
-          "error: trace.json:2: event 1: field 'ts': expected a number of microseconds below 9e15 in magnitude");
+          "error: trace.json:2: event 1: field 'ts': expected a number of microseconds (or a string holding one)");
     CHECK(error_of("[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":true}]") ==
-          "error: trace.json:2: event 1: field 'dur': expected a number of microseconds below 9e15 in magnitude");
+          "error: trace.json:2: event 1: field 'dur': expected a number of microseconds (or a string holding one)");
+    CHECK(error_of("[\n{\"ph\":\"X\",\"name\":\"a\",\"ts\":\"9e15\",\"dur\":1}]") ==
+          "error: trace.json:2: event 1: field 'ts': expected a number of microseconds below 9e15 in magnitude");
     CHECK(error_of("[{\"ph\":\"B\",\"name\":7,\"ts\":1}]") == "error: trace.json:1: event 1: field 'name': expected a string");
     // An X ending at or beyond the bound: 8e15 + 2e15 µs.
     CHECK(error_of("[{\"ph\":\"X\",\"name\":\"far\",\"ts\":8000000000000000,\"dur\":2000000000000000}]")
