@@ -361,13 +361,81 @@ std::string cgroup_delegation_advice(bool as_root) {
                        as_root ? "" : "as root, or for your user ", as_root ? "" : "--user ");
 }
 
+namespace {
+
+// Step 4 of cgroup_run::open: prof-measure.PID below the nearest ancestor of `own` (up to the
+// mount point) that has memory in its cgroup.subtree_control and lets us create a group.
+std::optional<std::string> ancestor_run(const std::string& own, const std::string& mount_point, const std::string& name) {
+    for (std::string dir = own; dir != mount_point && dir.size() > mount_point.size();) {
+        dir = parent_of(dir);
+        if (!lists(read_text(dir + "/cgroup.subtree_control"), "memory")) continue;
+        std::string run = dir + "/" + name;
+        if (::mkdir(run.c_str(), 0755) != 0) continue;
+        if (write_text(run + "/cgroup.subtree_control", "+memory") == 0 && ::access((run + "/memory.peak").c_str(), R_OK) == 0)
+            return run;
+        remove_dir(run);
+    }
+    return std::nullopt;
+}
+
+// The v2 steps of cgroup_run::open for our group `own` (which is offered memory): the run's
+// directory, or nullopt with `why` saying what failed and what to do.
+std::optional<std::string> place_v2_run(const std::string& own, const std::string& mount_point, const std::string& name,
+                                        std::string& why, std::string* notice) {
+    auto tell = [&](std::string n) {
+        if (notice) *notice = std::move(n);
+    };
+    // 1. Below our own group, where it holds no process or is the hierarchy's root.
+    auto a = make_v2_run(own, name);
+    if (a.run) return a.run;
+    // 2. Our group is the leaf a previous run moved the processes into: its parent is ours.
+    if (a.err == EBUSY && own != mount_point && base_of(own) == cgroup_leaf_name)
+        if (auto p = make_v2_run(parent_of(own), name); p.run) return p.run;
+    // 3. Our group holds processes and is delegated to us (writable): its processes, ours
+    //    included, go into a leaf of their own, and the controllers are enabled on it.
+    std::string leaf_why;
+    if (a.err == EBUSY) {
+        auto m = move_into_leaf(own);
+        if (m.err == 0) {
+            auto b = make_v2_run(own, name);
+            if (b.run) {
+                tell(fmt::format("cgroup v2: {} held processes, so its {} process(es) (prof-measure's included) were moved "
+                                 "into {}/{} to enable the memory controller on it; they stay there, under the same limits",
+                                 own, m.moved, own, cgroup_leaf_name));
+                return b.run;
+            }
+            leaf_why = fmt::format("{}: {}", b.step, std::strerror(b.err));
+        } else {
+            leaf_why = fmt::format("{}: {}", m.step, std::strerror(m.err));
+        }
+    }
+    // 4. The nearest ancestor with the memory controller that lets us create a group: the
+    //    fits run beside our group, not in it.
+    if (auto run = ancestor_run(own, mount_point, name)) {
+        tell(fmt::format("cgroup v2: the fits run in {}, beside prof-measure's own cgroup {}, which holds processes and "
+                         "cannot be given the memory controller ({}); limits set on {} do not apply to them",
+                         *run, own, leaf_why.empty() ? a.step + ": " + std::strerror(a.err) : leaf_why, own));
+        return run;
+    }
+    if (a.err == EACCES || a.err == EPERM || a.err == EROFS)
+        why = fmt::format("cgroup v2: {} is not delegated to prof-measure ({}: {}), nor is an ancestor with the memory "
+                          "controller writable; {}",
+                          own, a.step, std::strerror(a.err), cgroup_delegation_advice(geteuid() == 0));
+    else if (a.err == EBUSY)
+        why = fmt::format("cgroup v2: {} holds processes, so the memory controller cannot be enabled below it, and they "
+                          "cannot be moved into a leaf ({}), nor is an ancestor with the memory controller writable; {}",
+                          own, leaf_why, cgroup_delegation_advice(geteuid() == 0));
+    else
+        why = fmt::format("cgroup v2: {}: {}", a.step, std::strerror(a.err));
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::unique_ptr<cgroup_run> cgroup_run::open(std::string* why, std::string* notice) {
     auto fail = [&](std::string w) -> std::unique_ptr<cgroup_run> {
         if (why) *why = std::move(w);
         return nullptr;
-    };
-    auto tell = [&](std::string n) {
-        if (notice) *notice = std::move(n);
     };
     auto self = read_text("/proc/self/cgroup");
     auto mi = read_text("/proc/self/mountinfo");
@@ -377,7 +445,7 @@ std::unique_ptr<cgroup_run> cgroup_run::open(std::string* why, std::string* noti
     std::string name = run_dir_name();
     std::string v2_why;
 
-    // cgroup v2: memory must be available to a child of our group, with memory.peak.
+    // cgroup v2: memory must be available to our group, with memory.peak (place_v2_run).
     const cgroup_membership* v2m = nullptr;
     for (const auto& g : groups)
         if (g.controllers.empty()) v2m = &g;
@@ -386,61 +454,8 @@ std::unique_ptr<cgroup_run> cgroup_run::open(std::string* why, std::string* noti
         if (m.v2) v2mount = &m;
     auto own = v2m && v2mount ? dir_in_mount(*v2mount, v2m->path) : std::nullopt;
     if (own && lists(read_text(*own + "/cgroup.controllers"), "memory")) {
-        auto v2 = [](const std::string& run) { return std::unique_ptr<cgroup_run>(new cgroup_run(cgroup_version::v2, run, run)); };
-        const std::string& mount_point = v2mount->mount_point;
-        // 1. Below our own group, where it holds no process or is the hierarchy's root.
-        auto a = make_v2_run(*own, name);
-        if (a.run) return v2(*a.run);
-        // 2. Our group is the leaf a previous run moved the processes into: its parent is ours.
-        if (a.err == EBUSY && *own != mount_point && base_of(*own) == cgroup_leaf_name) {
-            auto p = make_v2_run(parent_of(*own), name);
-            if (p.run) return v2(*p.run);
-        }
-        // 3. Our group holds processes and is delegated to us (writable): its processes, ours
-        //    included, go into a leaf of their own, and the controllers are enabled on it.
-        std::string leaf_why;
-        if (a.err == EBUSY) {
-            auto m = move_into_leaf(*own);
-            if (m.err == 0) {
-                auto b = make_v2_run(*own, name);
-                if (b.run) {
-                    tell(fmt::format("cgroup v2: {} held processes, so its {} process(es) (prof-measure's included) were "
-                                     "moved into {}/{} to enable the memory controller on it; they stay there, under the "
-                                     "same limits",
-                                     *own, m.moved, *own, cgroup_leaf_name));
-                    return v2(*b.run);
-                }
-                leaf_why = fmt::format("{}: {}", b.step, std::strerror(b.err));
-            } else {
-                leaf_why = fmt::format("{}: {}", m.step, std::strerror(m.err));
-            }
-        }
-        // 4. The nearest ancestor that has the memory controller enabled for its children and
-        //    lets us create a group in it: the fits run beside our group, not in it.
-        for (std::string dir = *own; dir != mount_point && dir.size() > mount_point.size();) {
-            dir = parent_of(dir);
-            if (!lists(read_text(dir + "/cgroup.subtree_control"), "memory")) continue;
-            std::string run = dir + "/" + name;
-            if (::mkdir(run.c_str(), 0755) != 0) continue;
-            if (write_text(run + "/cgroup.subtree_control", "+memory") != 0 || ::access((run + "/memory.peak").c_str(), R_OK) != 0) {
-                remove_dir(run);
-                continue;
-            }
-            tell(fmt::format("cgroup v2: the fits run in {}, beside prof-measure's own cgroup {}, which holds processes and "
-                             "cannot be given the memory controller ({}); limits set on {} do not apply to them",
-                             run, *own, leaf_why.empty() ? a.step + ": " + std::strerror(a.err) : leaf_why, *own));
-            return v2(run);
-        }
-        v2_why = fmt::format("cgroup v2: {}: {}", a.step, std::strerror(a.err));
-        if (a.err == EACCES || a.err == EPERM || a.err == EROFS)
-            v2_why = fmt::format("cgroup v2: {} is not delegated to prof-measure ({}: {}), nor is an ancestor with the "
-                                 "memory controller writable; {}",
-                                 *own, a.step, std::strerror(a.err), cgroup_delegation_advice(geteuid() == 0));
-        else if (a.err == EBUSY)
-            v2_why = fmt::format("cgroup v2: {} holds processes, so the memory controller cannot be enabled below it, and "
-                                 "they cannot be moved into a leaf ({}), nor is an ancestor with the memory controller "
-                                 "writable; {}",
-                                 *own, leaf_why, cgroup_delegation_advice(geteuid() == 0));
+        if (auto run = place_v2_run(*own, v2mount->mount_point, name, v2_why, notice))
+            return std::unique_ptr<cgroup_run>(new cgroup_run(cgroup_version::v2, *run, *run));
     } else if (own) {
         v2_why = fmt::format("cgroup v2: {} is not offered the memory controller", *own);
     }

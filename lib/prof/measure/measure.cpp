@@ -164,6 +164,7 @@ bool process_is_dying(pid_t pid) {
 // The processes of process group `pgid` that are dying (zombies included) now.
 std::vector<pid_t> dying_in_group(pid_t pgid) {
     std::vector<pid_t> out;
+    if (kill(-pgid, 0) != 0) return out;  // the usual case: the group is empty, no /proc scan
     DIR* d = opendir("/proc");
     if (!d) return out;
     while (dirent* e = readdir(d)) {

@@ -552,7 +552,7 @@ TEST_CASE("CPU through the cgroup includes a descendant the fit never waited for
     std::remove(marker.c_str());
     MESSAGE("cgroup cpu_s ", tree.cpu_s.value(), ", rusage cpu_s ", rusage.cpu_s.value());
     CHECK(tree.cpu_s.value() >= 0.28);
-    CHECK(rusage.cpu_s.value() < 0.1);
+    CHECK(rusage.cpu_s.value() < tree.cpu_s.value() - 0.25);  // the burner's 0.3 s are missing
 }
 
 TEST_CASE("--memory-limit: a fit the kernel kills for it is recorded as an OOM kill with the limit, one within it is not" *
@@ -745,38 +745,58 @@ TEST_CASE("SIGKILL of prof-measure leaves no cgroup behind: the launcher empties
 
 TEST_CASE("an OOM kill of a child whose parent waits on it ends the fit within a second, in process and worker mode" *
           doctest::skip(!cgroup_available())) {
-    // The fit's only process killed by the kernel: its death ends the fit.
-    auto plain = one_fit("--memory-limit 64MiB -- " + helper("alloc") + " 200");
-    // A parent that sleeps on after its child is OOM-killed, as a joblib/loky or
-    // multiprocessing parent waits for a dead worker (on cgroup v1 the kernel kills the child
-    // alone). The 61.5 s sleep is the hang prof-measure must cut short: the fit must end
-    // within a second of the kill, so within plain's wall + 1 s.
-    auto r = sh(bin() + "/prof-measure --memory-limit 64MiB -- sh -c '" + helper("alloc") + " 200; sleep 61.5'");
+    // A parent that goes on waiting after its child is OOM-killed, as a joblib/loky or
+    // multiprocessing parent waits for a dead worker: on cgroup v1 the kernel kills the child
+    // alone. The parent writes the time it saw the death (the kill, within a scheduler tick)
+    // to `killed`, then sleeps 61.5 s: the hang prof-measure must cut short. The time after
+    // prof-measure has exited, in `ended`, must be within a second of it. Where the kernel
+    // kills the whole group (v2, memory.oom.group) the parent writes nothing, and the fit
+    // simply must not have hung.
+    const std::string killed = "/tmp/prof-test-oom-killed-" + std::to_string(getpid()),
+                      ended = "/tmp/prof-test-oom-ended-" + std::to_string(getpid());
+    auto seconds_in = [](const std::string& path) {
+        std::ifstream f(path);
+        double t = -1;
+        f >> t;
+        std::remove(path.c_str());
+        return t;
+    };
+    auto check_ended_soon = [&](double wall, const char* mode) {
+        double t_killed = seconds_in(killed), t_ended = seconds_in(ended);
+        MESSAGE(std::string(mode), ": wall ", wall, " s; from the parent seeing the kill to prof-measure's exit ",
+                t_killed < 0 ? -1 : t_ended - t_killed, " s (-1: the kernel killed the whole group)");
+        CHECK(wall < 30);
+        if (t_killed >= 0) CHECK(t_ended - t_killed < 1.0);
+    };
+    std::remove(killed.c_str());
+    auto r = sh(bin() + "/prof-measure --memory-limit 64MiB -- sh -c '" + helper("alloc") + " 200; date +%s.%N > " + killed +
+                "; sleep 61.5'; date +%s.%N > " + ended);
     auto v = fits_of(r.out);
     REQUIRE_MESSAGE(v.size() == 1, r.err);
-    MESSAGE("alloc killed alone: wall ", plain.wall_s.value(), " s; with a waiting parent: wall ", v[0].wall_s.value(), " s");
-    CHECK(plain.oom_killed.value());
     CHECK_FALSE(v[0].ok);
     CHECK(v[0].oom_killed.value());
     CHECK(v[0].signal.value() == "SIGKILL");
-    CHECK(v[0].wall_s.value() < plain.wall_s.value() + 1.0);
     CHECK(v[0].cpu_s.has_value());
-    CHECK(r.status == 137);
     CHECK(r.err.find("left behind") == std::string::npos);
+    check_ended_soon(v[0].wall_s.value(), "process mode");
     // Worker mode: the worker waits on its OOM-killed child mid-cell; the cell ends with its
     // wall and CPU so far, the worker is restarted and the next cell measured.
     std::string script = "/tmp/prof-test-oom-worker-" + std::to_string(getpid()) + ".sh";
-    std::ofstream(script) << "while read -r line; do\n  case $line in *'\"hog\"'*) " << helper("alloc")
-                          << " 200; sleep 61.75;; esac\n  echo '{\"ok\":true}' >&3\ndone\n";
-    run_result raw;
-    auto w = run_cells(cells({"hog", "noop"}), "--memory-limit 64MiB --worker 'sh " + script + "'", &raw);
+    std::ofstream(script) << "while read -r line; do\n  case $line in *'\"hog\"'*) " << helper("alloc") << " 200; date +%s.%N > "
+                          << killed << "; sleep 61.75;; esac\n  echo '{\"ok\":true}' >&3\ndone\n";
+    std::string cell_file = script + ".cells";
+    std::ofstream(cell_file) << cells({"hog", "noop"});
+    auto raw = sh(bin() + "/prof-measure --memory-limit 64MiB --worker 'sh " + script + "' < " + cell_file + "; date +%s.%N > " + ended);
     unlink(script.c_str());
-    REQUIRE(w.size() == 2);
-    MESSAGE("worker mode: the OOM cell's wall ", w[0].wall_s.value_or(-1), " s");
+    unlink(cell_file.c_str());
+    auto w = fits_of(raw.out);
+    REQUIRE_MESSAGE(w.size() == 2, raw.err);
     CHECK_FALSE(w[0].ok);
     CHECK(w[0].oom_killed.value());
     CHECK(w[0].error.value().find("out of memory") != std::string::npos);
-    CHECK(w[0].wall_s.value() < plain.wall_s.value() + 1.0);
+    // The second cell came after the first ended: its time is in `ended`'s bound too, so
+    // it must be quick (a no-op in a fresh worker).
+    check_ended_soon(w[0].wall_s.value(), "worker mode");
     CHECK(w[0].cpu_s.has_value());
     CHECK(w[1].ok);
     CHECK_FALSE(w[1].oom_killed.value());
@@ -828,14 +848,14 @@ TEST_CASE("cgroup v2 from a group holding processes: they move into its prof.lea
     // processes (its launcher too) into the group's leaf, says so, and measures tree-wide.
     std::string x = probe_cgroup().parent + "/prof-test-deleg-" + std::to_string(getpid());
     auto r = sh("mkdir " + x + " && sh -c 'echo $$ > " + x + "/cgroup.procs; sleep 64.25 & s=$!; " + bin() +
-                "/prof-measure -- " + helper("forktree") + " 2 50 0.3; kill $s' ; cat " + x +
-                "/cgroup.subtree_control; cat " + x + "/prof.leaf/cgroup.procs | wc -l; rmdir " + x + "/prof.leaf " + x);
+                "/prof-measure -- " + helper("forktree") + " 2 50 0.3; kill $s; wait $s' ; cat " + x +
+                "/cgroup.subtree_control >&2; rmdir " + x + "/prof.leaf " + x);
     auto v = fits_of(r.out);
     REQUIRE_MESSAGE(v.size() == 1, r.err);
     CHECK(v[0].rss_method.value() == "cgroup-v2");
     CHECK(double(v[0].cgroup_peak_bytes.value()) >= 100 * mib);
     CHECK(r.err.find("4 process(es) (prof-measure's included) were moved into " + x + "/prof.leaf") != std::string::npos);
-    CHECK(r.out.find("memory") != std::string::npos);
+    CHECK(r.err.find("\nmemory") != std::string::npos);  // enabled on the group
     CHECK(r.err.find("no cgroup") == std::string::npos);
 }
 
