@@ -718,14 +718,17 @@ TEST_CASE("params_digest is the SHA-256 of the canonical params, as libcrypto co
 TEST_CASE("the run's cgroup is made at its first fit: prof-measure still reading its input holds none" *
           doctest::skip(!cgroup_available())) {
     // prof-measure reads a fifo; 0.5 s in, no cell has come and its prof-measure.PID directory must
-    // not exist; then one cell of 'sleep 1' is written, and 0.5 s into that fit the directory
-    // exists. Expected: "none" then "held" (at start, before, it was "held" twice).
+    // not exist; then one cell of 'sleep 5' is written, and within that fit the directory
+    // appears (looked for every 0.1 s for up to 4 s: a slow host, UML under load, takes more
+    // than 0.5 s to start the fit). Expected: "none" then "held" (at start, before, it was
+    // "held" twice).
     std::string fifo = "/tmp/prof-test-lazy-cg-" + std::to_string(getpid());
     auto r = sh("d='" + probe_cgroup().parent + "'; f=" + fifo +
-                "; rm -f $f; mkfifo $f; " + bin() + "/prof-measure -q --run 'sleep 1' < $f > /dev/null & pid=$!; "
+                "; rm -f $f; mkfifo $f; " + bin() + "/prof-measure -q --run 'sleep 5' < $f > /dev/null & pid=$!; "
                 "exec 3> $f; sleep 0.5; if [ -d $d/prof-measure.$pid ]; then echo held; else echo none; fi; "
                 "echo '{\"kind\":\"cell\",\"ts_id\":\"s0\",\"model_type\":\"m\"}' >&3; exec 3>&-; "
-                "sleep 0.5; if [ -d $d/prof-measure.$pid ]; then echo held; else echo none; fi; wait $pid; echo $?; rm -f $f");
+                "for i in $(seq 40); do [ -d $d/prof-measure.$pid ] && break; sleep 0.1; done; "
+                "if [ -d $d/prof-measure.$pid ]; then echo held; else echo none; fi; wait $pid; echo $?; rm -f $f");
     CHECK(r.out == "none\nheld\n0\n");
 }
 
