@@ -205,7 +205,6 @@ cgroup_reading cgroup_cell::read() const {
             auto file = stat_value(*stat, "file"), shmem = stat_value(*stat, "shmem");
             if (file) r.page_cache_bytes = *file - std::min(*file, shmem.value_or(0));
         }
-        if (auto ev = read_text(memory_dir_ + "/memory.events")) r.oom_kills = stat_value(*ev, "oom_kill");
         if (auto cs = read_text(cpu_dir_ + "/cpu.stat"))
             if (auto us = stat_value(*cs, "usage_usec")) r.cpu_ns = *us * 1000;
     } else {
@@ -215,10 +214,19 @@ cgroup_reading cgroup_cell::read() const {
             auto cache = stat_value(*stat, "total_cache"), shmem = stat_value(*stat, "total_shmem");
             if (cache) r.page_cache_bytes = *cache - std::min(*cache, shmem.value_or(0));
         }
-        if (auto oc = read_text(memory_dir_ + "/memory.oom_control")) r.oom_kills = stat_value(*oc, "oom_kill");
         if (!cpu_dir_.empty()) r.cpu_ns = read_u64(cpu_dir_ + "/cpuacct.usage");
     }
+    r.oom_kills = oom_kills();
     return r;
+}
+
+std::optional<std::uint64_t> cgroup_cell::oom_kills() const {
+    if (version_ == cgroup_version::v2) {
+        auto ev = read_text(memory_dir_ + "/memory.events");
+        return ev ? stat_value(*ev, "oom_kill") : std::nullopt;
+    }
+    auto oc = read_text(memory_dir_ + "/memory.oom_control");
+    return oc ? stat_value(*oc, "oom_kill") : std::nullopt;
 }
 
 std::vector<int> cgroup_cell::members() const {
@@ -256,7 +264,175 @@ void cgroup_cell::remove() {
 
 // ---- cgroup_run -------------------------------------------------------------------------
 
-std::unique_ptr<cgroup_run> cgroup_run::open(std::string* why) {
+namespace {
+
+std::string parent_of(const std::string& dir) { return dir.substr(0, dir.rfind('/')); }
+std::string base_of(const std::string& dir) { return dir.substr(dir.rfind('/') + 1); }
+bool lists(const std::optional<std::string>& text, std::string_view word) {
+    if (!text) return false;
+    for (auto w : split(*text, ' '))
+        if (w == word || (w.size() == word.size() + 1 && w.substr(0, word.size()) == word && w.back() == '\n')) return true;
+    return false;
+}
+
+// prof-measure.PID with the memory controller below `dir`, where `dir` offers memory and has
+// it (or can be given it) in cgroup.subtree_control. The run's directory, or the errno of the
+// step that failed and what it was.
+struct v2_attempt {
+    std::optional<std::string> run;
+    int err = 0;
+    std::string step;
+};
+v2_attempt make_v2_run(const std::string& dir, const std::string& name) {
+    v2_attempt a;
+    if (!lists(read_text(dir + "/cgroup.controllers"), "memory")) {
+        a.err = ENOENT, a.step = fmt::format("{} is not offered the memory controller by its parent", dir);
+        return a;
+    }
+    if (!lists(read_text(dir + "/cgroup.subtree_control"), "memory"))
+        if (int err = write_text(dir + "/cgroup.subtree_control", "+memory")) {
+            a.err = err, a.step = fmt::format("writing +memory to {}/cgroup.subtree_control", dir);
+            return a;
+        }
+    std::string run = dir + "/" + name;
+    if (::mkdir(run.c_str(), 0755) != 0) {
+        a.err = errno, a.step = fmt::format("creating {}", run);
+        return a;
+    }
+    if (write_text(run + "/cgroup.subtree_control", "+memory") != 0 || ::access((run + "/memory.peak").c_str(), R_OK) != 0) {
+        remove_dir(run);
+        a.err = ENOTSUP, a.step = "reading memory.peak (Linux 5.19 or later is needed)";
+        return a;
+    }
+    a.run = run;
+    return a;
+}
+
+std::vector<int> procs_of(const std::string& dir) {
+    std::vector<int> out;
+    if (auto t = read_text(dir + "/cgroup.procs"))
+        for (auto line : split(*t, '\n'))
+            if (auto v = parse_u64(line)) out.push_back(static_cast<int>(*v));
+    return out;
+}
+
+// Moves every process of `dir` into its leaf `dir`/prof.leaf, as a container runtime or
+// systemd does before it enables controllers on a group that holds processes (the "no internal
+// process" rule, cgroup-v2.rst). Processes forked meanwhile are moved in later rounds. Returns
+// how many were moved, or the errno and step that failed (the moved ones are put back).
+struct leaf_move {
+    std::size_t moved = 0;
+    int err = 0;
+    std::string step;
+};
+leaf_move move_into_leaf(const std::string& dir) {
+    leaf_move m;
+    std::string leaf = dir + "/" + cgroup_leaf_name;
+    if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) {
+        m.err = errno, m.step = fmt::format("creating {}", leaf);
+        return m;
+    }
+    std::vector<int> moved;
+    for (int round = 0; round < 20; ++round) {
+        auto pids = procs_of(dir);
+        if (pids.empty()) break;
+        for (int p : pids) {
+            int err = write_text(leaf + "/cgroup.procs", std::to_string(p));
+            if (err == ESRCH) continue;  // exited meanwhile
+            if (err != 0) {
+                m.err = err, m.step = fmt::format("moving process {} into {}", p, leaf);
+                for (int q : moved) write_text(dir + "/cgroup.procs", std::to_string(q));
+                if (procs_of(leaf).empty()) remove_dir(leaf);
+                return m;
+            }
+            moved.push_back(p);
+        }
+    }
+    m.moved = moved.size();
+    return m;
+}
+
+}  // namespace
+
+std::string cgroup_delegation_advice(bool as_root) {
+    return fmt::format("run prof-measure in a cgroup delegated to it: {}systemd-run {}--scope -p Delegate=yes prof-measure ...; "
+                       "in a container, a cgroup namespace of its own with /sys/fs/cgroup mounted read-write (docker run "
+                       "--cgroupns=private, a privileged pod)",
+                       as_root ? "" : "as root, or for your user ", as_root ? "" : "--user ");
+}
+
+namespace {
+
+// Step 4 of cgroup_run::open: prof-measure.PID below the nearest ancestor of `own` (up to the
+// mount point) that has memory in its cgroup.subtree_control and lets us create a group.
+std::optional<std::string> ancestor_run(const std::string& own, const std::string& mount_point, const std::string& name) {
+    for (std::string dir = own; dir != mount_point && dir.size() > mount_point.size();) {
+        dir = parent_of(dir);
+        if (!lists(read_text(dir + "/cgroup.subtree_control"), "memory")) continue;
+        std::string run = dir + "/" + name;
+        if (::mkdir(run.c_str(), 0755) != 0) continue;
+        if (write_text(run + "/cgroup.subtree_control", "+memory") == 0 && ::access((run + "/memory.peak").c_str(), R_OK) == 0)
+            return run;
+        remove_dir(run);
+    }
+    return std::nullopt;
+}
+
+// The v2 steps of cgroup_run::open for our group `own` (which is offered memory): the run's
+// directory, or nullopt with `why` saying what failed and what to do.
+std::optional<std::string> place_v2_run(const std::string& own, const std::string& mount_point, const std::string& name,
+                                        std::string& why, std::string* notice) {
+    auto tell = [&](std::string n) {
+        if (notice) *notice = std::move(n);
+    };
+    // 1. Below our own group, where it holds no process or is the hierarchy's root.
+    auto a = make_v2_run(own, name);
+    if (a.run) return a.run;
+    // 2. Our group is the leaf a previous run moved the processes into: its parent is ours.
+    if (a.err == EBUSY && own != mount_point && base_of(own) == cgroup_leaf_name)
+        if (auto p = make_v2_run(parent_of(own), name); p.run) return p.run;
+    // 3. Our group holds processes and is delegated to us (writable): its processes, ours
+    //    included, go into a leaf of their own, and the controllers are enabled on it.
+    std::string leaf_why;
+    if (a.err == EBUSY) {
+        auto m = move_into_leaf(own);
+        if (m.err == 0) {
+            auto b = make_v2_run(own, name);
+            if (b.run) {
+                tell(fmt::format("cgroup v2: {} held processes, so its {} process(es) (prof-measure's included) were moved "
+                                 "into {}/{} to enable the memory controller on it; they stay there, under the same limits",
+                                 own, m.moved, own, cgroup_leaf_name));
+                return b.run;
+            }
+            leaf_why = fmt::format("{}: {}", b.step, std::strerror(b.err));
+        } else {
+            leaf_why = fmt::format("{}: {}", m.step, std::strerror(m.err));
+        }
+    }
+    // 4. The nearest ancestor with the memory controller that lets us create a group: the
+    //    fits run beside our group, not in it.
+    if (auto run = ancestor_run(own, mount_point, name)) {
+        tell(fmt::format("cgroup v2: the fits run in {}, beside prof-measure's own cgroup {}, which holds processes and "
+                         "cannot be given the memory controller ({}); limits set on {} do not apply to them",
+                         *run, own, leaf_why.empty() ? a.step + ": " + std::strerror(a.err) : leaf_why, own));
+        return run;
+    }
+    if (a.err == EACCES || a.err == EPERM || a.err == EROFS)
+        why = fmt::format("cgroup v2: {} is not delegated to prof-measure ({}: {}), nor is an ancestor with the memory "
+                          "controller writable; {}",
+                          own, a.step, std::strerror(a.err), cgroup_delegation_advice(geteuid() == 0));
+    else if (a.err == EBUSY)
+        why = fmt::format("cgroup v2: {} holds processes, so the memory controller cannot be enabled below it, and they "
+                          "cannot be moved into a leaf ({}), nor is an ancestor with the memory controller writable; {}",
+                          own, leaf_why, cgroup_delegation_advice(geteuid() == 0));
+    else
+        why = fmt::format("cgroup v2: {}: {}", a.step, std::strerror(a.err));
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::unique_ptr<cgroup_run> cgroup_run::open(std::string* why, std::string* notice) {
     auto fail = [&](std::string w) -> std::unique_ptr<cgroup_run> {
         if (why) *why = std::move(w);
         return nullptr;
@@ -269,33 +445,19 @@ std::unique_ptr<cgroup_run> cgroup_run::open(std::string* why) {
     std::string name = run_dir_name();
     std::string v2_why;
 
-    // cgroup v2: memory must be available to a child of our group, with memory.peak.
+    // cgroup v2: memory must be available to our group, with memory.peak (place_v2_run).
     const cgroup_membership* v2m = nullptr;
     for (const auto& g : groups)
         if (g.controllers.empty()) v2m = &g;
     const cgroup_mount* v2mount = nullptr;
     for (const auto& m : mounts)
         if (m.v2) v2mount = &m;
-    if (v2m && v2mount) {
-        auto own = dir_in_mount(*v2mount, v2m->path);
-        auto ctl = own ? read_text(*own + "/cgroup.controllers") : std::nullopt;
-        if (own && ctl && ctl->find("memory") != std::string::npos) {
-            auto sub = read_text(*own + "/cgroup.subtree_control");
-            int err = 0;
-            if (!sub || sub->find("memory") == std::string::npos) err = write_text(*own + "/cgroup.subtree_control", "+memory");
-            std::string run = *own + "/" + name;
-            if (err != 0) {
-                v2_why = fmt::format("cgroup v2: memory cannot be delegated below {} ({})", *own, std::strerror(err));
-            } else if (::mkdir(run.c_str(), 0755) != 0) {
-                v2_why = fmt::format("cgroup v2: cannot create {}: {}", run, std::strerror(errno));
-            } else if (write_text(run + "/cgroup.subtree_control", "+memory") != 0 ||
-                       ::access((run + "/memory.peak").c_str(), R_OK) != 0) {
-                remove_dir(run);
-                v2_why = "cgroup v2: no memory.peak (Linux 5.19 or later is needed)";
-            } else {
-                return std::unique_ptr<cgroup_run>(new cgroup_run(cgroup_version::v2, run, run));
-            }
-        }
+    auto own = v2m && v2mount ? dir_in_mount(*v2mount, v2m->path) : std::nullopt;
+    if (own && lists(read_text(*own + "/cgroup.controllers"), "memory")) {
+        if (auto run = place_v2_run(*own, v2mount->mount_point, name, v2_why, notice))
+            return std::unique_ptr<cgroup_run>(new cgroup_run(cgroup_version::v2, *run, *run));
+    } else if (own) {
+        v2_why = fmt::format("cgroup v2: {} is not offered the memory controller", *own);
     }
 
     // cgroup v1: a memory hierarchy (required) and a cpuacct one (CPU; else rusage or /proc).

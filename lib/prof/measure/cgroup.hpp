@@ -72,6 +72,11 @@ public:
     // false when this kernel cannot (cgroup v2 before Linux 6.12).
     bool reset_peak();
     cgroup_reading read() const;
+    // Processes of the group the kernel's OOM killer has killed so far (v2 memory.events
+    // oom_kill, hierarchical: any OOM kill, the group's limit's, an ancestor's or the host's;
+    // v1 memory.oom_control oom_kill, Linux 4.13 or later); nullopt when unreadable. Cheap
+    // enough to read every sampling interval.
+    std::optional<std::uint64_t> oom_kills() const;
     // Process ids in the group now.
     std::vector<int> members() const;
     // SIGKILL to every process in the group until it is empty (bounded); returns how many
@@ -87,13 +92,29 @@ private:
     bool removed_ = false;
 };
 
+// The leaf a v2 group's processes are moved into so that controllers can be enabled on it.
+inline constexpr const char* cgroup_leaf_name = "prof.leaf";
+
+// What to do where no v2 group can be delegated to prof-measure: the systemd-run command
+// (with --user and "as root" only for a process that is not root) and the container setting.
+// systemd.resource-control(5) "Delegate="; cgroup-v2.rst "Delegation".
+std::string cgroup_delegation_advice(bool as_root);
+
 // The run's own groups: prof-measure.<pid> under this process's memory (and CPU accounting)
 // group. Cell groups are created inside it.
 class cgroup_run {
 public:
-    // Probes cgroup v2 (memory and memory.peak available to a child of our group), then v1
-    // (memory, and cpuacct where mounted). nullptr with `why` set when no group can be made.
-    static std::unique_ptr<cgroup_run> open(std::string* why);
+    // Probes cgroup v2, then v1 (memory, and cpuacct where mounted). nullptr with `why` set
+    // when no group can be made. On v2 (memory offered to our group, memory.peak present), in
+    // this order, the first that works (cgroup-v2.rst, "no internal process" rule, Delegation):
+    //   1. below our own group (it holds no process, or it is the hierarchy's root);
+    //   2. below its parent, when our group is the prof.leaf an earlier run made;
+    //   3. below our own group after moving every process in it (ours too) into its leaf
+    //      prof.leaf, where our group is writable (delegated); `notice` says so;
+    //   4. below the nearest ancestor that has memory in its cgroup.subtree_control and lets
+    //      us create a group; `notice` says the fits run outside our group.
+    // Otherwise `why` says which step failed, why, and cgroup_delegation_advice.
+    static std::unique_ptr<cgroup_run> open(std::string* why, std::string* notice = nullptr);
     ~cgroup_run();
     cgroup_run(const cgroup_run&) = delete;
     cgroup_run& operator=(const cgroup_run&) = delete;

@@ -72,3 +72,12 @@ TEST_CASE("the contention warning names contended fits only: pressure >= 0.1 ove
     CHECK(w->find("s2") == std::string::npos);
     CHECK_FALSE(contention_warning({idle, short_busy}).has_value());
 }
+
+TEST_CASE("the delegation advice gives the systemd-run command, and says 'as root' only to a process that is not root") {
+    std::string root = cgroup_delegation_advice(true), user = cgroup_delegation_advice(false);
+    CHECK(root.find("systemd-run --scope -p Delegate=yes prof-measure") != std::string::npos);
+    CHECK(root.find("as root") == std::string::npos);
+    CHECK(root.find("--cgroupns=private") != std::string::npos);
+    CHECK(user.find("as root") != std::string::npos);
+    CHECK(user.find("systemd-run --user --scope -p Delegate=yes prof-measure") != std::string::npos);
+}

@@ -49,6 +49,7 @@ measure_setup measure_setup_from(const measure_invocation& m) {
     measure_setup s;
     measure_options& o = s.options;
     o.threads = m.threads;
+    o.no_cgroup_on_purpose = m.no_cgroup;
     o.host = host_identity(m.host);
     if (!m.timeout.empty()) {
         o.timeout_s = parse_duration(m.timeout, "--timeout");
@@ -71,10 +72,11 @@ measure_setup measure_setup_from(const measure_invocation& m) {
 
 std::unique_ptr<cgroup_run> open_run_cgroups(const measure_invocation& m, bool memory_limit) {
     if (m.no_cgroup) return nullptr;
-    std::string why;
-    auto cgroups = cgroup_run::open(&why);
+    std::string why, notice;
+    auto cgroups = cgroup_run::open(&why, &notice);
     if (cgroups) {
         launcher_own_cgroups(cgroups->dirs());  // removed even if we are killed
+        if (!notice.empty() && !m.quiet) note(notice);
     } else if (memory_limit) {
         throw unavailable_error("--memory-limit needs a memory cgroup, and none can be created here: " + why);
     } else if (!m.quiet) {

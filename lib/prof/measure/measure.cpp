@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -103,6 +104,80 @@ std::string fit_label(const cell& c) {
     return c.ts_id.empty() ? c.model_type : c.model_type + " on " + c.ts_id;
 }
 
+// A process already on its way out: a zombie, exiting (PF_EXITING in /proc/PID/stat's flags),
+// or with SIGKILL pending (/proc/PID/status SigPnd or ShdPnd). The kernel's OOM killer with
+// memory.oom.group, or our own kill of a group, leaves processes so for a moment after the fit's
+// main process is reaped: they did not outlive the fit. proc(5); include/linux/sched.h.
+// /proc/PID/stat after the command name: "S ppid pgrp session tty tpgid flags ...".
+struct proc_stat_fields {
+    char state = '?';
+    long pgrp = 0;
+    unsigned long flags = 0;
+};
+std::optional<proc_stat_fields> read_proc_stat_fields(pid_t pid) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+    FILE* f = std::fopen(path, "re");
+    if (!f) return std::nullopt;
+    char buf[1024];
+    std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    std::string_view st(buf, n);
+    auto close_paren = st.rfind(')');
+    if (close_paren == std::string_view::npos || close_paren + 2 >= st.size()) return std::nullopt;
+    std::string_view rest = st.substr(close_paren + 2);
+    proc_stat_fields out;
+    out.state = rest[0];
+    std::vector<std::string_view> fields;
+    for (std::size_t at = 0; at < rest.size() && fields.size() < 7;) {
+        auto sp = rest.find(' ', at);
+        fields.push_back(rest.substr(at, sp == std::string_view::npos ? std::string_view::npos : sp - at));
+        at = sp == std::string_view::npos ? rest.size() : sp + 1;
+    }
+    if (fields.size() < 7) return std::nullopt;
+    std::from_chars(fields[2].data(), fields[2].data() + fields[2].size(), out.pgrp);
+    std::from_chars(fields[6].data(), fields[6].data() + fields[6].size(), out.flags);
+    return out;
+}
+
+bool process_is_dying(pid_t pid) {
+    auto st = read_proc_stat_fields(pid);
+    if (!st) return true;  // gone already
+    if (st->state == 'Z' || st->state == 'X' || st->state == 'x') return true;
+    constexpr unsigned long pf_exiting = 0x4;
+    if (st->flags & pf_exiting) return true;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/status", static_cast<int>(pid));
+    FILE* f = std::fopen(path, "re");
+    if (!f) return true;
+    char line[256];
+    bool kill_pending = false;
+    while (std::fgets(line, sizeof line, f)) {
+        if (std::strncmp(line, "SigPnd:", 7) != 0 && std::strncmp(line, "ShdPnd:", 7) != 0) continue;
+        unsigned long long mask = std::strtoull(line + 7, nullptr, 16);
+        if (mask & (1ULL << (SIGKILL - 1))) kill_pending = true;
+    }
+    std::fclose(f);
+    return kill_pending;
+}
+
+// The processes of process group `pgid` that are dying (zombies included) now.
+std::vector<pid_t> dying_in_group(pid_t pgid) {
+    std::vector<pid_t> out;
+    if (kill(-pgid, 0) != 0) return out;  // the usual case: the group is empty, no /proc scan
+    DIR* d = opendir("/proc");
+    if (!d) return out;
+    while (dirent* e = readdir(d)) {
+        pid_t p = 0;
+        auto [end, ec] = std::from_chars(e->d_name, e->d_name + std::strlen(e->d_name), p);
+        if (ec != std::errc() || *end != '\0') continue;
+        auto st = read_proc_stat_fields(p);
+        if (st && st->pgrp == pgid && process_is_dying(p)) out.push_back(p);
+    }
+    closedir(d);
+    return out;
+}
+
 void report_leftovers(std::size_t n, const cell& c) {
     if (n > 0) warn(fmt::format("{} process(es) left behind by the fit of {} were killed", n, fit_label(c)));
 }
@@ -118,12 +193,16 @@ struct fit_watch {
     double t1 = 0;
     bool timed_out = false, killed = false, err_open = true;
     int stop_sig = 0;  // the signal prof-measure received and forwarded
+    bool oom_seen = false;  // the fit's cgroup counted an OOM kill: the rest of the tree was killed
     std::size_t max_procs = 1;
 };
 
 // Waits for the fit in `ch` to end: samples its processes (count, GPU, CPU pressure) every
 // interval, tees its stderr, kills its tree at the timeout, forwards a signal prof-measure
-// received and escalates to SIGKILL after the grace (at once on a second signal).
+// received and escalates to SIGKILL after the grace (at once on a second signal). An OOM kill
+// counted in the fit's cgroup ends the fit too: on cgroup v1 (and on v2 without
+// memory.oom.group) the kernel kills one process, and a parent waiting on it (joblib, a
+// multiprocessing pool) could wait forever.
 fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr_tee& tee, gpu_peak_tracker& gpu,
                     pressure_meter& pressure, const measure_options& o) {
     fit_watch w;
@@ -146,6 +225,10 @@ fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr
             w.max_procs = std::max(w.max_procs, members.size());
             gpu.sample(members);
             pressure.sample();
+            if (cg && !w.oom_seen && !w.killed && cg->oom_kills().value_or(0) > 0) {
+                w.oom_seen = true;
+                kill_tree();
+            }
             next_sample = now + o.sample_interval_s;
         }
         double wait = next_sample - now;
@@ -185,6 +268,11 @@ fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr
 // says how many were left.
 void clean_up_fit(pid_t pid, cgroup_cell* cg, int err_fd, bool err_open, stderr_tee& tee, const cell& c) {
     if (err_open) err_open = drain(err_fd, tee);
+    // Those already dying when the fit ended (killed with it) did not outlive it.
+    std::vector<pid_t> dying = dying_in_group(pid);
+    if (cg)
+        for (int p : cg->members())
+            if (process_is_dying(p)) dying.push_back(p);
     std::vector<pid_t> gone = kill_group_leftovers(pid);
     for (pid_t p : reap_orphans())
         if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
@@ -192,13 +280,31 @@ void clean_up_fit(pid_t pid, cgroup_cell* cg, int err_fd, bool err_open, stderr_
         for (int p : cg->members())  // still in the fit's cgroup: left behind too
             if (std::find(gone.begin(), gone.end(), p) == gone.end()) gone.push_back(p);
     if (cg && cg->kill_all() > 0) reap_orphans();
-    std::size_t left = gone.size();
+    std::size_t left = 0;
+    for (pid_t p : gone)
+        if (std::find(dying.begin(), dying.end(), p) == dying.end()) ++left;
     if (err_open && left > 0) {
         pollfd pfd{err_fd, POLLIN, 0};
         while (err_open && poll(&pfd, 1, 500) > 0) err_open = drain(err_fd, tee);
     }
     close(err_fd);
     report_leftovers(left, c);
+}
+
+// oom_killed: true when the kernel killed a process of the fit's cgroup for memory (under our
+// limit, or under no limit of ours: a container's or the host's), false under a limit without
+// a kill, null without a limit or a kill.
+std::optional<bool> oom_verdict(bool killed, bool limited) {
+    if (killed) return true;
+    if (limited) return false;
+    return std::nullopt;
+}
+
+// The " (out of memory: ...)" that ends the error of an OOM-killed fit.
+std::string oom_error_suffix(const measured_fit& f) {
+    if (!f.oom_killed.value_or(false)) return {};
+    if (f.memory_limit_bytes) return fmt::format(" (out of memory: the {}-byte --memory-limit)", *f.memory_limit_bytes);
+    return " (out of memory: the kernel's OOM killer, under a limit prof-measure did not set)";
 }
 
 // The CPU and memory a fit used: rusage, then its cgroup's readings where it had one (read
@@ -214,7 +320,7 @@ void read_costs(measured_fit& f, const child_exit& ex, cgroup_cell* cg) {
     if (rd.peak_bytes) f.process_rss_bytes = std::max(*rd.peak_bytes, f.process_rss_bytes.value_or(0));
     f.page_cache_bytes = rd.page_cache_bytes;
     if (rd.cpu_ns) f.cpu_s = static_cast<double>(*rd.cpu_ns) * 1e-9;
-    if (f.memory_limit_bytes) f.oom_killed = rd.oom_kills.value_or(0) > 0;
+    f.oom_killed = oom_verdict(rd.oom_kills.value_or(0) > 0, f.memory_limit_bytes.has_value());
     cg->remove();
 }
 
@@ -236,7 +342,7 @@ void settle_fit(measured_fit& f, int status, const fit_watch& w, const measure_o
     }
     if (!f.ok) {
         f.error = describe_failure(code, sig, w.timed_out, o.timeout_s, tee.last_line());
-        if (f.oom_killed.value_or(false)) *f.error += fmt::format(" (out of memory: the {}-byte --memory-limit)", *f.memory_limit_bytes);
+        *f.error += oom_error_suffix(f);
     }
 }
 
@@ -311,9 +417,12 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     clean_up_fit(ch.pid, cg.get(), errp[0], w.err_open, tee, c);
     if (!cg && w.max_procs > 1)
         warn(fmt::format("the fit of {} ran {} processes at once: rusage reads the largest single one, so "
-                         "process_rss_bytes under-reads; measure it where a memory cgroup can be created (as root), "
+                         "process_rss_bytes under-reads; measure it where a memory cgroup can be created{}, "
                          "or in one process",
-                         fit_label(c), w.max_procs));
+                         fit_label(c), w.max_procs,
+                         o.no_cgroup_on_purpose ? " (without --no-cgroup)"
+                         : geteuid() == 0       ? " (the note above says why none could be here)"
+                                                : " (as root, or in a delegated cgroup: " + cgroup_delegation_advice(false) + ")"));
     f.wall_s = w.t1 - ch.started_at;
     read_costs(f, ex, cg.get());
     if (gpu.reader) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
@@ -602,6 +711,7 @@ struct warm_worker::cell_run {
     std::optional<double> cpu_before;
     double t0 = 0, t1 = 0, deadline = 0;  // t1: when the reply arrived; deadline 0: none
     bool got = false, died = false, timed_out = false;
+    bool oom_seen = false;  // the worker's cgroup counted an OOM kill mid-cell: its tree was killed
     int stop_sig = 0;  // the signal prof-measure received mid-cell
     std::optional<double> cpu_at_signal;
     std::string reply;
@@ -612,7 +722,12 @@ struct warm_worker::cell_run {
     }
     // The cgroup's counters over this cell: the peak since the reset, CPU and OOM kills as deltas.
     void apply_cgroup(const cgroup_reading& after, const char* method) {
-        if (!cg_reset) return;  // no per-cell peak in this group: the /proc reading stands
+        if (!cg_reset) {
+            // No per-cell peak in this group: the /proc reading stands for memory; a worker that
+            // is gone has no CPU reading of its own left, the group's is its CPU to its end.
+            if (!got) apply_cpu(after);
+            return;
+        }
         f.rss_method = method;
         f.cgroup_peak_bytes = after.peak_bytes;
         // As in process mode, the larger of the tree's reading and the worker process's own.
@@ -622,11 +737,15 @@ struct warm_worker::cell_run {
             f.peak_rss_bytes = std::max(marginal, f.peak_rss_bytes.value_or(0));
         }
         f.page_cache_bytes = after.page_cache_bytes;
-        if (after.cpu_ns && cg_before.cpu_ns) f.cpu_s = static_cast<double>(*after.cpu_ns - *cg_before.cpu_ns) * 1e-9;
+        apply_cpu(after);
         f.rss_peak_reset = true;
     }
+    void apply_cpu(const cgroup_reading& after) {
+        if (after.cpu_ns && cg_before.cpu_ns) f.cpu_s = static_cast<double>(*after.cpu_ns - *cg_before.cpu_ns) * 1e-9;
+    }
     void apply_oom(const cgroup_reading& after) {
-        if (f.memory_limit_bytes) f.oom_killed = after.oom_kills.value_or(0) > cg_before.oom_kills.value_or(0);
+        bool killed = oom_seen || after.oom_kills.value_or(0) > cg_before.oom_kills.value_or(0);
+        f.oom_killed = oom_verdict(killed, f.memory_limit_bytes.has_value());
     }
 };
 
@@ -745,6 +864,14 @@ void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_me
                 gpu.sample(members);
             }
             pressure.sample();
+            if (cg_ && cg_->oom_kills().value_or(0) > r.cg_before.oom_kills.value_or(0)) {
+                // A process of the worker's tree was killed for memory: the cell ends now, the
+                // worker and all it started with it (a pool waiting on the dead child never replies).
+                r.oom_seen = r.died = true;
+                kill(-r.pid, SIGKILL);
+                cg_->kill_all();
+                break;
+            }
             next_sample = now + o_.sample_interval_s;
         }
         double wait = next_sample - now;
@@ -831,6 +958,7 @@ measured_fit warm_worker::finish_unreplied(cell_run& r) {
         f.error = describe_failure(std::nullopt, std::nullopt, true, o_.timeout_s, "");
         return std::move(f);
     }
+    f.wall_s = monotonic_seconds() - r.t0;  // to when its death (or its OOM kill) was seen
     int code = -1, sig = 0;
     reap_dead(&code, &sig, &last);
     if (r.cg_before.cpu_ns) r.apply_cgroup(last, method);  // the group outlives the worker: its peak and CPU to the end
@@ -839,7 +967,7 @@ measured_fit warm_worker::finish_unreplied(cell_run& r) {
     else if (code >= 0) f.exit_code = code;
     f.error = "worker died mid-cell: " + describe_failure(code >= 0 && !sig ? std::optional(code) : std::nullopt,
                                                           sig ? std::optional(sig) : std::nullopt, false, 0, "");
-    if (f.oom_killed.value_or(false)) *f.error += fmt::format(" (out of memory: the {}-byte --memory-limit)", *f.memory_limit_bytes);
+    *f.error += oom_error_suffix(f);
     return std::move(f);
 }
 

@@ -53,6 +53,7 @@ struct measure_options {
     double sample_interval_s = 0.05;  // process-count and GPU polling while a fit runs
     bool inherit_stdin = false;    // process mode: the child reads our stdin (prof-measure -- CMD)
     cgroups_on_demand* cgroups = nullptr;  // null, or none opened → rusage (process mode) or /proc (worker mode)
+    bool no_cgroup_on_purpose = false;     // --no-cgroup: the fallback was chosen, not imposed
     std::optional<std::uint64_t> memory_limit_bytes;  // applied through the cgroup; needs cgroups
     double stop_grace_s = 5.0;     // a signalled fit gets this long before SIGKILL
     // Worker mode: the worker holding more than this after a cell than before it is reported.

@@ -398,16 +398,43 @@ TEST_CASE("a fit's process that escaped its group with setsid is still killed an
 
 namespace {
 
-// Whether this process can create a measurement cgroup (root, and a memory controller).
-bool cgroup_available() {
-    static const bool ok = [] {
-        std::string why;
-        auto run = cgroup_run::open(&why);
-        if (!run) MESSAGE("no cgroup: ", why);
-        return run != nullptr;
+// What a measurement cgroup made by this process is: its version, where prof-measure.PID
+// directories are made (for a child prof-measure too: after a first run moved this process into
+// prof.leaf, a child's run goes to the leaf's parent, where this one's went), and whether its
+// peak can be reset per cell (v1; v2 from Linux 6.12). Probed once; tests that need a cgroup,
+// or one version, or the reset, say so and are skipped (and counted) where it is missing.
+struct cgroup_probe {
+    bool ok = false;
+    cgroup_version version = cgroup_version::v1;
+    std::string parent;  // where prof-measure.PID is made
+    bool peak_resettable = false;
+};
+const cgroup_probe& probe_cgroup() {
+    static const cgroup_probe p = [] {
+        cgroup_probe out;
+        std::string why, notice;
+        auto run = cgroup_run::open(&why, &notice);
+        // Probed while the test cases register (doctest::skip), before doctest can report.
+        if (!run) {
+            std::fprintf(stderr, "measure tests: no cgroup: %s\n", why.c_str());
+            return out;
+        }
+        if (!notice.empty()) std::fprintf(stderr, "measure tests: %s\n", notice.c_str());
+        out.ok = true;
+        out.version = run->version();
+        std::string dir = run->dirs().at(0);
+        out.parent = dir.substr(0, dir.rfind('/'));
+        out.peak_resettable = run->new_cell()->reset_peak();
+        std::fprintf(stderr, "measure tests: measurement cgroups: %s below %s, peak %sresettable\n", run->method(),
+                     out.parent.c_str(), out.peak_resettable ? "" : "not ");
+        return out;
     }();
-    return ok;
+    return p;
 }
+bool cgroup_available() { return probe_cgroup().ok; }
+bool cgroup_v2_available() { return probe_cgroup().ok && probe_cgroup().version == cgroup_version::v2; }
+
+bool cgroup_peak_resettable() { return probe_cgroup().ok && probe_cgroup().peak_resettable; }
 
 // The kernel's own peak for a command run in a fresh cgroup that this test creates itself.
 std::uint64_t cgroup_peak_of(const std::string& command) {
@@ -423,10 +450,10 @@ std::uint64_t cgroup_peak_of(const std::string& command) {
     return *peak;
 }
 
-// Directories named prof-measure.* left in this process's memory cgroup.
+// Directories named prof-measure.* left where prof-measure makes them (v1 or v2).
 std::size_t leftover_cgroups() {
-    auto r = sh("d=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); "
-                "ls -d \"$d\"/prof-measure.* 2>/dev/null | wc -l");
+    REQUIRE(!probe_cgroup().parent.empty());
+    auto r = sh("ls -d '" + probe_cgroup().parent + "'/prof-measure.* 2>/dev/null | wc -l");
     return static_cast<std::size_t>(std::atoi(r.out.c_str()));
 }
 
@@ -485,6 +512,14 @@ TEST_CASE("a Python fit using multiprocessing.Pool(2) reads both workers, in pro
     CHECK(double(proc.process_rss_bytes.value()) >= 300 * mib);
     CHECK(double(rusage.process_rss_bytes.value()) < 250 * mib);
     CHECK(worker[0].ok);
+    if (!cgroup_peak_resettable()) {
+        // A v2 kernel before 6.12 cannot reset memory.peak: worker mode says so and reads the
+        // worker process alone (proc), as prof-measure(1) documents; the tree-wide worker
+        // reading is checked where the reset exists.
+        CHECK(worker[0].rss_method.value() == "proc");
+        CHECK_FALSE(worker[0].cgroup_peak_bytes.has_value());
+        return;
+    }
     CHECK(worker[0].rss_method.value().rfind("cgroup-v", 0) == 0);
     CHECK(double(worker[0].peak_rss_bytes.value()) >= 300 * mib);
     // The next cell starts from the reset: the pool is gone, so is its peak.
@@ -492,7 +527,7 @@ TEST_CASE("a Python fit using multiprocessing.Pool(2) reads both workers, in pro
 }
 
 TEST_CASE("worker mode through the cgroup: a 300 MiB cell reads its peak within 5% and the reset keeps it out of the next" *
-          doctest::skip(!cgroup_available())) {
+          doctest::skip(!cgroup_peak_resettable())) {
     auto v = run_cells(cells({"alloc300", "noop"}), "--worker " + helper("worker"));
     REQUIRE(v.size() == 2);
     MESSAGE("alloc300 marginal ", double(v[0].peak_rss_bytes.value()) / mib, " MiB, noop process ", double(v[1].process_rss_bytes.value()) / mib, " MiB");
@@ -517,7 +552,7 @@ TEST_CASE("CPU through the cgroup includes a descendant the fit never waited for
     std::remove(marker.c_str());
     MESSAGE("cgroup cpu_s ", tree.cpu_s.value(), ", rusage cpu_s ", rusage.cpu_s.value());
     CHECK(tree.cpu_s.value() >= 0.28);
-    CHECK(rusage.cpu_s.value() < 0.1);
+    CHECK(rusage.cpu_s.value() < tree.cpu_s.value() - 0.25);  // the burner's 0.3 s are missing
 }
 
 TEST_CASE("--memory-limit: a fit the kernel kills for it is recorded as an OOM kill with the limit, one within it is not" *
@@ -537,6 +572,8 @@ TEST_CASE("--memory-limit: a fit the kernel kills for it is recorded as an OOM k
     REQUIRE(v.size() == 2);
     CHECK(v[0].oom_killed.value());
     CHECK(v[0].memory_limit_bytes.value() == 128u << 20);
+    CHECK(v[0].wall_s.has_value());
+    CHECK(v[0].cpu_s.has_value());
     CHECK(v[1].ok);
     CHECK_FALSE(v[1].oom_killed.value());
     auto nolimit = one_fit("-- /bin/true");
@@ -680,14 +717,17 @@ TEST_CASE("params_digest is the SHA-256 of the params' canonical text") {
 TEST_CASE("the run's cgroup is made at its first fit: prof-measure still reading its input holds none" *
           doctest::skip(!cgroup_available())) {
     // prof-measure reads a fifo; 0.5 s in, no cell has come and its prof-measure.PID directory must
-    // not exist; then one cell of 'sleep 1' is written, and 0.5 s into that fit the directory
-    // exists. Expected: "none" then "held" (at start, before, it was "held" twice).
+    // not exist; then one cell of 'sleep 5' is written, and within that fit the directory
+    // appears (looked for every 0.1 s for up to 4 s: a slow host, UML under load, takes more
+    // than 0.5 s to start the fit). Expected: "none" then "held" (at start, before, it was
+    // "held" twice).
     std::string fifo = "/tmp/prof-test-lazy-cg-" + std::to_string(getpid());
-    auto r = sh("d=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup); f=" + fifo +
-                "; rm -f $f; mkfifo $f; " + bin() + "/prof-measure -q --run 'sleep 1' < $f > /dev/null & pid=$!; "
+    auto r = sh("d='" + probe_cgroup().parent + "'; f=" + fifo +
+                "; rm -f $f; mkfifo $f; " + bin() + "/prof-measure -q --run 'sleep 5' < $f > /dev/null & pid=$!; "
                 "exec 3> $f; sleep 0.5; if [ -d $d/prof-measure.$pid ]; then echo held; else echo none; fi; "
                 "echo '{\"kind\":\"cell\",\"ts_id\":\"s0\",\"model_type\":\"m\"}' >&3; exec 3>&-; "
-                "sleep 0.5; if [ -d $d/prof-measure.$pid ]; then echo held; else echo none; fi; wait $pid; echo $?; rm -f $f");
+                "for i in $(seq 40); do [ -d $d/prof-measure.$pid ] && break; sleep 0.1; done; "
+                "if [ -d $d/prof-measure.$pid ]; then echo held; else echo none; fi; wait $pid; echo $?; rm -f $f");
     CHECK(r.out == "none\nheld\n0\n");
 }
 
@@ -701,4 +741,136 @@ TEST_CASE("SIGKILL of prof-measure leaves no cgroup behind: the launcher empties
                                         "[s]leep (59|60).25"));
     unlink(cell_file.c_str());
     CHECK(leftover_cgroups() == 0);
+}
+
+// ---- OOM kills, the left-behind report and delegation --------------------------------------
+
+TEST_CASE("an OOM kill of a child whose parent waits on it ends the fit within a second, in process and worker mode" *
+          doctest::skip(!cgroup_available())) {
+    // A parent that goes on waiting after its child is OOM-killed, as a joblib/loky or
+    // multiprocessing parent waits for a dead worker: on cgroup v1 the kernel kills the child
+    // alone. The parent writes the time it saw the death (the kill, within a scheduler tick)
+    // to `killed`, then sleeps 61.5 s: the hang prof-measure must cut short. The time after
+    // prof-measure has exited, in `ended`, must be within a second of it. Where the kernel
+    // kills the whole group (v2, memory.oom.group) the parent writes nothing, and the fit
+    // simply must not have hung.
+    const std::string killed = "/tmp/prof-test-oom-killed-" + std::to_string(getpid()),
+                      ended = "/tmp/prof-test-oom-ended-" + std::to_string(getpid());
+    auto seconds_in = [](const std::string& path) {
+        std::ifstream f(path);
+        double t = -1;
+        f >> t;
+        std::remove(path.c_str());
+        return t;
+    };
+    auto check_ended_soon = [&](double wall, const char* mode) {
+        double t_killed = seconds_in(killed), t_ended = seconds_in(ended);
+        MESSAGE(std::string(mode), ": wall ", wall, " s; from the parent seeing the kill to prof-measure's exit ",
+                t_killed < 0 ? -1 : t_ended - t_killed, " s (-1: the kernel killed the whole group)");
+        CHECK(wall < 30);
+        if (t_killed >= 0) CHECK(t_ended - t_killed < 1.0);
+    };
+    std::remove(killed.c_str());
+    auto r = sh(bin() + "/prof-measure --memory-limit 64MiB -- sh -c '" + helper("alloc") + " 200; date +%s.%N > " + killed +
+                "; sleep 61.5'; date +%s.%N > " + ended);
+    auto v = fits_of(r.out);
+    REQUIRE_MESSAGE(v.size() == 1, r.err);
+    CHECK_FALSE(v[0].ok);
+    CHECK(v[0].oom_killed.value());
+    CHECK(v[0].signal.value() == "SIGKILL");
+    CHECK(v[0].cpu_s.has_value());
+    CHECK(r.err.find("left behind") == std::string::npos);
+    check_ended_soon(v[0].wall_s.value(), "process mode");
+    // Worker mode: the worker waits on its OOM-killed child mid-cell; the cell ends with its
+    // wall and CPU so far, the worker is restarted and the next cell measured.
+    std::string script = "/tmp/prof-test-oom-worker-" + std::to_string(getpid()) + ".sh";
+    std::ofstream(script) << "while read -r line; do\n  case $line in *'\"hog\"'*) " << helper("alloc") << " 200; date +%s.%N > "
+                          << killed << "; sleep 61.75;; esac\n  echo '{\"ok\":true}' >&3\ndone\n";
+    std::string cell_file = script + ".cells";
+    std::ofstream(cell_file) << cells({"hog", "noop"});
+    auto raw = sh(bin() + "/prof-measure --memory-limit 64MiB --worker 'sh " + script + "' < " + cell_file + "; date +%s.%N > " + ended);
+    unlink(script.c_str());
+    unlink(cell_file.c_str());
+    auto w = fits_of(raw.out);
+    REQUIRE_MESSAGE(w.size() == 2, raw.err);
+    CHECK_FALSE(w[0].ok);
+    CHECK(w[0].oom_killed.value());
+    CHECK(w[0].error.value().find("out of memory") != std::string::npos);
+    // The second cell came after the first ended: its time is in `ended`'s bound too, so
+    // it must be quick (a no-op in a fresh worker).
+    check_ended_soon(w[0].wall_s.value(), "worker mode");
+    CHECK(w[0].cpu_s.has_value());
+    CHECK(w[1].ok);
+    CHECK_FALSE(w[1].oom_killed.value());
+    CHECK(raw.err.find("left behind") == std::string::npos);
+}
+
+TEST_CASE("a fit's tree killed with it under --memory-limit is not reported as left behind; a real leftover still is" *
+          doctest::skip(!cgroup_available())) {
+    // Three children of 100 MiB under 128 MiB: the kernel kills one (v1) or the whole group
+    // (v2, memory.oom.group), prof-measure the rest; none outlived the fit.
+    auto r = sh(bin() + "/prof-measure --memory-limit 128MiB -- " + helper("forktree") + " 3 100 2");
+    auto v = fits_of(r.out);
+    REQUIRE_MESSAGE(v.size() == 1, r.err);
+    CHECK(v[0].oom_killed.value());
+    CHECK(r.err.find("left behind") == std::string::npos);
+    // The control: a process that does outlive the fit is still counted.
+    auto left = sh(bin() + "/prof-measure --memory-limit 128MiB -- sh -c 'sleep 63.25 & exit 0'");
+    CHECK(left.err.find("1 process(es) left behind") != std::string::npos);
+}
+
+TEST_CASE("without a cgroup, the advice for a multi-process fit never says 'as root' to root") {
+    auto r = sh(bin() + "/prof-measure --no-cgroup -- " + helper("forktree") + " 2 1 0.3");
+    CHECK(r.status == 0);
+    CHECK(r.err.find("ran 3 processes at once") != std::string::npos);
+    if (geteuid() == 0) CHECK(r.err.find("as root") == std::string::npos);
+    CHECK(r.err.find("without --no-cgroup") != std::string::npos);
+}
+
+namespace {
+// This process's group in the unified hierarchy ("/" for its root), from the "0::" line.
+std::string v2_group_of_self() {
+    std::ifstream f("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(f, line))
+        if (line.rfind("0::", 0) == 0) return line.substr(3);
+    return "";
+}
+bool in_nonroot_v2_group() { return cgroup_v2_available() && v2_group_of_self() != "/"; }
+}  // namespace
+
+TEST_CASE("cgroup v2 from a group holding processes: they move into its prof.leaf and the fits are measured below it" *
+          doctest::skip(!in_nonroot_v2_group())) {
+    // This process was in such a group (CG2_CGROUP, a session scope, a container's namespace
+    // root); probing moved it, with the rest of the group, into prof.leaf.
+    std::string own = v2_group_of_self();
+    CHECK(own.size() > 10);
+    CHECK(own.substr(own.size() - 10) == "/prof.leaf");
+    // A fresh group holding a shell, a sleeper and prof-measure: prof-measure moves all four
+    // processes (its launcher too) into the group's leaf, says so, and measures tree-wide.
+    std::string x = probe_cgroup().parent + "/prof-test-deleg-" + std::to_string(getpid());
+    auto r = sh("mkdir " + x + " && sh -c 'echo $$ > " + x + "/cgroup.procs; sleep 64.25 & s=$!; " + bin() +
+                "/prof-measure -- " + helper("forktree") + " 2 50 0.3; kill $s; wait $s' ; cat " + x +
+                "/cgroup.subtree_control >&2; rmdir " + x + "/prof.leaf " + x);
+    auto v = fits_of(r.out);
+    REQUIRE_MESSAGE(v.size() == 1, r.err);
+    CHECK(v[0].rss_method.value() == "cgroup-v2");
+    CHECK(double(v[0].cgroup_peak_bytes.value()) >= 100 * mib);
+    CHECK(r.err.find("4 process(es) (prof-measure's included) were moved into " + x + "/prof.leaf") != std::string::npos);
+    CHECK(r.err.find("\nmemory") != std::string::npos);  // enabled on the group
+    CHECK(r.err.find("no cgroup") == std::string::npos);
+}
+
+TEST_CASE("cgroup v2 where the group is not delegated: the note says why and gives the systemd-run command" *
+          doctest::skip(!in_nonroot_v2_group())) {
+    // An unprivileged user in a group it cannot write: no cgroup, rusage, and the way out. The
+    // group holds a process, so its parent cannot give it up either.
+    std::string x = probe_cgroup().parent + "/prof-test-nodeleg-" + std::to_string(getpid());
+    auto r = sh("mkdir " + x + " && sh -c 'echo $$ > " + x + "/cgroup.procs; exec setpriv --reuid=65534 --regid=65534 "
+                "--clear-groups " + bin() + "/prof-measure -- " + helper("alloc") + " 20'; rmdir " + x);
+    auto v = fits_of(r.out);
+    REQUIRE_MESSAGE(v.size() == 1, r.err);
+    CHECK(v[0].rss_method.value() == "rusage");
+    CHECK(r.err.find("no cgroup (cgroup v2: " + x) != std::string::npos);
+    CHECK(r.err.find("systemd-run --user --scope -p Delegate=yes") != std::string::npos);
 }
