@@ -1,7 +1,6 @@
 // prof-harvest: a completed run's warehouse rows (files, .gz, stdin, http(s) URLs) → one
 // profile per run_id through build_profile, optionally stored in a run registry.
 #include "prof/core/cli.hpp"
-#include "prof/core/cpus.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
