@@ -24,6 +24,11 @@ std::optional<double> number_at(const json_value& root, std::string_view key) {
     }
 }
 
+// Seconds a DuckDB profile can hold: finite, >= 0 and at most 1e9 (31.7 years), so sums over
+// thousands of operators and ratios to the latency stay finite; 1e308 is a corrupt profile.
+constexpr double max_timing_s = 1e9;
+bool usable_timing(double x) { return std::isfinite(x) && x >= 0 && x <= max_timing_s; }
+
 void collect_operators(const json_value& node, std::map<std::string, double>& ops, int depth) {
     if (depth > 10000) throw field_error("operator tree nested too deeply");
     const json_value* children = node.find("children");
@@ -36,8 +41,8 @@ void collect_operators(const json_value& node, std::map<std::string, double>& op
         else if (const json_value* t = c.find("operator_type"); t && t->t == json_value::type::string) name = t->s;
         else throw field_error("an operator has neither 'operator_name' nor 'operator_type'");
         auto secs = number_at(c, "operator_timing");
-        if (!secs || !std::isfinite(*secs) || *secs < 0)
-            throw field_error(fmt::format("operator '{}': field 'operator_timing': expected seconds >= 0", name));
+        if (!secs || !usable_timing(*secs))
+            throw field_error(fmt::format("operator '{}': field 'operator_timing': expected seconds >= 0 and at most 1e9", name));
         ops[name] += *secs;
         collect_operators(c, ops, depth + 1);
     }
@@ -52,14 +57,14 @@ duckdb_profile read_duckdb_profile(std::string_view text, const std::string& sou
         duckdb_profile d;
         auto latency = number_at(root, "latency");
         if (!latency) missing_field("latency");
-        if (!std::isfinite(*latency) || *latency < 0) throw field_error("field 'latency': expected seconds >= 0");
+        if (!usable_timing(*latency)) throw field_error("field 'latency': expected seconds >= 0 and at most 1e9");
         d.latency_s = *latency;
         auto planner = number_at(root, "planner");
         auto optim = number_at(root, "all_optimizers");
         auto phys = number_at(root, "physical_planner");
         if (planner && optim && phys) {
             for (double x : {*planner, *optim, *phys})
-                if (!std::isfinite(x) || x < 0) throw field_error("planner timings must be seconds >= 0");
+                if (!usable_timing(x)) throw field_error("planner timings must be seconds >= 0 and at most 1e9");
             d.fixed_s = *planner + *optim + *phys;
             d.operators = {{"all_optimizers", *optim}, {"physical_planner", *phys}, {"planner", *planner}};
         }
