@@ -1,9 +1,13 @@
 // Fuzz target: JSON Lines records (cells and fits) through the line reader and for_each_object,
 // with a bad-line budget taken from the first byte; a record read is written and read back, and
-// must come out byte-identical (write ∘ read is a fixed point).
+// must come out byte-identical (write ∘ read is a fixed point). A third pass reads each record
+// as prof-aggregate does: is_sample_record first (which rewinds the object), then the fit reader
+// or the verbatim sample over the same object, so a reader that reads strings again after a
+// reset (and overruns simdjson's string buffer on a long string) is caught.
 #include "fuzz_util.hpp"
 
 #include "prof/io/json_in.hpp"
+#include "prof/measure/sample.hpp"
 #include "prof/records/records.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -24,5 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             });
         });
     }
+    fuzz::outcome([&] {
+        line_reader in(string_source(text, "in.jsonl"));
+        for_each_object(in, budget, [&](simdjson::ondemand::object& o, std::size_t) {
+            if (is_sample_record(o)) (void)read_object_value(o);
+            else (void)write_fit(read_fit(o));
+        });
+    });
     return 0;
 }

@@ -69,7 +69,7 @@ int run(int argc, char** argv) {
     if (profile.models.empty()) profile.provenance.warnings.push_back(prof::sizes_nothing_warning);
     for (const auto& w : profile.provenance.warnings) prof::warn(w);
     if (c.format == "table") {
-        std::fputs(prof::format_profile_table(profile).c_str(), stdout);
+        std::fputs(prof::printable(prof::format_profile_table(profile), true).c_str(), stdout);
     } else {
         prof::cli::emit_line(prof::write_profile(profile));
     }

@@ -1,5 +1,6 @@
 // prof-diff: two cost profiles compared per model and family, with a regression gate for CI.
 #include "prof/core/cli.hpp"
+#include "prof/core/diag.hpp"
 #include "prof/profile/diff.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/http.hpp"
@@ -72,7 +73,7 @@ int run(int argc, char** argv) {
     auto d = prof::diff_profiles(old_profile, new_profile, gate, c.old_spec == "-" ? "<stdin>" : c.old_spec,
                                  c.new_spec == "-" ? "<stdin>" : c.new_spec);
     if (c.format == "json") prof::cli::emit_line(prof::write_diff(d));
-    else std::fputs(prof::format_diff_table(d).c_str(), stdout);
+    else std::fputs(prof::printable(prof::format_diff_table(d), true).c_str(), stdout);
     return d.passed() ? 0 : static_cast<int>(prof::exit_code::negative);
 }
 

@@ -26,32 +26,9 @@ struct config {
     std::string emit_sql, sql_table = "forecast_metadata";
     prof::cli::margin_flags margins;
     std::uint64_t max_bad_lines = 0;
-    std::vector<std::string> headers, headers_from_env;
-    std::string connect_timeout = "10s", timeout = "0", stall_timeout = "60s", retry_backoff = "1s";
-    unsigned retries = 3;
+    prof::cli::http_flags http;
     unsigned jobs = prof::allowed_cpu_count();
 };
-
-prof::http_options http_options_from(const config& c) {
-    prof::http_options o;
-    for (const auto& h : c.headers) o.headers.push_back(prof::check_header(h, "--header"));
-    for (const auto& spec : c.headers_from_env) {
-        auto eq = spec.find('=');
-        if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-            throw prof::usage_error("--header-from-env expects NAME=VARIABLE");
-        std::string var = spec.substr(eq + 1);
-        const char* val = std::getenv(var.c_str());
-        if (!val) throw prof::usage_error(fmt::format(
-                "--header-from-env: environment variable {} is not set (a shell variable must be exported)", var));
-        o.headers.push_back(prof::check_header(spec.substr(0, eq) + ": " + val, "--header-from-env " + spec.substr(0, eq)));
-    }
-    o.connect_timeout_s = prof::parse_duration(c.connect_timeout, "--connect-timeout");
-    o.timeout_s = prof::parse_duration(c.timeout, "--timeout");
-    o.stall_timeout_s = prof::parse_duration(c.stall_timeout, "--stall-timeout");
-    o.backoff_s = prof::parse_duration(c.retry_backoff, "--retry-backoff");
-    o.retries = c.retries;
-    return o;
-}
 
 void add_options(CLI::App& app, config& c) {
     app.description("Turn a completed run's forecast_metadata rows into its cost profile (one per run_id), the\n"
@@ -70,20 +47,7 @@ void add_options(CLI::App& app, config& c) {
     app.add_flag("--force", c.force, "Replace a run already in the registry (default: skip it with a note)");
     prof::cli::add_margin_options(app, c.margins);
     prof::cli::add_max_bad_lines_option(app, c.max_bad_lines);
-    // allow_extra_args(false): each --header takes one value, so a URL after it stays an input.
-    app.add_option("--header", c.headers, "HTTP request header 'Name: value' (repeatable)")->allow_extra_args(false);
-    app.add_option("--header-from-env", c.headers_from_env,
-                   "NAME=VAR: HTTP header NAME with the value of environment variable VAR (repeatable)")
-        ->allow_extra_args(false);
-    app.add_option("--connect-timeout", c.connect_timeout, "HTTP connect timeout per attempt")->capture_default_str();
-    app.add_option("--timeout", c.timeout, "HTTP whole-transfer timeout per attempt (0 = none)")->capture_default_str();
-    app.add_option("--stall-timeout", c.stall_timeout, "Abandon an HTTP transfer idle this long (0 = never)")
-        ->capture_default_str();
-    app.add_option("--retries", c.retries, "HTTP retries before the first body byte (429, 5xx, resets)")
-        ->capture_default_str()
-        ->check(CLI::Range(0u, 100u));
-    app.add_option("--retry-backoff", c.retry_backoff, "First retry delay; doubled each retry, at most 30 s")
-        ->capture_default_str();
+    prof::cli::add_http_options(app, c.http);
     app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")
         ->check(CLI::Range(1u, 256u));
     prof::cli::add_quiet_flag(app, c.quiet);
@@ -107,7 +71,7 @@ int run(int argc, char** argv) {
     if (!c.run_id.empty()) hc.run_id = c.run_id;
     prof::sql_table_name(c.sql_table);  // a bad name is a usage error (64) whatever the mode
     hc.table = c.sql_table;
-    prof::http_options http = http_options_from(c);
+    prof::http_options http = prof::http_options_from(c.http);
     std::vector<std::string> rows = c.emit_sql.empty() ? prof::cli::inputs_or_stdin(c.inputs) : std::vector<std::string>{};
     prof::read_harvest_option_files({c.family_map, c.signature, c.signature_map}, rows, &http, hc);
     if (!c.emit_sql.empty()) {
@@ -138,7 +102,8 @@ int run(int argc, char** argv) {
                 prof::note(fmt::format("run '{}' is already in registry {}; not replaced (--force replaces it)",
                                        *p.provenance.run_id, c.registry));
         }
-        if (c.format == "table") std::fputs(((&p == &profiles.front() ? "" : "\n") + prof::format_profile_table(p)).c_str(), stdout);
+        std::string table = c.format == "table" ? prof::printable(prof::format_profile_table(p), true) : "";
+        if (c.format == "table") std::fputs(((&p == &profiles.front() ? "" : "\n") + table).c_str(), stdout);
         else prof::cli::emit_line(prof::write_profile(p));
     }
     if (!c.quiet) prof::note(prof::harvest_summary(profiles, bad_lines));

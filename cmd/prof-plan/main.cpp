@@ -132,8 +132,8 @@ int run(int argc, char** argv) {
     for (const auto& w : profile ? profile->provenance.warnings : std::vector<std::string>{})
         prof::warn("profile: " + w);
     prof::plan_record plan = prof::make_plan(profile ? &*profile : nullptr, c.rq);
-
     std::string out = prof::render_plan(plan, c.target, c.ro);
+    if (c.target == "table") out = prof::printable(out, true);
 
     // Warnings go to stderr whatever the target; the static-config case is one plain note.
     for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));

@@ -113,7 +113,7 @@ int run(int argc, char** argv) {
     }
     prof::compute_profile p = prof::resolve_profile_source(req, io);
     for (const auto& w : p.provenance.warnings) prof::warn(w);
-    if (c.format == "table") std::fputs(prof::format_profile_table(p).c_str(), stdout);
+    if (c.format == "table") std::fputs(prof::printable(prof::format_profile_table(p), true).c_str(), stdout);
     else prof::cli::emit_line(prof::write_profile(p));
     return 0;
 }

@@ -3,8 +3,10 @@
    alloc300 (allocate, touch and free 300 MiB), noop, fail (ok:false), die (exit 3 mid-cell),
    kill (SIGKILL itself), hang (never reply), chatty (print to stdout, then reply),
    keep200 (allocate and touch 200 MiB and keep it: a leak), bigreply (an ok reply line
-   padded to 8 MiB).
-   With PROF_TEST_READY=1 it sends {"ready":true} first. */
+   padded to 8 MiB), closereply (close the reply descriptor, then wait for ever), closestdin
+   (reply, close stdin, then wait for ever).
+   With PROF_TEST_READY=1 it sends {"ready":true} first; with PROF_TEST_CLOSE_FIRST=1 it closes
+   the reply descriptor at start and waits for ever. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,10 @@ int main(void) {
     const char *rfd = getenv("PROF_REPLY_FD");
     if (!rfd) { fprintf(stderr, "worker: PROF_REPLY_FD is not set\n"); return 64; }
     int fd = atoi(rfd);
+    if (getenv("PROF_TEST_CLOSE_FIRST")) {
+        close(fd);
+        for (;;) pause();
+    }
     if (getenv("PROF_TEST_READY")) reply(fd, "{\"ready\":true}\n");
     char line[65536];
     while (fgets(line, sizeof line, stdin)) {
@@ -56,6 +62,13 @@ int main(void) {
             strcpy(s + at + pad, "\"}\n");
             reply(fd, s);
             free(s);
+        } else if (strstr(line, "\"model_type\":\"closereply\"")) {
+            close(fd);
+            for (;;) pause();
+        } else if (strstr(line, "\"model_type\":\"closestdin\"")) {
+            reply(fd, "{\"ok\":true}\n");
+            close(0);
+            for (;;) pause();
         } else if (strstr(line, "\"model_type\":\"chatty\"")) {
             printf("{\"ok\":false,\"error\":\"this is stdout, not a reply\"}\n");
             fflush(stdout);

@@ -1,6 +1,8 @@
 // Shared command-line behaviour (see cli.hpp).
 #include "prof/core/cli.hpp"
 
+#include "prof/core/limits.hpp"
+
 #include <malloc.h>
 
 #include "prof/core/diag.hpp"
@@ -24,6 +26,15 @@
 namespace prof::cli {
 
 void configure(CLI::App& app, const std::string& example, const std::string& records) {
+    app.add_option_function<std::string>(
+           "--max-line", [](const std::string& text) {
+               std::uint64_t n = parse_size(text, "--max-line");
+               if (n == 0) throw usage_error("--max-line must be at least 1 byte");
+               set_max_line_bytes(static_cast<std::size_t>(n));
+           },
+           "Refuse an input line longer than SIZE bytes (exit 65), before holding it whole")
+        ->type_name("SIZE")
+        ->default_str("256MiB");
     app.set_version_flag("--version", fmt::format("{} (prof) {}", app.get_name(), PROF_VERSION),
                          "Print the version and exit");
     std::string footer = "Example:\n  " + example + "\n\nRecords: " + records +
@@ -171,6 +182,25 @@ CLI::Option* add_max_bad_lines_option(CLI::App& app, std::uint64_t& n, const std
 void add_margin_options(CLI::App& app, margin_flags& m) {
     app.add_option("--memory-margin", m.memory, "Multiplier on peak memory, >= 1.0")->capture_default_str();
     app.add_option("--time-margin", m.time, "Multiplier on median wall time, >= 1.0")->capture_default_str();
+}
+
+void add_http_options(CLI::App& app, http_flags& f) {
+    // allow_extra_args(false): each --header takes one value, so a URL after it stays an input.
+    app.add_option("--header", f.headers, "HTTP request header 'Name: value' (repeatable)")->allow_extra_args(false);
+    app.add_option("--header-from-env", f.headers_from_env,
+                   "NAME=VAR: HTTP header NAME with the value of environment variable VAR (repeatable)")
+        ->allow_extra_args(false);
+    app.add_option("--connect-timeout", f.connect_timeout, "HTTP connect timeout per attempt")->capture_default_str();
+    app.add_option("--timeout", f.timeout, "HTTP whole-transfer timeout per attempt (0 = none)")->capture_default_str();
+    app.add_option("--stall-timeout", f.stall_timeout, "Abandon an HTTP transfer slower than --min-speed this long (0 = never)")
+        ->capture_default_str();
+    app.add_option("--min-speed", f.min_speed, "Bytes per second below which a transfer counts as stalled")
+        ->capture_default_str();
+    app.add_option("--retries", f.retries, "HTTP retries before the first body byte (429, 5xx, resets)")
+        ->capture_default_str()
+        ->check(CLI::Range(0u, 100u));
+    app.add_option("--retry-backoff", f.retry_backoff, "First retry delay; doubled each retry, at most 30 s")
+        ->capture_default_str();
 }
 
 bool show_progress(bool quiet) { return !quiet && ::isatty(2); }

@@ -69,6 +69,19 @@ struct margin_flags {
 };
 void add_margin_options(CLI::App& app, margin_flags& m);
 
+// The HTTP flags of a program that reads URLs, as given (io/http.hpp's http_options_from
+// reads them): --header, --header-from-env, --connect-timeout, --timeout, --stall-timeout,
+// --min-speed, --retries, --retry-backoff. The limits' defaults are far beyond what a real
+// export needs (24 h for a whole transfer; 1 KiB/s over the stall time) and only cut off a
+// server that never ends or drips a byte at a time.
+struct http_flags {
+    std::vector<std::string> headers, headers_from_env;
+    std::string connect_timeout = "10s", timeout = "24h", stall_timeout = "60s", min_speed = "1KiB",
+                retry_backoff = "1s";
+    unsigned retries = 3;
+};
+void add_http_options(CLI::App& app, http_flags& f);
+
 // Progress on stderr for a person watching (stderr a terminal, not --quiet: show_progress):
 // "\rprof-x: N lines, SIZE (RATE/s)" at most twice a second. The line is cleared when the
 // meter goes, however the work ends, so an error message starts on a clean line.

@@ -15,12 +15,21 @@ namespace prof {
 
 namespace {
 
-// A SQL string literal: quotes doubled (standard_conforming_strings: a backslash is itself).
-std::string quoted(std::string_view s, std::string_view what) {
+// A SQL string literal: quotes doubled. A backslash is itself in DuckDB and in PostgreSQL
+// under standard_conforming_strings=on, but an escape under =off (a server setting the query
+// cannot see), so for PostgreSQL a value holding one is written as an escape string,
+// E'...' with every backslash doubled, which reads the same under either setting
+// (PostgreSQL manual, 4.1.2.2 "String Constants with C-Style Escapes").
+std::string quoted(std::string_view s, std::string_view what, bool pg) {
     if (s.find('\0') != std::string_view::npos)
         throw usage_error(fmt::format("{} holds a NUL byte, which no SQL text value can hold", what));
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+    bool escape = pg && s.find('\\') != std::string_view::npos;
+    std::string out = escape ? "E'" : "'";
+    for (char c : s) {
+        if (c == '\'') out += "''";
+        else if (c == '\\' && escape) out += "\\\\";
+        else out.push_back(c);
+    }
     return out + "'";
 }
 
@@ -29,7 +38,7 @@ std::string quoted(std::string_view s, std::string_view what) {
 template <std::size_t N>
 std::string any_pattern(const std::string_view (&patterns)[N]) {
     std::string out;
-    for (std::string_view p : patterns) out += fmt::format("{}strpos(error, {}) > 0", out.empty() ? "" : " OR ", quoted(p, "a pattern"));
+    for (std::string_view p : patterns) out += fmt::format("{}strpos(error, {}) > 0", out.empty() ? "" : " OR ", quoted(p, "a pattern", false));
     return "(" + out + ")";
 }
 
@@ -222,10 +231,10 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
     const std::string epoch_us = pg ? "CAST(EXTRACT(EPOCH FROM finished_at) * 1000000 AS BIGINT)" : "epoch_us(finished_at)";
     std::string fmap;
     for (const auto& [model, family] : config.family_map)
-        fmap += fmt::format("{}({}, {})", fmap.empty() ? "VALUES " : ", ", quoted(model, "--family-map"),
-                            quoted(family, "--family-map"));
+        fmap += fmt::format("{}({}, {})", fmap.empty() ? "VALUES " : ", ", quoted(model, "--family-map", pg),
+                            quoted(family, "--family-map", pg));
     if (fmap.empty()) fmap = "SELECT CAST(NULL AS TEXT), CAST(NULL AS TEXT) WHERE false";
-    std::string where = config.run_id ? " WHERE CAST(run_id AS TEXT) = " + quoted(*config.run_id, "--run-id") : "";
+    std::string where = config.run_id ? " WHERE CAST(run_id AS TEXT) = " + quoted(*config.run_id, "--run-id", pg) : "";
     const std::string gpu = any_pattern(device_memory_error_patterns);
     const std::string mem = any_pattern(memory_error_patterns), kill = any_pattern(killed_error_patterns);
 

@@ -1,6 +1,8 @@
 // The chunker: a byte source → chunks of whole lines → worker threads (see line_chunks.hpp).
 #include "prof/harvest/line_chunks.hpp"
 
+#include "prof/core/errors.hpp"
+#include "prof/core/limits.hpp"
 #include "prof/core/parallel.hpp"
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <fmt/format.h>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -117,6 +120,10 @@ bool fill_chunk(byte_source& src, line_chunk& c, std::string& carry, std::size_t
             c.size = last + 1;
             return true;
         }
+        // No '\n' in the whole chunk: one line that long is refused before it is held whole
+        // (its number is not counted here; the bytes before it were whole lines).
+        if (c.size > max_line_bytes())
+            throw error(exit_code::data_err, fmt::format("{}: {}", src.name(), line_too_long_message()));
         c.reserve(2 * c.capacity);
     }
 }

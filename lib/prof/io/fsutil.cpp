@@ -17,6 +17,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <unistd.h>
 
 namespace prof {
@@ -119,76 +120,243 @@ std::string checked_inside(const std::string& root, const std::string& path, std
     return path;
 }
 
+namespace {
+// NAME.tmp.<pid>.<n> of a writer that no longer exists: its pid, else 0.
+pid_t dead_writer_of(const std::string& name) {
+    auto last = name.rfind('.');
+    if (last == std::string::npos || last == 0) return 0;
+    auto mid = name.rfind('.', last - 1);
+    if (mid == std::string::npos || mid < 4 || name.compare(mid - 4, 4, ".tmp") != 0) return 0;
+    std::string pid_text = name.substr(mid + 1, last - mid - 1), n_text = name.substr(last + 1);
+    auto digits = [](const std::string& t) {
+        return !t.empty() && t.size() < 10 && t.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (!digits(pid_text) || !digits(n_text)) return 0;
+    pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) return 0;
+    return pid;
+}
+
+// One path component a directory can hold: not empty, no '/', not "." or "..".
+bool one_component(std::string_view name) {
+    return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos &&
+           name.find('\0') == std::string_view::npos;
+}
+}  // namespace
+
 std::size_t remove_stale_temps(const std::string& dir) {
-    namespace fs = std::filesystem;
+    try {
+        return rooted_dir(dir, "directory", false).remove_stale_temps();
+    } catch (const error&) {
+        return 0;  // errors are ignored: the next writer tries again
+    }
+}
+
+// ---- rooted_dir ---------------------------------------------------------------------------
+
+rooted_dir::rooted_dir(int fd, std::string path, std::string what) : fd_(fd), path_(std::move(path)), what_(std::move(what)) {}
+
+rooted_dir::rooted_dir(const std::string& path, std::string_view what, bool create) : path_(path), what_(what) {
+    if (create) make_dirs(path);
+    fd_ = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) {
+        int err = errno;
+        if (err == ENOENT && !create) throw no_input_error(fmt::format("cannot open {} directory '{}': {}", what, path, std::strerror(err)));
+        throw cant_create_error(fmt::format("cannot open {} directory '{}': {}", what, path, std::strerror(err)));
+    }
+}
+
+rooted_dir::~rooted_dir() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+rooted_dir::rooted_dir(rooted_dir&& o) noexcept : fd_(o.fd_), path_(std::move(o.path_)), what_(std::move(o.what_)) { o.fd_ = -1; }
+
+rooted_dir& rooted_dir::operator=(rooted_dir&& o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = o.fd_;
+        o.fd_ = -1;
+        path_ = std::move(o.path_);
+        what_ = std::move(o.what_);
+    }
+    return *this;
+}
+
+std::optional<rooted_dir> rooted_dir::sub(std::string_view name, bool create) const {
+    std::string n(name);
+    if (!one_component(n)) throw cant_create_error(fmt::format("refusing {} directory name '{}'", what_, n));
+    if (create && ::mkdirat(fd_, n.c_str(), 0755) != 0 && errno != EEXIST)
+        throw cant_create_error(fmt::format("cannot create directory '{}': {}", path_of(n), std::strerror(errno)));
+    int fd = ::openat(fd_, n.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) return rooted_dir(fd, path_of(n), what_);
+    int err = errno;
+    if (err == ENOENT && !create) return std::nullopt;
+    struct stat st {};
+    if (err == ELOOP || (err == ENOTDIR && ::fstatat(fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)))
+        throw cant_create_error(fmt::format("refusing {} directory '{}': it is a symbolic link (a {} holds only its "
+                                            "own directories and files)", what_, path_of(n), what_));
+    throw cant_create_error(fmt::format("cannot open {} directory '{}': {}", what_, path_of(n), std::strerror(err)));
+}
+
+int rooted_dir::open_regular(std::string_view name, std::string& refused) const {
+    refused.clear();
+    std::string n(name);
+    if (!one_component(n)) {
+        refused = "not a file name";
+        return -1;
+    }
+    int fd = ::openat(fd_, n.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        int err = errno;
+        if (err == ENOENT) return -1;
+        struct stat st {};
+        if (err == ELOOP || (::fstatat(fd_, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)))
+            refused = "a symbolic link";
+        else
+            refused = std::strerror(err);
+        return -1;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        refused = S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file" : "not a regular file";
+        return -1;
+    }
+    int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    return fd;
+}
+
+std::optional<std::string> rooted_dir::read_regular(std::string_view name, std::string& refused) const {
+    int fd = open_regular(name, refused);
+    if (fd < 0) return std::nullopt;
+    std::string out;
+    char buf[65536];
+    for (;;) {
+        ssize_t r = ::read(fd, buf, sizeof buf);
+        if (r == 0) break;
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            int err = errno;
+            ::close(fd);
+            throw io_error(fmt::format("cannot read '{}': {}", path_of(name), std::strerror(err)));
+        }
+        out.append(buf, static_cast<std::size_t>(r));
+    }
+    ::close(fd);
+    return out;
+}
+
+void rooted_dir::write_atomic(std::string_view name, std::string_view content) const {
+    static std::atomic<unsigned> counter{0};
+    std::string n(name);
+    if (!one_component(n)) throw cant_create_error(fmt::format("refusing {} file name '{}'", what_, n));
+    std::string tmp = fmt::format("{}.tmp.{}.{}", n, ::getpid(), counter++);
+    int fd = ::openat(fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) throw cant_create_error(fmt::format("cannot write '{}': {}", path_of(n), std::strerror(errno)));
+    bool ok = write_all(fd, content) && ::fsync(fd) == 0;
+    int err = errno;
+    if (::close(fd) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    if (!ok || ::renameat(fd_, tmp.c_str(), fd_, n.c_str()) != 0) {
+        if (ok) err = errno;
+        ::unlinkat(fd_, tmp.c_str(), 0);
+        throw cant_create_error(fmt::format("cannot write '{}': {}", path_of(n), std::strerror(err)));
+    }
+}
+
+int rooted_dir::open_locked(std::string_view name) const {
+    std::string n(name);
+    if (!one_component(n)) throw cant_create_error(fmt::format("refusing {} file name '{}'", what_, n));
+    int fd = ::openat(fd_, n.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        int err = errno;
+        if (err == ELOOP)
+            throw cant_create_error(fmt::format("refusing {} lock '{}': it is a symbolic link", what_, path_of(n)));
+        throw cant_create_error(fmt::format("cannot open '{}': {}", path_of(n), std::strerror(err)));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw cant_create_error(fmt::format("refusing {} lock '{}': not a regular file", what_, path_of(n)));
+    }
+    while (::flock(fd, LOCK_EX) != 0) {
+        if (errno == EINTR) continue;
+        int err = errno;
+        ::close(fd);
+        throw cant_create_error(fmt::format("cannot lock '{}': {}", path_of(n), std::strerror(err)));
+    }
+    return fd;
+}
+
+std::vector<std::string> rooted_dir::names() const {
+    std::vector<std::string> out;
+    int dup = ::openat(fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // fdopendir takes it over
+    DIR* d = dup >= 0 ? ::fdopendir(dup) : nullptr;
+    if (!d) {
+        int err = errno;
+        if (dup >= 0) ::close(dup);
+        throw io_error(fmt::format("cannot list '{}': {}", path_, std::strerror(err)));
+    }
+    while (dirent* e = ::readdir(d)) {
+        std::string_view n(e->d_name);
+        if (n != "." && n != "..") out.emplace_back(n);
+    }
+    ::closedir(d);
+    return out;
+}
+
+std::size_t rooted_dir::remove_stale_temps() const {
     std::size_t removed = 0;
-    std::error_code ec;
-    auto now = fs::file_time_type::clock::now();
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        std::string name = it->path().filename().string();
-        // NAME.tmp.<pid>.<n>: the pid is the second-last dot-separated part.
-        auto last = name.rfind('.');
-        if (last == std::string::npos || last == 0) continue;
-        auto mid = name.rfind('.', last - 1);
-        if (mid == std::string::npos || mid < 4 || name.compare(mid - 4, 4, ".tmp") != 0) continue;
-        std::string pid_text = name.substr(mid + 1, last - mid - 1), n_text = name.substr(last + 1);
-        auto digits = [](const std::string& t) {
-            return !t.empty() && t.size() < 10 && t.find_first_not_of("0123456789") == std::string::npos;
-        };
-        if (!digits(pid_text) || !digits(n_text)) continue;
-        pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-        if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
-        std::error_code ec2;
-        if (!it->is_regular_file(ec2) || ec2) continue;
-        auto mtime = it->last_write_time(ec2);
-        if (ec2 || now - mtime < std::chrono::minutes(1)) continue;
-        if (fs::remove(it->path(), ec2) && !ec2) ++removed;
+    std::vector<std::string> all;
+    try {
+        all = names();
+    } catch (const error&) {
+        return 0;
+    }
+    auto now = std::chrono::system_clock::now();
+    for (const auto& name : all) {
+        if (dead_writer_of(name) == 0) continue;
+        struct stat st {};
+        if (::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+        auto mtime = std::chrono::system_clock::from_time_t(st.st_mtim.tv_sec);
+        if (now - mtime < std::chrono::minutes(1)) continue;
+        if (::unlinkat(fd_, name.c_str(), 0) == 0) ++removed;
     }
     return removed;
 }
 
 padded_input::padded_input(const std::string& path) {
-    auto src = open_input(path);  // the error (66) for a missing file, and gzip told by its magic
-    struct stat st {};
-    bool regular = path != "-" && !is_http_url(path) && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-    if (regular && st.st_size > 0) {
-        auto size = static_cast<std::size_t>(st.st_size);
-        auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-        if (size % page != 0 && page - size % page >= simdjson::SIMDJSON_PADDING) {
-            int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-            void* m = fd >= 0 ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-            if (fd >= 0) ::close(fd);
-            // Mapped as it is only when it is not gzip (whatever its name): src inflates that.
-            auto* head = static_cast<const unsigned char*>(m);
-            if (m != MAP_FAILED && size >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
-                ::munmap(m, size);
-                m = MAP_FAILED;
-            }
-            if (m != MAP_FAILED) {
-                map_ = m;
-                map_len_ = size;
-                text_ = std::string_view(static_cast<const char*>(m), size);
-                return;
-            }
+    src_ = open_input(path);  // the error (66) for a missing file, and gzip told by its magic
+    // A regular file that is not gzip is mapped by its source, which also arms the guard that
+    // turns a SIGBUS (the file shrank under the mapping) into a message and exit 74.
+    if (auto r = src_->map_rest()) {
+        if (r->readable_after >= simdjson::SIMDJSON_PADDING) {
+            text_ = r->bytes;
+            return;
         }
-        owned_.reserve(size + simdjson::SIMDJSON_PADDING + 1);
-    }
-    constexpr std::size_t chunk = 1 << 20;
-    for (;;) {
-        std::size_t at = owned_.size();
-        if (owned_.capacity() - at < chunk) owned_.reserve(std::max(owned_.capacity() * 2, at + chunk));
-        owned_.resize(owned_.capacity());
-        std::size_t n = src->read(owned_.data() + at, owned_.size() - at);
-        owned_.resize(at + n);
-        if (n == 0) break;
+        owned_.reserve(r->bytes.size() + simdjson::SIMDJSON_PADDING + 1);
+        owned_.assign(r->bytes);  // no room for the padding after the last page: copied
+        src_->verify_mapped();
+    } else {
+        constexpr std::size_t chunk = 1 << 20;
+        for (;;) {
+            std::size_t at = owned_.size();
+            if (owned_.capacity() - at < chunk) owned_.reserve(std::max(owned_.capacity() * 2, at + chunk));
+            owned_.resize(owned_.capacity());
+            std::size_t n = src_->read(owned_.data() + at, owned_.size() - at);
+            owned_.resize(at + n);
+            if (n == 0) break;
+        }
     }
     std::size_t length = owned_.size();
     owned_.append(simdjson::SIMDJSON_PADDING, '\0');
     text_ = std::string_view(owned_.data(), length);
 }
 
-padded_input::~padded_input() {
-    if (map_) ::munmap(map_, map_len_);
-}
+padded_input::~padded_input() = default;
 
 }  // namespace prof

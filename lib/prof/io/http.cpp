@@ -3,13 +3,16 @@
 // reader falls behind, so memory stays at about one buffer whatever the body's size.
 #include "prof/io/http.hpp"
 
+#include "prof/core/cli.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/io/curl_api.hpp"
+#include "prof/io/units.hpp"
 
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
 #include <thread>
@@ -25,6 +28,28 @@ namespace {
 
 constexpr std::size_t buffer_limit = 1u << 20;  // pause libcurl above this many unread bytes
 constexpr double max_backoff_s = 30;
+constexpr unsigned max_redirects = 5;
+
+// "scheme://host:port" of an http(s) URL, lower-cased, the port made explicit (80, 443) and
+// any user:password@ left out: two URLs with the same origin reach the same server.
+std::string url_origin(std::string_view url) {
+    auto sep = url.find("://");
+    if (sep == std::string_view::npos) return std::string(url);
+    std::string scheme(url.substr(0, sep));
+    std::string_view rest = url.substr(sep + 3);
+    std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+    if (auto at = authority.rfind('@'); at != std::string_view::npos) authority = authority.substr(at + 1);
+    std::string host(authority), port;
+    auto colon = authority.rfind(':');
+    if (colon != std::string_view::npos && authority.find(']', colon) == std::string_view::npos) {
+        host = std::string(authority.substr(0, colon));
+        port = std::string(authority.substr(colon + 1));
+    }
+    for (char& c : scheme) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    for (char& c : host) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (port.empty()) port = scheme == "https" ? "443" : "80";
+    return scheme + "://" + host + ":" + port;
+}
 
 bool iequals_prefix(std::string_view s, std::string_view prefix) {
     if (s.size() < prefix.size()) return false;
@@ -73,13 +98,13 @@ public:
         if (!opt_.sleep) opt_.sleep = real_sleep;
         multi_ = curl().multi_init();
         if (!multi_) throw io_error(fmt::format("{}: cannot start libcurl", name_));
-        for (const auto& h : opt_.headers) headers_ = curl().slist_append(headers_, h.c_str());
-        if (opt_.accept_compressed) headers_ = curl().slist_append(headers_, "Accept-Encoding: gzip");
+        origin_ = url_origin(url_);
+        set_headers(true);
         start();
     }
     ~http_byte_source() override {
         stop();
-        curl().slist_free_all(headers_);
+        if (headers_) curl().slist_free_all(headers_);
         if (multi_) curl().multi_cleanup(multi_);
     }
 
@@ -115,12 +140,24 @@ private:
         return std::string(v);
     }
 
+    // The request headers: the caller's (credentials) only while the request goes to the
+    // origin the caller named, and Accept-Encoding.
+    void set_headers(bool with_callers) {
+        if (headers_) curl().slist_free_all(headers_);
+        headers_ = nullptr;
+        if (with_callers)
+            for (const auto& h : opt_.headers) headers_ = curl().slist_append(headers_, h.c_str());
+        if (opt_.accept_compressed) headers_ = curl().slist_append(headers_, "Accept-Encoding: gzip");
+    }
+
     void start() {
         ++attempt_;
         easy_ = curl().easy_init();
         if (!easy_) throw io_error(fmt::format("{}: cannot start libcurl", name_));
         errbuf_[0] = '\0';
         status_ = 0;
+        response_status_ = 0;
+        headers_done_ = false;
         reason_.clear();
         retry_after_s_ = -1;
         content_encoding_.clear();
@@ -129,19 +166,21 @@ private:
         buf_.clear();
         pos_ = 0;
         paused_ = false;
-        curl().easy_setopt(easy_, CURLOPT_URL, url_.c_str());
+        curl().easy_setopt(easy_, CURLOPT_URL, target_.empty() ? url_.c_str() : target_.c_str());
         curl().easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);
         curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https");
         curl().easy_setopt(easy_, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-        curl().easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 1L);
-        curl().easy_setopt(easy_, CURLOPT_MAXREDIRS, 5L);
+        // Redirects are followed here (follow_redirect), not by libcurl, which sends every
+        // CURLOPT_HTTPHEADER header (an API key, a token) to whatever host a Location names and
+        // drops only Authorization and Cookie.
+        curl().easy_setopt(easy_, CURLOPT_FOLLOWLOCATION, 0L);
         curl().easy_setopt(easy_, CURLOPT_FAILONERROR, 1L);
         curl().easy_setopt(easy_, CURLOPT_USERAGENT, "prof/" PROF_VERSION);
         curl().easy_setopt(easy_, CURLOPT_ERRORBUFFER, errbuf_);
         curl().easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opt_.connect_timeout_s * 1000));
         if (opt_.timeout_s > 0) curl().easy_setopt(easy_, CURLOPT_TIMEOUT_MS, static_cast<long>(opt_.timeout_s * 1000));
         if (opt_.stall_timeout_s > 0) {
-            curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, 1L);
+            curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_LIMIT, std::max(1L, static_cast<long>(opt_.min_speed_bps)));
             curl().easy_setopt(easy_, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(opt_.stall_timeout_s)));
         }
         // gzip is asked for and decoded by prof's own decoder (json_in.hpp: gunzip), which
@@ -165,6 +204,7 @@ private:
     static std::size_t on_body(char* data, std::size_t size, std::size_t nmemb, void* self_v) {
         auto* self = static_cast<http_byte_source*>(self_v);
         std::size_t n = size * nmemb;
+        if (self->response_status_ >= 300 && self->response_status_ < 400) return n;  // a redirect's own body
         if (self->buf_.size() - self->pos_ >= buffer_limit) {
             self->paused_ = true;
             return CURL_WRITEFUNC_PAUSE;
@@ -178,7 +218,13 @@ private:
         std::size_t n = size * nmemb;
         std::string_view line(data, n);
         while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-        if (iequals_prefix(line, "http/")) {  // a new response (after a redirect or 100)
+        if (line.empty()) {
+            self->headers_done_ = true;  // the blank line that ends a header block
+        } else if (iequals_prefix(line, "http/")) {  // a new response (after a 100)
+            self->headers_done_ = false;
+            self->response_status_ = 0;
+            if (auto sp = line.find(' '); sp != std::string_view::npos && line.size() >= sp + 4)
+                self->response_status_ = std::strtol(std::string(line.substr(sp + 1, 3)).c_str(), nullptr, 10);
             self->retry_after_s_ = -1;
             self->reason_.clear();
             self->content_encoding_.clear();
@@ -252,14 +298,18 @@ private:
         curl().easy_getinfo(easy_, CURLINFO_SIZE_DOWNLOAD_T, &got);
         curl().easy_getinfo(easy_, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &expected);
         std::string detail = errbuf_[0] ? std::string(errbuf_) : std::string(curl().easy_strerror(rc));
-        if (rc == CURLE_OK && status_ >= 200 && status_ < 300) {
+        if (rc == CURLE_OK && status_ >= 300 && status_ < 400 && follow_redirect()) return;
+        if (rc == CURLE_OK && status_ >= 200 && status_ < 300 && headers_done_) {
             finished_ = true;
             stop();
             return;
         }
         std::string why;
         bool retry = false;
-        if (rc == CURLE_HTTP_RETURNED_ERROR || (rc == CURLE_OK && status_ >= 300)) {
+        if (rc == CURLE_OK && status_ >= 200 && status_ < 300) {
+            why = "the response was cut inside its headers";  // a status line, then the connection closed
+            retry = true;
+        } else if (rc == CURLE_HTTP_RETURNED_ERROR || (rc == CURLE_OK && status_ >= 300)) {
             why = status_text();
             retry = retryable_status(status_);
             if (!retry) {
@@ -289,7 +339,36 @@ private:
         start();
     }
 
-    std::string url_, name_;
+    // A 3xx with a Location: the request goes there (at most max_redirects times). The caller's
+    // headers go along only while the scheme, host and port stay those of the URL the caller
+    // gave; to another origin they are dropped (said once on stderr). False when there is no
+    // Location to follow (the 3xx is then an error like any other status).
+    bool follow_redirect() {
+        char* location = nullptr;
+        curl().easy_getinfo(easy_, CURLINFO_REDIRECT_URL, &location);
+        if (!location || !*location) return false;
+        std::string next = location;
+        stop();
+        if (++redirects_ > max_redirects)
+            throw io_error(fmt::format("{}: more than {} redirects", name_, max_redirects));
+        if (!is_http_url(next)) throw io_error(fmt::format("{}: redirected to a URL that is not http(s)", name_));
+        bool same_origin = url_origin(next) == origin_;
+        if (!same_origin && headers_sent_ && !opt_.headers.empty())
+            note(fmt::format("{}: redirected to {}, another server: the --header values are not sent there", name_,
+                             redact_url(next)));
+        if (!same_origin) headers_sent_ = false;
+        set_headers(headers_sent_);
+        target_ = std::move(next);
+        --attempt_;  // a redirect is not a failed attempt
+        start();
+        return true;
+    }
+
+    std::string url_, name_, origin_, target_;
+    unsigned redirects_ = 0;
+    bool headers_sent_ = true;  // the caller's headers still go with the request
+    long response_status_ = 0;  // the status line of the response now arriving
+    bool headers_done_ = false; // its header block has ended
     http_options opt_;
     CURLM* multi_ = nullptr;
     CURL* easy_ = nullptr;
@@ -370,6 +449,30 @@ std::string check_header(std::string_view header, std::string_view flag) {
         if (u == '\r' || u == '\n' || u == 0) throw usage_error(fmt::format("{}: the header value holds a line break", flag));
     }
     return std::string(header);
+}
+
+http_options http_options_from(const cli::http_flags& f) {
+    http_options o;
+    for (const auto& h : f.headers) o.headers.push_back(check_header(h, "--header"));
+    for (const auto& spec : f.headers_from_env) {
+        auto eq = spec.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+            throw usage_error("--header-from-env expects NAME=VARIABLE");
+        std::string var = spec.substr(eq + 1);
+        const char* val = std::getenv(var.c_str());
+        if (!val)
+            throw usage_error(fmt::format(
+                "--header-from-env: environment variable {} is not set (a shell variable must be exported)", var));
+        o.headers.push_back(check_header(spec.substr(0, eq) + ": " + val, "--header-from-env " + spec.substr(0, eq)));
+    }
+    o.connect_timeout_s = parse_duration(f.connect_timeout, "--connect-timeout");
+    o.timeout_s = parse_duration(f.timeout, "--timeout");
+    o.stall_timeout_s = parse_duration(f.stall_timeout, "--stall-timeout");
+    o.min_speed_bps = parse_size(f.min_speed, "--min-speed");
+    if (o.min_speed_bps == 0) throw usage_error("--min-speed must be at least 1 byte per second (--stall-timeout 0 turns the check off)");
+    o.backoff_s = parse_duration(f.retry_backoff, "--retry-backoff");
+    o.retries = f.retries;
+    return o;
 }
 
 std::unique_ptr<byte_source> http_source(const std::string& url, const http_options& options) {

@@ -7,6 +7,7 @@
 #include "prof/io/json_in.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -14,6 +15,10 @@
 #include <vector>
 
 namespace prof {
+
+namespace cli {
+struct http_flags;
+}
 
 // A remote source still failing after every retry (exit 75, EX_TEMPFAIL).
 struct temp_fail_error : error {
@@ -26,8 +31,10 @@ struct http_options {
     std::vector<std::string> headers;
     double connect_timeout_s = 10;  // TCP + TLS connect, per attempt
     double timeout_s = 0;           // whole transfer, per attempt; 0 = no limit
-    // A transfer that moves no byte for this long is abandoned (a stalled server); 0 = never.
+    // A transfer that moves fewer than min_speed_bps bytes per second for this long is abandoned
+    // (a stalled server, or one that drips a byte at a time); 0 = never.
     double stall_timeout_s = 60;
+    std::uint64_t min_speed_bps = 1;
     // Retries after the first attempt, with exponential backoff (backoff_s, 2×, 4×, … capped
     // at 30 s; a Retry-After of seconds is honoured up to the same cap). A retry happens only
     // while no byte of the body has been handed to the reader, so no row is read twice.
@@ -41,6 +48,11 @@ struct http_options {
     std::function<void(double seconds)> sleep;
 };
 
+// The options the HTTP flags of a program give (core/cli.hpp): each header checked
+// (check_header), --header-from-env read from the environment (an unset variable is a
+// usage_error), durations and the speed parsed (usage_error naming the flag).
+http_options http_options_from(const cli::http_flags& f);
+
 // True for "http://…" and "https://…" (case-insensitive scheme).
 bool is_http_url(std::string_view text);
 
@@ -52,7 +64,9 @@ std::string redact_url(std::string_view url);
 // when there is no ':' or the name is empty or holds a space or control character.
 std::string check_header(std::string_view header, std::string_view flag);
 
-// GETs `url` and streams its body. Nothing is buffered beyond about 1 MiB: libcurl is paused
+// GETs `url` and streams its body. Redirects (at most 5) are followed to http(s) URLs only; the
+// headers in `options` go along only while the scheme, host and port stay those of `url`
+// (credentials never reach another server; a note on stderr says they were dropped). Nothing is buffered beyond about 1 MiB: libcurl is paused
 // while the reader has not caught up. The response status is checked before the first byte:
 //   2xx → the body; 429, 5xx, a refused/reset connection or a connect timeout → retried with
 //   backoff, then temp_fail_error (75) when retries run out; 404/410 → no_input_error (66);
@@ -61,8 +75,9 @@ std::string check_header(std::string_view header, std::string_view flag);
 // Content-Length, a chunked body without its last chunk, a gzip body without its trailer (cut
 // at a flush point) or corrupt, a reset or a timeout → io_error (74). A response whose
 // Content-Length headers disagree, or whose Content-Encoding is neither identity nor gzip, is
-// refused with io_error (74) before any byte is read. Messages name the redacted URL and what
-// happened.
+// refused with io_error (74) before any byte is read, and so, after its retries, is a 2xx
+// response cut inside its headers (a status line, then the connection closed). Messages name
+// the redacted URL and what happened.
 std::unique_ptr<byte_source> http_source(const std::string& url, const http_options& options);
 
 // GETs a small body whole (a registry index, a profile): the same statuses, retries and

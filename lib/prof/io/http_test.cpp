@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <netinet/in.h>
 #include <string>
@@ -19,6 +20,8 @@
 namespace {
 
 const std::string stall_marker = "\x01STALL";
+// A reply ending in this marker is sent one byte every 100 ms (a server that drips).
+const std::string drip_marker = "\x01DRIP";
 
 // One scripted response: raw bytes written after the request has been read, then the
 // connection is closed (so a body shorter than its Content-Length arrives truncated).
@@ -76,9 +79,13 @@ private:
             bool stall = reply.size() >= stall_marker.size() &&
                          reply.compare(reply.size() - stall_marker.size(), stall_marker.size(), stall_marker) == 0;
             if (stall) reply.resize(reply.size() - stall_marker.size());
+            bool drip = reply.size() >= drip_marker.size() &&
+                        reply.compare(reply.size() - drip_marker.size(), drip_marker.size(), drip_marker) == 0;
+            if (drip) reply.resize(reply.size() - drip_marker.size());
             std::size_t off = 0;
             while (off < reply.size()) {
-                ssize_t w = ::send(c, reply.data() + off, reply.size() - off, MSG_NOSIGNAL);
+                if (drip) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                ssize_t w = ::send(c, reply.data() + off, drip ? 1 : reply.size() - off, MSG_NOSIGNAL);
                 if (w <= 0) break;
                 off += static_cast<std::size_t>(w);
             }
@@ -349,6 +356,49 @@ TEST_CASE("the overall timeout retries a server that never answers, then fails w
         CHECK(std::string(e.what()).find("gave up after 2 attempts") != std::string::npos);
     }
     CHECK(srv.requests().size() == 2);
+}
+
+TEST_CASE("a server dripping a byte every 100 ms is cut off below the minimum speed") {
+    // Before, only a transfer moving no byte at all for the stall time was abandoned: 10 bytes a
+    // second held the reader for ever.
+    std::string body = rows(1000);
+    scripted_server srv({ok_reply(body) + drip_marker});
+    auto o = fast_options();
+    o.retries = 0;
+    o.stall_timeout_s = 1;
+    o.min_speed_bps = 100;
+    auto t0 = std::chrono::steady_clock::now();
+    // Cut while the headers still drip in (75: nothing was read, no retry left); 10 s at the least
+    // before, for the headers alone.
+    CHECK_THROWS_WITH_AS(read_all(*prof::http_source(srv.url(), o), 4096),
+                         doctest::Contains("Operation too slow. Less than 100 bytes/sec"), prof::error);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+}
+
+TEST_CASE("a response cut inside its headers is an error, never an empty body") {
+    // A status line, then the connection closed: libcurl reports success with no body.
+    scripted_server srv({"HTTP/1.1 200 OK\r\n"});
+    try {
+        read_all(*prof::http_source(srv.url(), fast_options()));
+        FAIL("no error");
+    } catch (const prof::temp_fail_error& e) {
+        CHECK(std::string(e.what()) == srv.url() + ": the response was cut inside its headers; gave up after 3 attempts");
+    }
+}
+
+TEST_CASE("headers go along a redirect to the same server and never to another one") {
+    std::string body = rows(10);
+    scripted_server other({ok_reply(body)});
+    scripted_server srv({"HTTP/1.1 302 Found\r\nLocation: /moved.jsonl\r\nContent-Length: 4\r\nConnection: close\r\n\r\nmove",
+                         "HTTP/1.1 302 Found\r\nLocation: " + other.url() + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"});
+    auto o = fast_options();
+    o.headers = {"X-Api-Key: s3cr3t-key", "Authorization: Bearer s3cr3t-token"};
+    CHECK(read_all(*prof::http_source(srv.url(), o)) == body);  // the redirects' own bodies are not rows
+    REQUIRE(srv.requests().size() == 2);
+    CHECK(srv.requests()[1].find("GET /moved.jsonl") == 0);
+    CHECK(srv.requests()[1].find("X-Api-Key: s3cr3t-key\r\n") != std::string::npos);
+    REQUIRE(other.requests().size() == 1);
+    CHECK(other.requests()[0].find("s3cr3t") == std::string::npos);
 }
 
 TEST_CASE("a body that stalls after reading began times out as an I/O error (74)") {

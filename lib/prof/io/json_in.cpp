@@ -1,5 +1,7 @@
 // JSON Lines input (see json_in.hpp).
 #include "prof/io/json_in.hpp"
+
+#include "prof/core/limits.hpp"
 #include "prof/io/json_scan.hpp"
 
 #include "prof/core/diag.hpp"
@@ -180,7 +182,8 @@ bool line_reader::fill() {
         scanned_ -= std::min(scanned_, begin_);
         begin_ = 0;
     }
-    if (end_ == cap_) {  // one line longer than the buffer: grow it
+    if (end_ == cap_) {  // one line longer than the buffer: grow it, up to the line limit
+        if (cap_ > max_line_bytes()) throw input_error(source_name(), line_no_ + 1, line_too_long_message());
         std::size_t ncap = cap_ * 2;
         std::unique_ptr<char[]> nb(new char[ncap + simdjson::SIMDJSON_PADDING]);
         std::memcpy(nb.get(), buf_.get(), end_);
@@ -239,6 +242,7 @@ bool line_reader::next(text_line& out) {
             begin_ = end_;
         }
         ++line_no_;
+        if (text.size() > max_line_bytes()) throw input_error(source_name(), line_no_, line_too_long_message());
         if (line_no_ == 1 && text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
         if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
         bool blank = std::all_of(text.begin(), text.end(),

@@ -2,6 +2,7 @@
 #include "prof/io/json_in.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/io/fsutil.hpp"
 #include "prof/io/input.hpp"
 #include "prof/records/records.hpp"
 #include "prof/test_support.hpp"
@@ -411,6 +412,39 @@ TEST_CASE("a mapped file that shrinks under the reader ends the process with 74 
         while (in.next(l)) {
         }
         _exit(0);  // not reached: the pages past 4096 are gone
+    }
+    ::close(err[1]);
+    std::string said;
+    char buf[512];
+    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(n));
+    ::close(err[0]);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 74);
+    CHECK(said.find(path + ": the file shrank while it was read (SIGBUS)") != std::string::npos);
+}
+
+TEST_CASE("a trace mapped whole (padded_input) that shrinks under the reader ends with 74, not SIGBUS") {
+    // prof-spans reads a Chrome trace through padded_input; it mapped the file without the
+    // guard, and a shrinking trace killed it with SIGBUS (135) and no message.
+    test::temp_dir tmp("mapped");
+    std::string path = tmp.path + "/trace.json";
+    std::string text = "[";
+    while (text.size() < (1u << 20)) text += "{\"name\":\"x\",\"ph\":\"X\",\"ts\":1,\"dur\":1},";
+    text += "{}]";
+    write_file(path, text);
+    int err[2];
+    REQUIRE(::pipe(err) == 0);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::dup2(err[1], 2);
+        padded_input in(path);
+        if (::truncate(path.c_str(), 4096) != 0) _exit(3);
+        std::size_t sum = 0;
+        for (char c : in.text()) sum += static_cast<unsigned char>(c);
+        _exit(sum == 0 ? 4 : 0);  // not reached: the pages past 4096 are gone
     }
     ::close(err[1]);
     std::string said;

@@ -1,6 +1,8 @@
 // Measuring fits as processes and through a warm worker (see measure.hpp).
 #include "prof/measure/measure.hpp"
 
+#include "prof/core/limits.hpp"
+
 #include "prof/measure/cgroup.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/io/input.hpp"
@@ -23,6 +25,22 @@
 namespace prof {
 
 namespace {
+
+// How long a worker that closed its stdin or its reply descriptor has to end on its own (a worker
+// exiting closes both a moment before it is a zombie) before it is taken as alive and killed.
+constexpr double closed_channel_grace_s = 1.0;
+
+// Whether the process behind `pidfd` has ended, or ends within `seconds` (0: now).
+bool ends_within(int pidfd, double seconds) {
+    if (pidfd < 0) return true;
+    double until = monotonic_seconds() + seconds;
+    for (;;) {
+        pollfd p{pidfd, POLLIN, 0};
+        int n = poll(&p, 1, std::max(0, static_cast<int>((until - monotonic_seconds()) * 1000 + 0.5)));
+        if (n > 0) return true;
+        if (n == 0 || errno != EINTR) return false;
+    }
+}
 
 // Passes a child's stderr through to ours while remembering its last non-empty line.
 struct stderr_tee {
@@ -629,7 +647,14 @@ void warm_worker::start() {
             char buf[4096];
             ssize_t r = ::read(reply_fd_, buf, sizeof buf);
             if (r > 0) replies_.append(buf, static_cast<std::size_t>(r));
-            else if (r == 0) pfds[1].revents = POLLIN;  // reply pipe closed: treat as death
+            else if (r == 0 && !ends_within(child_.pidfd, closed_channel_grace_s)) {
+                stop(0);
+                throw unavailable_error(fmt::format("worker '{}' closed descriptor 3 before it was ready and kept "
+                                                    "running; it was killed (replies go to descriptor 3, PROF_REPLY_FD)",
+                                                    command_text()));
+            } else if (r == 0) {
+                pfds[1].revents = POLLIN;  // the worker closed its reply pipe as it ended
+            }
         }
         if ((pfds[1].revents & POLLIN) && !read_reply_line(line)) {
             int code = -1, sig = 0;
@@ -660,6 +685,12 @@ std::string warm_worker::command_text() const {
 bool warm_worker::read_reply_line(std::string& line) { return replies_.take(line); }
 
 void warm_worker::reap_dead(int* exit_status, int* sig, cgroup_reading* last) {
+    // The launcher's wait blocks until the worker ends: one still running (a closed descriptor
+    // is no proof of death) is killed first, so no wait here can outlast a timeout or a signal.
+    if (!ends_within(child_.pidfd, 0)) {
+        kill(-child_.pid, SIGKILL);
+        if (cg_) cg_->kill_all();
+    }
     int status = wait_child(child_.pid).status;
     if (WIFEXITED(status)) *exit_status = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) *sig = WTERMSIG(status);
@@ -712,6 +743,12 @@ struct warm_worker::cell_run {
     double t0 = 0, t1 = 0, deadline = 0;  // t1: when the reply arrived; deadline 0: none
     bool got = false, died = false, timed_out = false;
     bool oom_seen = false;  // the worker's cgroup counted an OOM kill mid-cell: its tree was killed
+    // The worker closed its stdin or its reply descriptor: when (0: open), which, and whether it
+    // then kept running past closed_channel_grace_s (it can send no reply: it is killed).
+    double closed_at = 0;
+    const char* closed = "";
+    bool reply_eof = false, channel_closed = false;
+    std::string killed_why;  // why a worker still running was killed mid-cell (channel_closed)
     int stop_sig = 0;  // the signal prof-measure received mid-cell
     std::optional<double> cpu_at_signal;
     std::string reply;
@@ -845,7 +882,12 @@ void warm_worker::send_cell(cell_run& r, const std::string& line) {
             }
             continue;
         }
-        r.died = true;  // EPIPE: the worker is gone (SIGPIPE is ignored here)
+        if (w < 0 && errno == EPIPE) {  // SIGPIPE is ignored here; a closed stdin is no proof of death
+            r.closed_at = monotonic_seconds();
+            r.closed = "its stdin";
+            return;
+        }
+        r.died = true;
         return;
     }
 }
@@ -854,7 +896,7 @@ void warm_worker::send_cell(cell_run& r, const std::string& line) {
 // worker's processes and the CPU pressure every interval.
 void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_meter& pressure) {
     double next_sample = r.t0 + o_.sample_interval_s;  // never a /proc scan or NVML query inside a short cell
-    while (!r.got && !r.died && !r.timed_out && !r.stop_sig) {
+    while (!r.got && !r.died && !r.timed_out && !r.stop_sig && !r.channel_closed) {
         double now = monotonic_seconds();
         if (now >= next_sample) {
             if (gpu.reader) {
@@ -876,7 +918,8 @@ void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_me
         }
         double wait = next_sample - now;
         if (r.deadline > 0) wait = std::min(wait, r.deadline - now);
-        pollfd pfds[3] = {{reply_fd_, POLLIN, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
+        if (r.closed_at > 0) wait = std::min(wait, r.closed_at + closed_channel_grace_s - now);
+        pollfd pfds[3] = {{r.reply_eof ? -1 : reply_fd_, POLLIN, 0}, {child_.pidfd, POLLIN, 0}, {signal_pipe_fd(), POLLIN, 0}};
         int n_ready = poll(pfds, 3, std::max(0, static_cast<int>(wait * 1000 + 0.5)));
         if (n_ready < 0 && errno != EINTR) break;
         if (pending_signal()) {
@@ -887,15 +930,28 @@ void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_me
             char buf[4096];
             ssize_t n = ::read(reply_fd_, buf, sizeof buf);
             if (n > 0) replies_.append(buf, static_cast<std::size_t>(n));
+            if (replies_.pending() > max_line_bytes() + 1) {  // a reply line past the limit: no reply
+                r.channel_closed = true;
+                r.killed_why = "its reply line grew past the line limit: " + line_too_long_message();
+                break;
+            }
             while (read_reply_line(r.reply)) {
                 if (r.reply.find("\"ready\"") != std::string::npos && r.reply.find("\"ok\"") == std::string::npos) continue;
                 r.got = true;
                 r.t1 = monotonic_seconds();
                 break;
             }
-            if (!r.got && n == 0) r.died = true;
+            if (!r.got && n == 0) {
+                r.reply_eof = true;
+                if (r.closed_at == 0) r.closed_at = monotonic_seconds(), r.closed = "descriptor 3 (its replies)";
+            }
         }
         if (!r.got && (pfds[1].revents & POLLIN)) r.died = true;
+        if (!r.got && !r.died && r.closed_at > 0 && monotonic_seconds() >= r.closed_at + closed_channel_grace_s) {
+            r.channel_closed = true;
+            r.killed_why = fmt::format("it closed {} mid-cell and kept running: no reply could come", r.closed);
+            break;
+        }
         if (!r.got && !r.died && r.deadline > 0 && monotonic_seconds() >= r.deadline) {
             r.timed_out = true;
             break;
@@ -947,7 +1003,7 @@ measured_fit warm_worker::finish_unreplied(cell_run& r) {
         f.error = interrupted_error(r.stop_sig, false);
         throw interrupted(r.stop_sig, f);
     }
-    if (r.timed_out) {
+    if (r.timed_out || r.channel_closed) {
         f.wall_s = monotonic_seconds() - r.t0;
         kill(-r.pid, SIGKILL);
         if (cg_) cg_->kill_all();
@@ -955,7 +1011,8 @@ measured_fit warm_worker::finish_unreplied(cell_run& r) {
         reap_dead(&code, &sig, &last);
         if (r.cg_before.cpu_ns) r.apply_cgroup(last, method);
         r.apply_oom(last);
-        f.error = describe_failure(std::nullopt, std::nullopt, true, o_.timeout_s, "");
+        f.error = r.timed_out ? describe_failure(std::nullopt, std::nullopt, true, o_.timeout_s, "")
+                              : "worker killed: " + r.killed_why;
         return std::move(f);
     }
     f.wall_s = monotonic_seconds() - r.t0;  // to when its death (or its OOM kill) was seen
@@ -972,6 +1029,50 @@ measured_fit warm_worker::finish_unreplied(cell_run& r) {
 }
 
 // ---- the run ----------------------------------------------------------------------------
+
+std::vector<std::size_t> shell_script_words(const std::vector<std::string>& words) {
+    static const char* const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh"};
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        std::string_view base(words[i]);
+        if (auto slash = base.rfind('/'); slash != std::string_view::npos) base.remove_prefix(slash + 1);
+        if (std::find(std::begin(shells), std::end(shells), base) == std::end(shells)) continue;
+        // The shell's options up to its first operand; with -c (alone or in a cluster: -ec,
+        // -xc) that operand is the script. Options after -o take a name.
+        bool dash_c = false;
+        std::size_t j = i + 1;
+        for (; j < words.size() && words[j].size() > 1 && (words[j][0] == '-' || words[j][0] == '+') && words[j] != "--"; ++j) {
+            if (words[j][0] == '-' && words[j][1] != '-' && words[j].find('c') != std::string::npos) dash_c = true;
+            if (words[j] == "-o" || words[j] == "+o" || words[j] == "-O" || words[j] == "+O") ++j;
+        }
+        if (j < words.size() && words[j] == "--") ++j;
+        if (dash_c && j < words.size()) out.push_back(j);
+        break;
+    }
+    return out;
+}
+
+std::vector<std::string> cell_argv(const std::vector<std::string>& words, const cell& c) {
+    std::vector<std::size_t> scripts = shell_script_words(words);
+    std::vector<std::string> argv;
+    for (std::size_t i = 0; i < words.size(); ++i)
+        argv.push_back(substitute_cell(words[i], c, std::find(scripts.begin(), scripts.end(), i) != scripts.end()));
+    return argv;
+}
+
+measured_fit measure_cell_process(const std::vector<std::string>& words, const cell& c, const measure_options& o) {
+    std::vector<std::string> argv = cell_argv(words, c);
+    for (const auto& a : argv)
+        if (a.find('\0') != std::string::npos) {
+            // exec would cut the argument at the NUL: the fit would run on another ts_id than
+            // its record names.
+            measured_fit f = base_record(c, o);
+            f.ok = false;
+            f.error = "not run: a cell field holds a NUL byte, which no command-line argument can carry";
+            return f;
+        }
+    return measure_process(argv, c, o);
+}
 
 measure_input read_measure_input(const std::vector<std::string>& files, std::size_t max_bad_lines) {
     measure_input in;
@@ -1073,9 +1174,7 @@ void measure_cells(const measure_input& in, const cell_loop& loop, const measure
             }
             fit = worker->measure(c);
         } else {
-            std::vector<std::string> argv;
-            for (const auto& w : loop.run_words) argv.push_back(substitute_cell(w, c));
-            fit = measure_process(argv, c, o);
+            fit = measure_cell_process(loop.run_words, c, o);
         }
         if (!fit.ok) ++n_failed;
         record(fit, t);

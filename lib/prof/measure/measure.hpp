@@ -153,6 +153,19 @@ private:
 
 // ---- the run ----------------------------------------------------------------------------
 
+// The indexes of the words of a --run template that a shell reads as a script: the operand
+// after -c (alone or in a cluster such as -ec) of the first word naming a shell (sh, bash,
+// dash, zsh, ksh, mksh, ash, yash, posh; by its last path component), so `sh -c '...'`,
+// `env X=1 bash -ec '...'` and `timeout 60 sh -c '...'` are all seen. At most one.
+std::vector<std::size_t> shell_script_words(const std::vector<std::string>& words);
+// One cell's argv from the template's words: substitute_cell on each word, shell-quoting every
+// value inside a shell script word (shell_script_words).
+std::vector<std::string> cell_argv(const std::vector<std::string>& words, const cell& c);
+// One cell through --run: measure_process of cell_argv, except that a cell whose fields put a
+// NUL byte into an argument is not run (exec would cut the argument there, and the fit would
+// run on another ts_id than its record names): its fit is ok:false saying so.
+measured_fit measure_cell_process(const std::vector<std::string>& words, const cell& c, const measure_options& o);
+
 // prof-measure's input in order: cells, and every other record (a JSON object whose kind is a
 // string other than "cell", such as prof-sample's sample record), kept as its line to be
 // written through unchanged.

@@ -386,6 +386,46 @@ TEST_CASE("a worker that stops reading its stdin still times out: the cell write
     CHECK(monotonic_seconds() - t0 < 10);
 }
 
+TEST_CASE("a worker that closes its reply descriptor or its stdin and keeps running is killed, the next cell measured") {
+    // Before, the closed pipe was taken for a dead worker and the launcher's wait blocked on a
+    // live one for ever: timeout(1) ends that run here with 137 instead of hanging the suite.
+    std::string path = "/tmp/prof-test-closed-" + std::to_string(getpid());
+    std::ofstream(path) << cells({"closereply", "noop", "closestdin", "noop", "noop"});
+    double t0 = monotonic_seconds();
+    auto r = sh(fmt::format("timeout -s KILL 60 {}/prof-measure --no-cgroup --worker {} --timeout 50s < {}", bin(),
+                            helper("worker"), path));
+    unlink(path.c_str());
+    CHECK_MESSAGE(r.status == 0, r.err);
+    CHECK(monotonic_seconds() - t0 < 20);
+    auto v = fits_of(r.out);
+    REQUIRE(v.size() == 5);
+    CHECK(v[0].error.value() == "worker killed: it closed descriptor 3 (its replies) mid-cell and kept running: no "
+                                "reply could come");
+    CHECK(v[1].ok);
+    CHECK(v[2].ok);
+    CHECK(v[3].error.value().find("worker killed: it closed its stdin mid-cell") == 0);
+    CHECK(v[4].ok);
+    auto left = sh(fmt::format("pgrep -f '^{}$' || echo none-left", helper("worker")));
+    CHECK(left.out.find("none-left") != std::string::npos);
+}
+
+TEST_CASE("a worker reply line past --max-line kills the worker and fails the cell; the next cell is measured") {
+    // tests/helpers/worker.c answers "bigreply" with an 8 MiB line: held whole before, however long.
+    auto v = run_cells(cells({"bigreply", "noop"}), "--no-cgroup --worker " + helper("worker") + " --max-line 1MiB --timeout 60s");
+    REQUIRE(v.size() == 2);
+    CHECK(v[0].error.value() ==
+          "worker killed: its reply line grew past the line limit: line longer than 1 MiB (--max-line raises the limit)");
+    CHECK(v[1].ok);
+}
+
+TEST_CASE("a worker that closes its reply descriptor before it is ready is refused (69) and killed") {
+    auto r = sh(fmt::format("printf '{{\"ts_id\":\"a\",\"model_type\":\"m\"}}\\n' | PROF_TEST_CLOSE_FIRST=1 timeout -s KILL "
+                            "60 {}/prof-measure --no-cgroup --worker {} --ready --ready-timeout 50s",
+                            bin(), helper("worker")));
+    CHECK(r.status == 69);
+    CHECK(r.err.find("closed descriptor 3 before it was ready") != std::string::npos);
+}
+
 TEST_CASE("a fit's process that escaped its group with setsid is still killed and reported") {
     // The duration travels as $1, so this shell's own command line never matches the pattern.
     auto r = sh(bin() + "/prof-measure -- sh -c 'setsid sleep \"$1\" & sleep 0.1; exit 0' sh 47.25; sleep 0.2; "

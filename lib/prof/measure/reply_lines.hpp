@@ -17,6 +17,8 @@ public:
     // The next complete line (without its '\n') into `line`; false when none is complete yet.
     bool take(std::string& line);
     void clear();
+    // Bytes appended and not yet taken (a line still arriving, and complete ones not taken).
+    std::size_t pending() const { return buf_.size() - begin_; }
     // Bytes searched for '\n' so far (what the linear bound is tested on).
     std::size_t bytes_searched() const { return searched_; }
 

@@ -132,15 +132,23 @@ length_distribution sample_lengths(const json_value& sample) {
 }
 
 bool is_sample_record(simdjson::ondemand::object& obj) {
-    bool sample = false;
-    for (auto field : obj) {
-        if (std::string_view(field.unescaped_key()) != "kind") continue;
-        auto v = field.value();
-        if (simdjson::ondemand::json_type(v.type()) == simdjson::ondemand::json_type::string)
-            sample = std::string_view(v.get_string()) == "sample";
-        break;
-    }
+    // The kind is read from the object's text by a parser of its own. Reading it here through
+    // obj and then the whole record again after reset() would unescape strings twice into the
+    // document's string buffer, which simdjson sizes for one copy of each string of the line:
+    // a long enough string then writes past its end.
+    std::string_view raw = obj.raw_json();
     obj.reset();
+    bool sample = false;
+    parse_object_text(raw, [&](simdjson::ondemand::object& own) {
+        bool seen = false;  // the first "kind" decides; every field is passed (the text is read to its end)
+        for (auto field : own) {
+            if (seen || std::string_view(field.unescaped_key()) != "kind") continue;
+            seen = true;
+            auto v = field.value();
+            if (simdjson::ondemand::json_type(v.type()) == simdjson::ondemand::json_type::string)
+                sample = std::string_view(v.get_string()) == "sample";
+        }
+    });
     return sample;
 }
 

@@ -78,6 +78,9 @@ std::string write_sample(const sample_record& s);  // one line, no '\n'
 // Throws field_error naming the field when `lengths` is missing or malformed.
 length_distribution sample_lengths(const json_value& sample);
 // Whether a record object is a `sample` record (its kind); the object is rewound either way.
+// The kind is read from the object's raw text by a parser of its own, never through obj, so
+// the caller's reader may then read every string of obj once (simdjson's string buffer holds
+// one copy of each string of a document: reading a string twice can write past its end).
 bool is_sample_record(simdjson::ondemand::object& obj);
 // Keeps the first sample record of an input in `kept`; a second one must be the same record
 // (a pre-pass split over files), else field_error: a profile stands for one sample.

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <sched.h>
 #include <malloc.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -70,7 +71,7 @@ std::string shell_quote(std::string_view text) {
     return out;
 }
 
-std::string substitute_cell(const std::string& word, const cell& c) {
+std::string substitute_cell(const std::string& word, const cell& c, bool shell_script) {
     std::string out;
     for (std::size_t i = 0; i < word.size();) {
         if (word[i] == '{') {
@@ -91,6 +92,11 @@ std::string substitute_cell(const std::string& word, const cell& c) {
                 } else if (name == "params_json") {
                     n_obs = c.params.value_or("{}");
                     val = &n_obs;
+                }
+                if (val && shell_script && name != "params") {
+                    out += shell_quote(*val);
+                    i = close + 1;
+                    continue;
                 }
                 if (val) {
                     out += *val;
@@ -623,8 +629,31 @@ void launcher_spawn(int sock, wire& in, std::vector<int>& fds) {
     send_msg(sock, op::spawn, out.buf, {});
 }
 
+// Blocks until the fit `pid` ends, watching the socket meanwhile: prof-measure sends nothing
+// while it waits for the reply, so the socket turning readable means it is gone (killed, even by
+// SIGKILL), and the launcher shuts down, killing the fit, instead of waiting for it for ever.
+void wait_watching_socket(int sock, pid_t pid) {
+    int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    if (pidfd < 0) return;  // already reaped, or no pidfd: wait4 alone
+    for (;;) {
+        pollfd p[2] = {{pidfd, POLLIN, 0}, {sock, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        if (p[0].revents) break;
+        if (!p[1].revents) continue;
+        char c;
+        ssize_t r = recv(sock, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+        if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR)) launcher_shutdown();
+        if (r > 0) break;  // a message before the reply breaks the protocol: wait4 alone
+    }
+    close(pidfd);
+}
+
 void launcher_wait(int sock, wire& in) {
     pid_t pid = static_cast<pid_t>(in.u64());
+    if (is_live(pid)) wait_watching_socket(sock, pid);
     int status = 0;
     rusage ru{};
     pid_t r;

@@ -25,8 +25,10 @@ std::vector<std::string> split_words(const std::string& text);
 // Replaces {ts_id}, {model_type}, {family}, {n_obs}, {params} (the cell's params as JSON,
 // shell-quoted, for a word a shell will read: sh -c '...') and {params_json} (the same JSON
 // as it is, for a word passed straight to the program) inside one word; {} stands for absent
-// params. Other braces are kept.
-std::string substitute_cell(const std::string& word, const cell& c);
+// params. Other braces are kept. With `shell_script` (the word is a script a shell reads, as
+// in sh -c '...') every value is shell-quoted, so a ts_id holding $(...), `...`, ;, |, &&, > or
+// a newline is one word of the script, never a command.
+std::string substitute_cell(const std::string& word, const cell& c, bool shell_script = false);
 // 'TEXT' with every ' written as '\'': one word to a POSIX shell, whatever TEXT holds.
 std::string shell_quote(std::string_view text);
 

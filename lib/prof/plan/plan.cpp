@@ -475,6 +475,8 @@ namespace {
 
 // ---- make_plan, step 1: validate ---------------------------------------------------------
 
+constexpr std::uint64_t max_node_gpus = 1024;
+
 void validate_request(const plan_request& rq) {
     if (rq.series == 0 && !rq.panel) throw usage_error("--series must be a positive integer (or give --panel)");
     if (rq.panel && rq.panel->bins.empty()) throw usage_error("--panel: the panel holds no usable series");
@@ -484,6 +486,10 @@ void validate_request(const plan_request& rq) {
         throw usage_error("--node-gpus needs --node-gpu-memory (the memory of one device)");
     if (rq.node.gpus == 0 && rq.node.gpu_memory_bytes)
         throw usage_error("--node-gpu-memory needs --node-gpus (devices per node)");
+    // No node holds more (the largest, an NVL72 rack, is 72): a bigger count is a typo, and the
+    // slot arithmetic stays far from 64-bit overflow.
+    if (rq.node.gpus > max_node_gpus)
+        throw usage_error(fmt::format("--node-gpus must be at most {}, not {}", max_node_gpus, rq.node.gpus));
     check_plan_goal(rq.deadline_s, rq.nodes);
     if (rq.defaults.cores == 0) throw usage_error("--default-cores must be a positive integer");
     if (rq.defaults.memory_bytes == 0) throw usage_error("--default-memory must be more than 0 bytes");
@@ -750,7 +756,8 @@ node_axes fit_node(const std::string& fname, family_plan& f, const plan_context&
         // the node's slots on the fewest devices and leaves the rest idle.
         const std::uint64_t spread = div_up(std::min(ax.by_cores, ax.by_memory), node.gpus);
         ax.per_device = std::min(per_device, spread);
-        ax.by_gpus = node.gpus * *ax.per_device;
+        std::uint64_t by_gpus = 0;
+        ax.by_gpus = __builtin_mul_overflow(node.gpus, *ax.per_device, &by_gpus) ? UINT64_MAX : by_gpus;
     }
     return ax;
 }

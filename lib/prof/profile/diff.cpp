@@ -37,7 +37,12 @@ std::optional<double> as_double(const std::optional<std::uint64_t>& u) {
 
 // Equal within the relative precision of a shortest round-trip double: two profiles written
 // from the same evidence compare "same", not "up" by one unit in the last place.
-bool nearly_equal(double a, double b) { return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
+// A ratio that overflowed (1e308 over 0.1) is infinite and equal to nothing finite: the
+// relative test alone would call it equal to every number (inf <= 1e-12 x inf).
+bool nearly_equal(double a, double b) {
+    if (!std::isfinite(a) || !std::isfinite(b)) return a == b;
+    return std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
+}
 
 axis_change compare_axis(const axis_spec& spec, std::optional<double> o, std::optional<double> n) {
     axis_change a;
@@ -172,7 +177,10 @@ std::vector<row_diff> diff_rows(const Map& old_rows, const Map& new_rows, const 
     return out;
 }
 
-std::string percent(double ratio) { return fmt::format("{:+.1f} %", (ratio - 1.0) * 100.0); }
+std::string percent(double ratio) {
+    if (!std::isfinite(ratio)) return "more than x1e308";  // the ratio overflowed a double
+    return fmt::format("{:+.1f} %", (ratio - 1.0) * 100.0);
+}
 
 }  // namespace
 

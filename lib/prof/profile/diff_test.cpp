@@ -48,6 +48,16 @@ TEST_CASE("exactly the allowed growth passes the gate") {
     CHECK(d.passed());
 }
 
+TEST_CASE("a regression whose ratio overflows a double (1e308 s over 0.1 s) fails the gate") {
+    // 1e308 / 0.1 = inf: before, nearly_equal(inf, 1.2) held and the gate passed it.
+    auto d = prof::diff_profiles(one_model(0.1, 1, 1.0), one_model(1e308, 1, 1.0), {0.2, std::nullopt}, "a", "b");
+    CHECK(axis(d.models[0], "median_wall_s").regression);
+    CHECK_FALSE(d.passed());
+    REQUIRE_FALSE(d.regressions.empty());
+    CHECK(d.regressions[0].find("(more than x1e308)") != std::string::npos);
+    CHECK_FALSE(prof::diff_profiles(one_model(0.1, 1, 1.0), one_model(1e307, 1, 1.0), {0.2, std::nullopt}, "a", "b").passed());
+}
+
 TEST_CASE("memory and cores are gated by max_bigger, wall time is not") {
     // RSS 100 MB -> 115 MB (+15 %), cores 1.0 -> 1.9 snaps 1 -> 2 (+100 %), wall 3x slower.
     auto d = prof::diff_profiles(one_model(0.1, 100'000'000, 1.0), one_model(0.3, 115'000'000, 1.9),

@@ -1,6 +1,8 @@
 // build_profile and the profile record (see profile.hpp for the rules of the arithmetic).
 #include "prof/profile/profile.hpp"
 
+#include "prof/core/diag.hpp"
+
 #include "prof/core/parallel.hpp"
 
 #include "prof/core/errors.hpp"
@@ -621,7 +623,8 @@ std::string format_profile_table(const compute_profile& p) {
         }
         out += "dropped models (no usable measurement): " + d + "\n";
     }
-    for (const auto& [m, e] : p.first_error_by_model) out += fmt::format("first error of {}: {}\n", m, e);
+    // An error is a fit's own text: one line here whatever it holds (printable, newlines too).
+    for (const auto& [m, e] : p.first_error_by_model) out += fmt::format("first error of {}: {}\n", m, printable(e));
     for (const auto& [name, m] : p.models)
         if (m.oom_limit_bytes)
             out += fmt::format("killed for memory: {} fit(s) of {}, at limits up to {}: its family's slot is at least "

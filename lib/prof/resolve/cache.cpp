@@ -39,16 +39,16 @@ profile_cache::profile_cache(std::string root) : root_(std::move(root)) {
 
 std::string profile_cache::path_for(std::string_view kind, const std::vector<std::string>& key) const {
     check_kind_word(kind);
-    for (const auto& k : key)
+    for (const auto& k : key) {
         if (k.empty())
             throw error(exit_code::data_err, fmt::format("a {} with an empty key field cannot be cached (it could never be "
                                                          "asked for)", kind));
+        if (k.find('\0') != std::string::npos)
+            throw error(exit_code::data_err, fmt::format("a {} whose key holds a NUL byte cannot be cached (no command "
+                                                         "line could ask for it)", kind));
+    }
     return path_under(root_, std::string(kind) + "/" + key_file_name(key) + ".json");
 }
-
-// Lexical checks cannot see symbolic links: a planted link inside ROOT could point a cache
-// file anywhere. Resolve both sides (as far as they exist) and compare again.
-std::string profile_cache::checked(const std::string& path) const { return checked_inside(root_, path, "cache"); }
 
 std::optional<std::string> profile_cache::problem(const std::string& name, const std::string& record,
                                                   const record_key& key_of) const {
@@ -77,67 +77,68 @@ std::optional<std::string> profile_cache::problem(const std::string& name, const
     return std::nullopt;
 }
 
+// Every access goes through descriptors (rooted_dir): the root opened once, the kind's directory
+// opened from it with O_NOFOLLOW, each file opened or renamed from that, so a link planted or
+// swapped in anywhere under ROOT is never followed. A planted link or FIFO where a record
+// should be is a miss (get) or skipped (list), with a warning, and the next put replaces it.
+std::optional<rooted_dir> profile_cache::kind_dir(std::string_view kind, bool create) const {
+    check_kind_word(kind);
+    if (!create) {
+        std::error_code ec;
+        if (!fs::exists(fs::path(root_), ec)) return std::nullopt;
+    }
+    rooted_dir root(root_, "cache", create);
+    return root.sub(kind, create);
+}
+
 void profile_cache::put(std::string_view kind, const std::vector<std::string>& key, std::string_view record) const {
     std::string path = path_for(kind, key);
-    std::string dir = fs::path(path).parent_path().string();
-    make_dirs(dir);
-    checked(path);
-    remove_stale_temps(dir);  // left by writers killed before their rename
+    std::optional<rooted_dir> dir = kind_dir(kind, true);
+    dir->remove_stale_temps();  // left by writers killed before their rename
     std::string text(record);
     text.push_back('\n');
-    write_file_atomic(path, text);
+    dir->write_atomic(fs::path(path).filename().string(), text);
 }
 
 std::optional<std::string> profile_cache::get(std::string_view kind, const std::vector<std::string>& key,
                                               const record_key& key_of) const {
     std::string path = path_for(kind, key);
-    std::error_code ec;
-    if (!fs::exists(fs::path(path), ec)) {
-        if (ec) throw io_error(fmt::format("cannot read cache entry '{}': {}", path, ec.message()));
-        return std::nullopt;
-    }
-    checked(path);
-    std::string record;
-    try {
-        record = chomp(read_file(path));
-    } catch (const no_input_error& e) {
-        throw io_error(e.what());
-    }
-    if (auto why = problem(key_file_name(key) + ".json", record, key_of)) {
+    std::string name = fs::path(path).filename().string();
+    std::optional<rooted_dir> dir = kind_dir(kind, false);
+    if (!dir) return std::nullopt;
+    std::string refused;
+    std::optional<std::string> text = dir->read_regular(name, refused);
+    if (!text && refused.empty()) return std::nullopt;
+    if (text) *text = chomp(std::move(*text));
+    std::optional<std::string> why = text ? problem(name, *text, key_of) : refused;
+    if (why) {
         warn(fmt::format("cache entry '{}' is not usable ({}): treated as a miss; the next store of this key replaces it",
                          path, *why));
         return std::nullopt;
     }
-    return record;
+    return text;
 }
 
 std::vector<profile_cache::entry> profile_cache::list(std::string_view kind, const record_key& key_of) const {
-    check_kind_word(kind);
-    std::string dir = path_under(root_, std::string(kind));
+    std::optional<rooted_dir> dir = kind_dir(kind, false);
+    if (!dir) return {};
     std::vector<std::string> names;
-    std::error_code ec;
-    if (!fs::is_directory(fs::path(dir), ec)) return {};
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-        std::string name = it->path().filename().string();
+    for (auto& name : dir->names())
         // Temporary names are "FILE.json.tmp.<pid>.<n>"; only finished records end in ".json".
-        if (ends_with(name, ".json") && it->is_regular_file()) names.push_back(name);
-    }
-    if (ec) throw io_error(fmt::format("cannot list cache directory '{}': {}", dir, ec.message()));
+        if (ends_with(name, ".json")) names.push_back(std::move(name));
     std::sort(names.begin(), names.end());
     std::vector<entry> out;
     for (const auto& n : names) {
-        std::string path = checked(dir + "/" + n);
-        std::string record;
-        try {
-            record = chomp(read_file(path));
-        } catch (const no_input_error&) {
-            continue;  // replaced or removed by a concurrent writer between listing and reading
-        }
-        if (auto why = problem(n, record, key_of)) {
+        std::string path = dir->path_of(n), refused;
+        std::optional<std::string> text = dir->read_regular(n, refused);
+        if (!text && refused.empty()) continue;  // replaced or removed by a concurrent writer since the listing
+        if (text) *text = chomp(std::move(*text));
+        std::optional<std::string> why = text ? problem(n, *text, key_of) : refused;
+        if (why) {
             warn(fmt::format("cache entry '{}' is not usable ({}): skipped", path, *why));
             continue;
         }
-        out.push_back({path, std::move(record)});
+        out.push_back({path, std::move(*text)});
     }
     return out;
 }

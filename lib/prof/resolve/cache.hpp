@@ -2,6 +2,8 @@
 // by prof-spans (query_profile) and prof-linkrate (link_rate).
 #pragma once
 
+#include "prof/io/fsutil.hpp"
+
 #include <functional>
 #include <optional>
 #include <string>
@@ -15,8 +17,11 @@ namespace prof {
 // the key components are whatever identifies the record (every
 // byte outside [A-Za-z0-9_-] percent-encoded, components joined with '@', long names cut to
 // 150 bytes + '~' + SHA-256), so two different keys never share a file and no key can name a
-// path outside its kind's directory. Every path is also checked after resolving symbolic
-// links: one that lands outside ROOT is refused (exit 73). Writes are atomic (temporary file in
+// path outside its kind's directory. Every file is reached through directory descriptors with
+// O_NOFOLLOW (rooted_dir), never by a path checked and then opened again: a kind directory that
+// is a symbolic link is refused (exit 73), and a link, FIFO or anything but a regular file where
+// a record should be is not read (a miss, or skipped by list, with a warning) and is replaced by
+// the next put. Writes are atomic (temporary file in
 // the same directory, fsync, rename: write_file_atomic), so a reader never sees a partial
 // record and concurrent writers of one key leave one whole record (the last rename wins); a
 // put removes the temporary files that killed writers left in its kind's directory.
@@ -37,7 +42,8 @@ public:
 
     const std::string& root() const { return root_; }
     // The file a key maps to (checked lexically to lie under ROOT; throws cant_create_error). A
-    // key with an empty component is refused (prof::error, exit 65): no reader can ask for it.
+    // key with an empty component, or one holding a NUL byte, is refused (prof::error, exit 65):
+    // no reader can ask for it.
     std::string path_for(std::string_view kind, const std::vector<std::string>& key) const;
     // Stores one record (JSON text without the newline) under the key, replacing any old one.
     // Throws cant_create_error (73) when the directory or file cannot be written.
@@ -60,8 +66,10 @@ public:
     std::vector<entry> list(std::string_view kind, const record_key& key_of = {}) const;
 
 private:
-    std::string checked(const std::string& path) const;
-    // Why the record in `path`, stored under file name `name`, is not to be served; nullopt if it is.
+    // ROOT/KIND opened through descriptors (created when `create`); nullopt when it does not
+    // exist and `create` is false. A link in its place is refused (73).
+    std::optional<rooted_dir> kind_dir(std::string_view kind, bool create) const;
+    // Why `record`, stored under file name `name`, is not to be served; nullopt if it is.
     std::optional<std::string> problem(const std::string& name, const std::string& record, const record_key& key_of) const;
     std::string root_;
 };

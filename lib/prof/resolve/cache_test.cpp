@@ -6,7 +6,13 @@
 #include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>
+#include <atomic>
+#include <chrono>
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <thread>
 #include <set>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,25 +80,58 @@ TEST_CASE("cache: put replaces a record whole, get of an absent key is nullopt, 
     CHECK(*c.get("query_profile", {"q", "h"}) == "{\"v\":2}");
 }
 
-TEST_CASE("cache: a symbolic link that resolves outside the root is refused with exit 73") {
+TEST_CASE("cache: a planted link or FIFO is never followed: a miss with a warning, skipped by list, replaced by put") {
     temp_dir t;
     temp_dir outside;
     profile_cache c((t.path / "c").string());
     c.put("query_profile", {"seed", "h"}, "{}");
     fs::create_symlink(outside.path / "secret.json", fs::path(c.path_for("query_profile", {"evil", "h"})));
     write_file_atomic((outside.path / "secret.json").string(), "{\"secret\":1}\n");
-    try {
-        c.get("query_profile", {"evil", "h"});
-        FAIL("expected a refusal");
-    } catch (const error& e) {
-        CHECK(e.code() == exit_code::cant_create);
-        CHECK(std::string(e.what()).find("outside") != std::string::npos);
-    }
-    CHECK_THROWS_AS(c.put("query_profile", {"evil", "h"}, "{}"), cant_create_error);
+    ::mkfifo(c.path_for("query_profile", {"fifo", "h"}).c_str(), 0644);
+    CHECK_FALSE(c.get("query_profile", {"evil", "h"}).has_value());
+    CHECK_FALSE(c.get("query_profile", {"fifo", "h"}).has_value());  // a FIFO never blocks the read
+    auto listed = c.list("query_profile");
+    REQUIRE(listed.size() == 1);  // the link and the FIFO skipped, the seed listed
+    CHECK(listed[0].record == "{}");
+    // put replaces the link itself (rename never follows it): the target outside is untouched.
+    c.put("query_profile", {"evil", "h"}, "{\"v\":1}");
+    CHECK(*c.get("query_profile", {"evil", "h"}) == "{\"v\":1}");
     CHECK(read_file((outside.path / "secret.json").string()) == "{\"secret\":1}\n");
-    // A whole kind directory linked elsewhere is refused too.
+    // A whole kind directory linked elsewhere is refused (73), for writes and reads.
     fs::create_directory_symlink(outside.path, t.path / "c" / "link_rate");
     CHECK_THROWS_AS(c.put("link_rate", {"x"}, "{}"), cant_create_error);
+    CHECK_THROWS_AS(c.list("link_rate"), cant_create_error);
+    CHECK(fs::directory_iterator(outside.path)->path().filename() == "secret.json");
+}
+
+TEST_CASE("cache: a kind directory swapped with a link out of the root between puts never receives a record") {
+    temp_dir t;
+    temp_dir outside;
+    profile_cache c((t.path / "c").string());
+    c.put("query_profile", {"seed"}, "{}");
+    fs::create_directory_symlink(outside.path, t.path / "c" / "alt");
+    std::string a = (t.path / "c" / "query_profile").string(), b = (t.path / "c" / "alt").string();
+    std::atomic<bool> stop{false};
+    std::thread swapper([&] {
+        while (!stop) {
+            ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), 2 /* RENAME_EXCHANGE */);
+            std::this_thread::sleep_for(std::chrono::microseconds(100));  // both states last
+        }
+    });
+    int written = 0, refused = 0;
+    for (int i = 0; i < 200; ++i) {
+        try {
+            c.put("query_profile", {"k" + std::to_string(i)}, "{}");
+            ++written;
+        } catch (const cant_create_error&) {
+            ++refused;
+        }
+    }
+    stop = true;
+    swapper.join();
+    MESSAGE(written, " puts written, ", refused, " refused");
+    CHECK(fs::is_empty(outside.path));
+    CHECK(written + refused == 200);
 }
 
 namespace {
@@ -171,4 +210,16 @@ TEST_CASE("cache: a put removes temporary files that dead writers left, and keep
     c.put("link_rate", {"a"}, R"({"k":["a"]})");
     CHECK_FALSE(fs::exists(stale));
     CHECK(fs::exists(live));
+}
+
+TEST_CASE("cache: a key holding a NUL byte is refused (65): it could be stored but never asked for") {
+    temp_dir t;
+    profile_cache c((t.path / "c").string());
+    try {
+        c.put("query_profile", {std::string("a\0b", 3), "h"}, "{}");
+        FAIL("no error");
+    } catch (const error& e) {
+        CHECK(e.code() == exit_code::data_err);
+    }
+    CHECK(c.list("query_profile").empty());
 }

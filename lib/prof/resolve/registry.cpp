@@ -2,6 +2,7 @@
 #include "prof/resolve/registry.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/io/byte_source.hpp"
 #include "prof/io/fsutil.hpp"
 #include "prof/io/http.hpp"
 #include "prof/io/input.hpp"
@@ -31,17 +32,7 @@ namespace {
 // index itself) because the index is replaced by rename, which would orphan a lock on it.
 class dir_lock {
 public:
-    explicit dir_lock(const std::string& dir) {
-        std::string path = dir + "/.lock";
-        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0) throw cant_create_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
-        while (::flock(fd_, LOCK_EX) != 0) {
-            if (errno == EINTR) continue;
-            int err = errno;
-            ::close(fd_);
-            throw cant_create_error(fmt::format("cannot lock '{}': {}", path, std::strerror(err)));
-        }
-    }
+    explicit dir_lock(const rooted_dir& dir) : fd_(dir.open_locked(".lock")) {}
     ~dir_lock() {
         ::flock(fd_, LOCK_UN);
         ::close(fd_);
@@ -53,11 +44,6 @@ private:
     int fd_ = -1;
 };
 
-bool file_exists(const std::string& path) {
-    struct stat st;
-    return ::stat(path.c_str(), &st) == 0;
-}
-
 }  // namespace
 
 std::string registry_run_path(const std::string& dir, const std::string& run_id) {
@@ -66,13 +52,19 @@ std::string registry_run_path(const std::string& dir, const std::string& run_id)
 
 namespace {
 // The index lines now in DIR/index.jsonl by run_id (the line text kept as written; of two lines
-// for one run the last wins). A missing file is an empty index.
-std::map<std::string, std::string> read_index_lines(const std::string& path) {
+// for one run the last wins). A missing file is an empty index; a link, FIFO or anything but a
+// regular file in its place is refused (73), never read or followed.
+std::map<std::string, std::string> read_index_lines(const rooted_dir& dir) {
     std::map<std::string, std::string> out;
-    if (!file_exists(path)) return out;
+    std::string refused;
+    int fd = dir.open_regular("index.jsonl", refused);
+    if (fd < 0 && refused.empty()) return out;
+    if (fd < 0)
+        throw cant_create_error(fmt::format("refusing registry index '{}': {} (a registry holds only its own files)",
+                                            dir.path_of("index.jsonl"), refused));
     // Strict: a store must not rewrite an index it cannot read. A gzip index is read inflated
-    // (open_input tells it by its magic bytes) and rewritten plain.
-    line_reader in(open_input(path));
+    // (told by its magic bytes) and rewritten plain.
+    line_reader in(gunzip_if_gzip(fd_source(fd, dir.path_of("index.jsonl"), true)));
     for_each_record(in, bad_line_policy(), [&](simdjson::ondemand::object& obj, const record_place& at) {
         std::optional<std::string> run_id;
         for (auto f : obj)
@@ -86,25 +78,24 @@ std::map<std::string, std::string> read_index_lines(const std::string& path) {
 
 namespace {
 // The run files in DIR/runs (finished "*.json" regular files, not temporaries), by file name.
-std::vector<std::string> run_file_names(const std::string& runs_dir) {
-    namespace fs = std::filesystem;
+std::vector<std::string> run_file_names(const rooted_dir& runs) {
     std::vector<std::string> out;
-    std::error_code ec;
-    for (fs::directory_iterator it(runs_dir, ec), end; !ec && it != end; it.increment(ec)) {
-        std::string name = it->path().filename().string();
-        std::error_code ec2;
-        if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 && it->is_regular_file(ec2))
-            out.push_back(name);
+    for (auto& name : runs.names()) {
+        struct stat st {};
+        if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0 &&
+            ::fstatat(runs.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            out.push_back(std::move(name));
     }
-    if (ec) throw io_error(fmt::format("cannot list '{}': {}", runs_dir, ec.message()));
     std::sort(out.begin(), out.end());
     return out;
 }
 
 // The profile in a run file that the index does not list, checked to be the run its name says.
-compute_profile read_unindexed_run(const std::string& dir, const std::string& name) {
-    std::string path = checked_inside(dir, dir + "/runs/" + name, "registry");
-    compute_profile p = parse_profile_text(read_all(*open_input(path)), path);
+compute_profile read_unindexed_run(const rooted_dir& runs, const std::string& name) {
+    std::string path = runs.path_of(name), refused;
+    int fd = runs.open_regular(name, refused);
+    if (fd < 0) throw no_input_error(fmt::format("cannot read '{}': {}", path, refused.empty() ? "no such file" : refused));
+    compute_profile p = parse_profile_text(read_all(*gunzip_if_gzip(fd_source(fd, path, true))), path);
     if (!p.provenance.run_id || p.provenance.run_id->empty())
         throw input_error(path, 1, "field 'provenance.run_id': missing; the file cannot be indexed");
     if (key_file_name({*p.provenance.run_id}) + ".json" != name)
@@ -128,18 +119,17 @@ registry_write registry_store(const std::string& dir, const compute_profile& p, 
     if (run_id.empty())
         throw error(exit_code::data_err, fmt::format("a run with an empty run_id cannot be stored in registry {} "
                                                      "(it could never be read back)", dir));
-    make_dirs(dir + "/runs");
-    // Every path is checked after resolving links: a runs/ or index.jsonl planted as a link out
-    // of DIR must not receive the write (the cache refuses the same).
-    std::string runs_dir = checked_inside(dir, dir + "/runs", "registry");
-    std::string run_path = checked_inside(dir, registry_run_path(dir, run_id), "registry");
-    std::string index_path = checked_inside(dir, dir + "/index.jsonl", "registry");
-    checked_inside(dir, dir + "/.lock", "registry");
-    dir_lock lock(dir);
-    remove_stale_temps(dir);
-    remove_stale_temps(runs_dir);
+    // Every file is reached through directory descriptors with O_NOFOLLOW (rooted_dir): a
+    // runs/, index.jsonl or .lock planted, or swapped in, as a link out of DIR never receives
+    // the write (the cache refuses the same).
+    rooted_dir root(dir, "registry", true);
+    rooted_dir runs = std::move(*root.sub("runs", true));
+    std::string run_name = key_file_name({run_id}) + ".json";
+    dir_lock lock(root);
+    root.remove_stale_temps();
+    runs.remove_stale_temps();
     // The index is read (and checked) before anything changes.
-    std::map<std::string, std::string> lines = read_index_lines(index_path);
+    std::map<std::string, std::string> lines = read_index_lines(root);
     // The run file is renamed into place before the index is rewritten, so a writer that died
     // between the two left a run file without its index line: index it now from its own
     // provenance, whatever run this call stores (else a later store of that run would see the
@@ -147,10 +137,10 @@ registry_write registry_store(const std::string& dir, const compute_profile& p, 
     std::set<std::string> indexed_files;
     for (const auto& [id, line] : lines) indexed_files.insert(key_file_name({id}) + ".json");
     bool repaired = false;
-    for (const auto& name : run_file_names(runs_dir)) {
+    for (const auto& name : run_file_names(runs)) {
         if (indexed_files.count(name)) continue;
         try {
-            compute_profile q = read_unindexed_run(dir, name);
+            compute_profile q = read_unindexed_run(runs, name);
             const std::string& id = *q.provenance.run_id;
             lines[id] = write_registry_line(id, q.provenance.signature, q.provenance.measured_at);
             repaired = true;
@@ -162,18 +152,19 @@ registry_write registry_store(const std::string& dir, const compute_profile& p, 
                              name, e.what()));
         }
     }
-    bool exists = file_exists(run_path);
+    struct stat st {};
+    bool exists = ::fstatat(runs.fd(), run_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
     auto write_index = [&] {
         std::string text;
         for (const auto& [id, line] : lines) text += line + "\n";
-        write_file_atomic(index_path, text);
+        root.write_atomic("index.jsonl", text);
     };
     if (exists && !force) {
         if (repaired) write_index();
         return registry_write::skipped_exists;
     }
     lines[run_id] = write_registry_line(run_id, p.provenance.signature, p.provenance.measured_at);
-    write_file_atomic(run_path, write_profile(p) + "\n");
+    runs.write_atomic(run_name, write_profile(p) + "\n");
     write_index();
     return exists ? registry_write::replaced : registry_write::written;
 }
@@ -181,8 +172,10 @@ registry_write registry_store(const std::string& dir, const compute_profile& p, 
 std::function<registry_index()> with_unindexed_runs(std::function<registry_index()> load_index, const std::string& dir) {
     return [load_index = std::move(load_index), dir]() {
         std::vector<std::string> names;
+        std::optional<rooted_dir> runs;
         try {
-            names = run_file_names(dir + "/runs");
+            runs = rooted_dir(dir, "registry", false).sub("runs", false);
+            if (runs) names = run_file_names(*runs);
         } catch (const error&) {
             return load_index();  // no runs/ to list: nothing to add
         }
@@ -198,7 +191,7 @@ std::function<registry_index()> with_unindexed_runs(std::function<registry_index
         for (const auto& name : names) {
             if (indexed_files.count(name)) continue;
             try {
-                compute_profile q = read_unindexed_run(dir, name);
+                compute_profile q = read_unindexed_run(*runs, name);
                 registry_entry e;
                 e.run_id = *q.provenance.run_id;
                 e.signature = std::make_shared<const json_value>(q.provenance.signature.value_or(json_value{}));

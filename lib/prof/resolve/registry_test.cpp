@@ -11,7 +11,12 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
+#include <fcntl.h>
 #include <filesystem>
+#include <sys/syscall.h>
+#include <thread>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,6 +93,51 @@ TEST_CASE("a registry whose runs/ or index is a link out of it is refused (73), 
     fs::create_symlink(outside.path + "/index.jsonl", reg + "/index.jsonl");
     CHECK_THROWS_AS(prof::registry_store(reg, run("r", "2026-11-01T00:00:00Z"), false), prof::cant_create_error);
     CHECK(fs::is_empty(outside.path));
+}
+
+TEST_CASE("a FIFO planted as the registry index is refused (73) at once, never read under the lock") {
+    // Before, the store opened the FIFO for reading and blocked for ever holding the lock.
+    temp_dir d;
+    ::mkfifo((d.path + "/index.jsonl").c_str(), 0644);
+    try {
+        prof::registry_store(d.path, run("r", "2026-11-01T00:00:00Z"), false);
+        FAIL("no error");
+    } catch (const prof::cant_create_error& e) {
+        CHECK(std::string(e.what()).find("index.jsonl': a FIFO, not a regular file") != std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(d.path + "/runs/r.json"));
+}
+
+TEST_CASE("runs/ swapped with a link out of the registry between stores never receives a run file") {
+    // A thread exchanges runs/ and a link to a directory outside, atomically, every 100 µs,
+    // while 200 stores run: a store that checked a path and opened it again wrote some run
+    // files outside; one that opens runs/ once with O_NOFOLLOW writes inside or refuses (73).
+    temp_dir d, outside;
+    std::string reg = d.path + "/reg";
+    prof::registry_store(reg, run("seed", "2026-11-01T00:00:00Z"), false);
+    fs::create_directory_symlink(outside.path, reg + "/alt");
+    std::atomic<bool> stop{false};
+    std::thread swapper([&] {
+        while (!stop) {
+            ::syscall(SYS_renameat2, AT_FDCWD, (reg + "/runs").c_str(), AT_FDCWD, (reg + "/alt").c_str(), 2 /* RENAME_EXCHANGE */);
+            std::this_thread::sleep_for(std::chrono::microseconds(100));  // both states last
+        }
+    });
+    int written = 0, refused = 0;
+    for (int i = 0; i < 200; ++i) {
+        try {
+            prof::registry_store(reg, run("r" + std::to_string(i), "2026-11-01T00:00:00Z"), false);
+            ++written;
+        } catch (const prof::cant_create_error&) {
+            ++refused;
+        }
+    }
+    stop = true;
+    swapper.join();
+    MESSAGE(written, " stores written, ", refused, " refused");
+    CHECK(fs::is_empty(outside.path));
+    CHECK(written + refused == 200);
+    CHECK(written > 0);
 }
 
 TEST_CASE("a run with an empty run_id is refused (65): nothing could read it back") {

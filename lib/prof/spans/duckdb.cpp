@@ -31,6 +31,11 @@ std::string trimmed(const std::string& s) {
     return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
 }
 
+// Seconds a DuckDB profile can hold: finite, >= 0 and at most 1e9 (31.7 years), so sums over
+// thousands of operators and ratios to the latency stay finite; 1e308 is a corrupt profile.
+constexpr double max_timing_s = 1e9;
+bool usable_timing(double x) { return std::isfinite(x) && x >= 0 && x <= max_timing_s; }
+
 void collect_operators(const json_value& node, std::map<std::string, double>& ops, duckdb_profile& d, int depth) {
     if (depth > 10000) throw field_error("operator tree nested too deeply");
     const json_value* children = node.find("children");
@@ -50,8 +55,8 @@ void collect_operators(const json_value& node, std::map<std::string, double>& op
         }
         if (depth == 0 && name == "EXPLAIN_ANALYZE") d.explain_analyze = true;
         auto secs = number_at(c, "operator_timing");
-        if (!secs || !std::isfinite(*secs) || *secs < 0)
-            throw field_error(fmt::format("operator '{}': field 'operator_timing': expected seconds >= 0", name));
+        if (!secs || !usable_timing(*secs))
+            throw field_error(fmt::format("operator '{}': field 'operator_timing': expected seconds >= 0 and at most 1e9", name));
         ops[name] += *secs;
         d.operator_seconds += *secs;
         collect_operators(c, ops, d, depth + 1);
@@ -67,14 +72,14 @@ duckdb_profile read_duckdb_profile(std::string_view text, const std::string& sou
         duckdb_profile d;
         auto latency = number_at(root, "latency");
         if (!latency) missing_field("latency");
-        if (!std::isfinite(*latency) || *latency < 0) throw field_error("field 'latency': expected seconds >= 0");
+        if (!usable_timing(*latency)) throw field_error("field 'latency': expected seconds >= 0 and at most 1e9");
         d.latency_s = *latency;
         auto planner = number_at(root, "planner");
         auto optim = number_at(root, "all_optimizers");
         auto phys = number_at(root, "physical_planner");
         if (planner && optim && phys) {
             for (double x : {*planner, *optim, *phys})
-                if (!std::isfinite(x) || x < 0) throw field_error("planner timings must be seconds >= 0");
+                if (!usable_timing(x)) throw field_error("planner timings must be seconds >= 0 and at most 1e9");
             d.planner_zero = *planner == 0 && *optim == 0 && *phys == 0;
             if (!d.planner_zero) d.fixed_s = *planner + *optim + *phys;
             d.operators = {{"all_optimizers", *optim}, {"physical_planner", *phys}, {"planner", *planner}};
