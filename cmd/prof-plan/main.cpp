@@ -5,6 +5,7 @@
 #include "prof/io/input.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/plan/plan.hpp"
+#include "prof/plan/plan_cli.hpp"
 #include "prof/measure/sample.hpp"
 #include "prof/io/units.hpp"
 
@@ -18,6 +19,7 @@ struct config {
     std::string default_memory = "4GiB", default_wall = "60s", default_gpu_memory;
     std::string target = "json", layout, max_container_memory;
     std::string panel, on_unmeasured = "fail";
+    prof::scheduler_flags scheduler;
     std::vector<std::string> models;
     std::uint64_t max_bad_lines = 0;
     std::optional<std::uint64_t> nodes;
@@ -58,6 +60,7 @@ void add_options(CLI::App& app, config& c) {
         ->capture_default_str();
     app.add_flag("--strict", c.rq.strict,
                  "Exit 65 when there is no profile, any axis of the plan is assumed, or a family or the totals cannot meet --deadline");
+
     prof::cli::add_max_bad_lines_option(app, c.max_bad_lines, "--panel lines");
     prof::cli::add_count_option(app, "--node-cores", c.rq.node.cores, "Cores one node may hand out (allocatable)")
         ->required()
@@ -78,13 +81,7 @@ void add_options(CLI::App& app, config& c) {
                    "Largest container one executor or pod may ask (YARN maximum allocation, a LimitRange max)");
     prof::cli::add_count_option(app, "--max-pods-per-node", c.rq.limits.max_pods_per_node,
                                 "Pods one node runs at most (kubelet maxPods)");
-    app.add_option("--spark-allocation", c.ro.spark_allocation, "spark: static (spark.executor.instances) or dynamic")
-        ->capture_default_str()
-        ->check(CLI::IsMember({"static", "dynamic"}));
-    app.add_option("--spark-gpu-discovery-script", c.ro.gpu_discovery_script,
-                   "spark: the GPU discovery script on the executors (default: a placeholder)");
-    app.add_option("--k8s-image", c.ro.image, "k8s-job: the worker's container image (default: a placeholder)");
-    app.add_flag("--cpu-limit", c.ro.cpu_limit, "k8s: a CPU limit equal to the request, for families with a thread cap");
+    prof::add_scheduler_options(app, c.scheduler, c.rq, c.ro);
     prof::cli::add_count_option(app, "--default-cores", c.rq.defaults.cores, "Cores of a slot the profile does not size");
     app.add_option("--default-memory", c.default_memory, "Memory of a slot the profile does not size")
         ->capture_default_str();
@@ -124,6 +121,7 @@ int run(int argc, char** argv) {
     c.rq.defaults.memory_bytes = prof::parse_size(c.default_memory, "--default-memory");
     c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");
     c.rq.defaults.gpu_memory_bytes = prof::parse_size_if_given(c.default_gpu_memory, "--default-gpu-memory");
+    prof::apply_scheduler_options(c.scheduler, c.target, c.rq, c.ro);
     prof::check_plan_goal(c.rq.deadline_s, c.rq.nodes);
 
     if (!c.panel.empty()) {

@@ -34,6 +34,12 @@ std::uint64_t mib_up(std::uint64_t bytes) { return bytes / mib + (bytes % mib ? 
 
 std::uint64_t div_up(std::uint64_t a, std::uint64_t b) { return a / b + (a % b ? 1 : 0); }
 
+// YARN's normalization of a container's memory: up to a multiple of the minimum allocation
+// (DefaultResourceCalculator.normalize: roundUp(max(asked, minimum), step), step = minimum).
+std::uint64_t yarn_normalized_bytes(std::uint64_t bytes, std::uint64_t min_allocation) {
+    return div_up(std::max(bytes, min_allocation), min_allocation) * min_allocation;
+}
+
 // What one node holds of a family's slots on each axis, before any layout.
 struct node_axes {
     std::uint64_t by_cores = 0, by_memory = 0;
@@ -78,53 +84,93 @@ void layout_ray(family_plan& f, const node_axes& ax, const plan_request& rq) {
     L.unit_memory_bytes = f.slot_rss_bytes;
 }
 
+// Throws the error for a slot that fits no executor: one executor of one slot asks `one` bytes.
+[[noreturn]] void no_executor_fits(const std::string& fname, const family_plan& f, const plan_request& rq,
+                                   std::uint64_t one, std::uint64_t cap) {
+    const bool by_limit = rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes < rq.node.memory_bytes;
+    throw error(exit_code::data_err,
+                fmt::format("spark: family '{}': one executor of one task slot asks {} (JVM heap and overhead {} + "
+                            "the slot's {}), more than {} {}: no executor fits; {}",
+                            fname, bytes_text(one), human_bytes(double(one - mib_up(f.slot_rss_bytes) * mib)),
+                            human_bytes(double(f.slot_rss_bytes)),
+                            by_limit ? "--max-container-memory" : "--node-memory", human_bytes(double(cap)),
+                            by_limit ? "raise the cluster's maximum container (YARN yarn.scheduler.maximum-allocation-mb)"
+                                     : "plan on larger nodes"));
+}
+
 // Spark: executors of s task slots, each asking heap + base overhead + the slots' Python memory
-// (whole MiB), inside the node and under --max-container-memory; as many executors per node as
-// cores, memory and devices allow. The most slots per node wins; among equals, the fewest
-// executors.
+// (whole MiB; on YARN rounded up to the minimum allocation, at most yarn_max_vcores cores),
+// inside the node and under --max-container-memory; as many executors per node as cores, memory
+// and devices allow. The most slots per node wins; among equals, the fewest executors (a GPU
+// family: the most). The driver's container, on yarn and k8s, displaces reserved_units.
 void layout_spark(const std::string& fname, family_plan& f, const node_axes& ax, const plan_request& rq) {
     const std::uint64_t generic = ax.slots();
     const std::uint64_t cap = std::min(rq.node.memory_bytes, rq.limits.max_container_memory_bytes.value_or(UINT64_MAX));
-    auto container = [&](std::uint64_t s) {
+    const bool yarn = rq.limits.spark_cluster == "yarn";
+    auto asked = [&](std::uint64_t s) {
         std::uint64_t heap = spark_executor_heap_bytes(s);
         return heap + spark_executor_base_overhead_bytes(heap) + mib_up(s * f.slot_rss_bytes) * mib;
     };
+    // What the cluster grants for an executor of s slots: YARN rounds it up to its step.
+    auto container = [&](std::uint64_t s) {
+        return yarn ? yarn_normalized_bytes(asked(s), rq.limits.yarn_min_allocation_bytes) : asked(s);
+    };
+    // YARN refuses a container asking more vcores than yarn.scheduler.maximum-allocation-vcores.
+    const std::uint64_t max_slots = yarn ? rq.limits.yarn_max_vcores / f.slot_cores : generic;
+    if (max_slots == 0)
+        throw error(exit_code::data_err,
+                    fmt::format("spark: family '{}': one task slot asks {} cores, more than YARN's "
+                                "yarn.scheduler.maximum-allocation-vcores {} (--yarn-max-vcores): no executor fits; "
+                                "raise it on the cluster and give it here",
+                                fname, f.slot_cores, rq.limits.yarn_max_vcores));
+    // Executors per node, with `mem` and `cores` of the node free (the driver's node has less).
+    auto per_node = [&](std::uint64_t s, std::uint64_t mem, std::uint64_t cores) {
+        std::uint64_t e = std::min(cores / (s * f.slot_cores), mem / container(s));
+        e = std::min(e, (generic / s));
+        if (ax.per_device) e = std::min(e, rq.node.gpus / div_up(s, *ax.per_device));
+        return e;
+    };
     std::uint64_t best_s = 0, best_e = 0;
-    for (std::uint64_t s = generic; s >= 1; --s) {
-        if (best_s * best_e == generic) break;  // no smaller executor beats every slot of the node
+    for (std::uint64_t s = std::min(generic, max_slots); s >= 1; --s) {
+        if (best_s * best_e == generic && !ax.per_device) break;  // no smaller executor beats every slot
         const std::uint64_t c = container(s);
         if (c > cap) continue;
-        std::uint64_t e = std::min(generic / s, rq.node.memory_bytes / c);
-        if (ax.per_device) e = std::min(e, rq.node.gpus / div_up(s, *ax.per_device));
-        if (e * s > best_e * best_s) {
+        std::uint64_t e = per_node(s, rq.node.memory_bytes, rq.node.cores);
+        // Among equal slots, a GPU family takes more executors: each holds its own devices, so
+        // more of the node's devices are busy and fewer tasks share each.
+        if (e * s > best_e * best_s || (ax.per_device && e * s == best_e * best_s && e > best_e)) {
             best_s = s;
             best_e = e;
         }
     }
-    if (best_s == 0) {
-        const bool by_limit = rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes < rq.node.memory_bytes;
-        throw error(exit_code::data_err,
-                    fmt::format("spark: family '{}': one executor of one task slot asks {} (JVM heap and overhead {} + "
-                                "the slot's {}), more than {} {}: no executor fits; {}",
-                                fname, bytes_text(container(1)), human_bytes(double(container(1) - mib_up(f.slot_rss_bytes) * mib)),
-                                human_bytes(double(f.slot_rss_bytes)),
-                                by_limit ? "--max-container-memory" : "--node-memory", human_bytes(double(cap)),
-                                by_limit ? "raise the cluster's maximum container (YARN yarn.scheduler.maximum-allocation-mb)"
-                                         : "plan on larger nodes"));
-    }
+    if (best_s == 0) no_executor_fits(fname, f, rq, container(1), cap);
     family_layout& L = f.layout;
     L.unit = "executor";
     L.slots_per_unit = best_s;
     L.units_per_node = best_e;
     L.unit_cores = best_s * f.slot_cores;
     L.heap_bytes = spark_executor_heap_bytes(best_s);
-    L.overhead_bytes = spark_executor_base_overhead_bytes(*L.heap_bytes) + mib_up(best_s * f.slot_rss_bytes) * mib;
+    // On YARN the rounding goes into memoryOverhead: Spark then asks exactly what YARN grants,
+    // and the slots' Python workers get the difference.
+    L.overhead_bytes = container(best_s) - *L.heap_bytes;
     L.unit_memory_bytes = *L.heap_bytes + *L.overhead_bytes;
+    if (yarn) L.container_bytes = L.unit_memory_bytes;
+    // The driver's container (YARN's ApplicationMaster in cluster mode, or the driver pod)
+    // takes its share of one node.
+    const std::uint64_t driver = yarn ? yarn_normalized_bytes(spark_driver_memory_bytes, rq.limits.yarn_min_allocation_bytes)
+                                      : spark_driver_memory_bytes;
+    const std::uint64_t with_driver =
+        rq.limits.spark_cluster == "standalone" ? best_e  // client mode: the driver runs where it is submitted
+        : rq.node.memory_bytes < driver || rq.node.cores < spark_driver_cores
+            ? 0
+            : per_node(best_s, rq.node.memory_bytes - driver, rq.node.cores - spark_driver_cores);
+    L.reserved_units = best_e - std::min(best_e, with_driver);
     if (ax.per_device) {
         L.slots_per_device = *ax.per_device;
         L.unit_gpus = static_cast<double>(div_up(best_s, *ax.per_device));
     }
     if (best_s * best_e == generic) L.limited_by = ax.limit();
+    else if (best_s == max_slots && max_slots < generic) L.limited_by = "yarn-max-vcores";
     else if (container(generic) <= rq.node.memory_bytes && container(generic) > cap) L.limited_by = "max-container-memory";
     else L.limited_by = "executor memory";
 }
@@ -186,17 +232,37 @@ struct class_schedule {
     std::uint64_t per_item = 1;           // cells in one work item
     std::uint64_t slots_per_runner = 1;
     std::uint64_t runners_per_node = 1;   // Ray tasks or Spark task slots; k8s pods
+    std::uint64_t reserved_runners = 0;   // runners the Spark driver displaces on its node
+    double start_s = 0;                   // k8s: each item's pod start
+    double rate = 0;                      // k8s: pods created per second (0 = unbounded)
+    std::uint64_t items() const { return div_up(cells, per_item); }
+    std::uint64_t runners(std::uint64_t nodes) const {
+        const std::uint64_t all = runners_per_node * nodes;
+        return all - std::min(all, reserved_runners);
+    }
     // Nodes enough to run every work item at once: more buy nothing.
-    std::uint64_t enough_nodes() const { return div_up(div_up(cells, per_item), runners_per_node); }
+    std::uint64_t enough_nodes() const { return std::max<std::uint64_t>(1, div_up(items() + reserved_runners, runners_per_node)); }
     double makespan(std::uint64_t nodes) const {
-        return schedule_makespan(cells, work_s, longest_s, per_item, slots_per_runner, runners_per_node * nodes);
+        const std::uint64_t r = runners(nodes);
+        if (r == 0) return std::numeric_limits<double>::infinity();
+        const double t = schedule_makespan(cells, work_s, longest_s, per_item, slots_per_runner, r, start_s);
+        if (rate <= 0) return t;
+        const double item_s = static_cast<double>(div_up(per_item, slots_per_runner)) * longest_s;
+        return rate_limited_makespan(t, items(), r, item_s, start_s, rate);
     }
     // Rounds of whole cells every slot runs at most: ceil(items / runners) × rounds per item.
     std::uint64_t waves(std::uint64_t nodes) const {
-        return div_up(div_up(cells, per_item), runners_per_node * nodes) * div_up(per_item, slots_per_runner);
+        const std::uint64_t r = runners(nodes);
+        return r == 0 ? 0 : div_up(items(), r) * div_up(per_item, slots_per_runner);
     }
     double lower_bound(std::uint64_t nodes) const {
-        return std::max(work_s / static_cast<double>(runners_per_node * slots_per_runner * nodes), longest_s);
+        const std::uint64_t r = runners(nodes);
+        if (r == 0) return std::numeric_limits<double>::infinity();
+        // A pod's time is its start plus its cells spread over its slots.
+        const double pod_time = work_s / static_cast<double>(slots_per_runner) + static_cast<double>(items()) * start_s;
+        double t = std::max(pod_time / static_cast<double>(r), longest_s + start_s);
+        if (rate > 0) t = std::max(t, static_cast<double>(items() - 1) / rate + start_s);
+        return t;
     }
 };
 
@@ -204,6 +270,7 @@ struct class_schedule {
 // is the classes' sum (one class: that class's own).
 struct family_schedule {
     std::vector<class_schedule> classes;
+    double start_s = 0, rate = 0;  // k8s: every class's pod start and pod creation rate
     std::uint64_t enough_nodes() const {
         std::uint64_t n = 1;
         for (const auto& c : classes) n = std::max(n, c.enough_nodes());
@@ -245,13 +312,15 @@ std::uint64_t fewest_nodes(std::uint64_t enough, double deadline_s, const Makesp
 }
 
 void fill_schedule(family_plan& f, const family_schedule& sc) {
-    f.slots = f.slots_per_node * f.nodes;
+    // The one size's slots (the Spark driver's node runs fewer executors).
+    const std::uint64_t units = f.layout.units_per_node * f.nodes;
+    f.slots = (units - std::min(units, f.layout.reserved_units)) * f.layout.slots_per_unit;
     f.waves = sc.waves(f.nodes);
     f.makespan_s = sc.makespan(f.nodes);
     f.makespan_lower_s = sc.lower_bound(f.nodes);
     for (std::size_t k = 0; k < f.size_classes.size() && k < sc.classes.size(); ++k) {
         size_class& c = f.size_classes[k];
-        c.slots = c.slots_per_node * f.nodes;
+        c.slots = sc.classes[k].runners(f.nodes) * sc.classes[k].slots_per_runner;
         c.waves = sc.classes[k].waves(f.nodes);
         c.makespan_s = sc.classes[k].makespan(f.nodes);
     }
@@ -260,18 +329,42 @@ void fill_schedule(family_plan& f, const family_schedule& sc) {
 }  // namespace
 
 double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, std::uint64_t cells_per_item,
-                         std::uint64_t slots_per_runner, std::uint64_t runners) {
+                         std::uint64_t slots_per_runner, std::uint64_t runners, double start_s) {
     if (cells == 0 || runners == 0 || cells_per_item == 0 || slots_per_runner == 0) return 0;
+    const double items = static_cast<double>(div_up(cells, cells_per_item));
     const double items_per_runner = static_cast<double>(div_up(div_up(cells, cells_per_item), runners));
     const double rounds = static_cast<double>(div_up(cells_per_item, slots_per_runner));
-    const double by_waves = items_per_runner * rounds * longest_s;
+    // Every item pays its start once: it lasts at most rounds × longest_s + start_s, and the
+    // items' durations sum to at most work_s + items × start_s.
+    work_s += items * start_s;
+    const double by_waves = items_per_runner * (rounds * longest_s + start_s);
     // Graham's bound over work items: a free runner takes the next pending item (an Indexed Job
     // hands pending indexes to free pods), an item lasts at most D = rounds × longest_s, and the
     // items' durations sum to at most work_s (an item lasts no longer than its cells in a row),
     // so the makespan is at most Σ/runners + (1 − 1/runners) × D <= (work_s − D)/runners + D.
-    const double item_s = rounds * longest_s;
+    const double item_s = rounds * longest_s + start_s;
     const double graham = std::max(0.0, work_s - item_s) / static_cast<double>(runners) + item_s;
     return std::min(by_waves, graham);
+}
+
+double rate_limited_makespan(double without_rate_s, std::uint64_t items, std::uint64_t pods, double item_s, double start_s,
+                             double rate) {
+    if (items == 0 || rate <= 0) return without_rate_s;
+    // Index j is created no earlier than j / rate: the first round of pods starts over
+    // (pods - 1) / rate, which delays every later round by at most as much; and once the rate
+    // binds, a pod is free whenever the next index is created, so the last one ends at most
+    // start_s + item_s after its creation.
+    const double first_round = static_cast<double>(std::min(items, pods) - 1) / rate;
+    return std::max(without_rate_s + first_round, static_cast<double>(items - 1) / rate + start_s + item_s);
+}
+
+std::uint64_t failed_items_allowance(std::uint64_t items, std::uint64_t cells_per_item, double share) {
+    if (items == 0) return 0;
+    share = std::clamp(share, 0.0, 1.0);
+    const double q = 1 - std::pow(1 - share, static_cast<double>(std::max<std::uint64_t>(1, cells_per_item)));
+    const double n = static_cast<double>(items);
+    const double allowance = std::ceil(n * q + 4 * std::sqrt(n * q * (1 - q)) + 10);
+    return allowance >= n ? items : static_cast<std::uint64_t>(allowance);
 }
 
 double spark_task_gpu_amount(std::uint64_t tasks_per_device) {
@@ -468,6 +561,16 @@ void validate_request(const plan_request& rq) {
     if (rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes == 0)
         throw usage_error("--max-container-memory must be more than 0 bytes");
     if (rq.limits.max_pods_per_node == 0) throw usage_error("--max-pods-per-node must be a positive integer");
+    if (!(rq.slack.headroom >= 0 && rq.slack.headroom < 1))
+        throw usage_error("--headroom must be a share of the deadline in [0, 1) (0.1 = 10%)");
+    if (!(std::isfinite(rq.slack.pod_start_s) && rq.slack.pod_start_s >= 0))
+        throw usage_error("--pod-start must be a duration of 0 or more");
+    if (!(std::isfinite(rq.slack.job_pod_rate) && rq.slack.job_pod_rate > 0))
+        throw usage_error("--job-pod-rate must be a positive number of pods per second");
+    if (rq.limits.spark_cluster != "yarn" && rq.limits.spark_cluster != "k8s" && rq.limits.spark_cluster != "standalone")
+        throw usage_error(fmt::format("--spark-cluster must be yarn, k8s or standalone, not '{}'", rq.limits.spark_cluster));
+    if (rq.limits.yarn_min_allocation_bytes == 0) throw usage_error("--yarn-min-allocation must be more than 0 bytes");
+    if (rq.limits.yarn_max_vcores == 0) throw usage_error("--yarn-max-vcores must be a positive integer");
     if (rq.size_classes == 0 || rq.size_classes > max_size_classes)
         throw usage_error(fmt::format("--size-classes must be 1 (one size) to {}, not {}", max_size_classes, rq.size_classes));
 }
@@ -622,6 +725,7 @@ struct family_evidence {
     std::vector<std::string> failing;  // "model (k of n fits failed)" for the failure warning
     bool threads_common = true;
     std::vector<model_in_family> work_models;
+    std::uint64_t fits = 0, failed = 0;  // the profile's fits of the family's models, and failed ones
 };
 
 // A model whose sampled fits often failed (other than memory kills, which the slot's OOM floor
@@ -675,6 +779,10 @@ void add_model(family_plan& f, family_evidence& ev, const run_model& rm, const p
     ev.work_models.push_back({rm.name, c});
     if (c) ev.any_cost = true;
     if (c) f.n_ok += c->n_ok;
+    if (c) {
+        ev.fits += c->n_fits;
+        ev.failed += c->n_fits - std::min(c->n_fits, c->n_ok);
+    }
     else if (!cx.empty_profile) f.unmeasured_models.push_back(rm.name);
 
     const slot_size s = model_slot(rm, cx);
@@ -748,8 +856,12 @@ node_axes fit_node(const std::string& fname, family_plan& f, const plan_context&
                            fmt::format("one slot needs {} of GPU memory but one device has {} (--node-gpu-memory)",
                                        bytes_text(*f.slot_gpu_bytes), bytes_text(*node.gpu_memory_bytes)));
         f.gpu_fraction = 1.0 / static_cast<double>(per_device);
-        ax.per_device = per_device;
-        ax.by_gpus = node.gpus * per_device;
+        // Spread the node's slots over every device: Spark and Ray both fill the first devices
+        // up to the per-task share before using the next, so a share sized by memory alone puts
+        // the node's slots on the fewest devices and leaves the rest idle.
+        const std::uint64_t spread = div_up(std::min(ax.by_cores, ax.by_memory), node.gpus);
+        ax.per_device = std::min(per_device, spread);
+        ax.by_gpus = node.gpus * *ax.per_device;
     }
     return ax;
 }
@@ -760,6 +872,26 @@ void lay_out(const std::string& fname, family_plan& f, const plan_context& cx) {
     else if (cx.rq.layout == "k8s") layout_k8s(fname, f, ax, cx.rq);
     else layout_ray(f, ax, cx.rq);
     f.slots_per_node = f.layout.slots_per_unit * f.layout.units_per_node;
+}
+
+// k8s: the retry tier for OOM-killed indexes, pods of the same slots with memory bumped as an
+// OOM kill proves (oom_floor_bytes of the pod's limit); none when such a pod fits no node or
+// passes --max-container-memory, with a warning.
+void plan_retry_tier(family_plan& f, const plan_request& rq) {
+    family_layout& L = f.layout;
+    const std::uint64_t mem = mib_up(oom_floor_bytes(L.unit_memory_bytes)) * mib;
+    std::uint64_t pods = std::min({rq.node.memory_bytes / mem, rq.node.cores / L.unit_cores, rq.limits.max_pods_per_node});
+    if (L.unit_gpus) pods = std::min(pods, rq.node.gpus);
+    if (pods == 0 || (rq.limits.max_container_memory_bytes && mem > *rq.limits.max_container_memory_bytes)) {
+        f.warnings.push_back(fmt::format(
+            "no retry tier for OOM-killed indexes: a pod of {} at the next size ({}) fits no node or passes "
+            "--max-container-memory; an index killed for memory stays failed",
+            L.slots_per_unit == 1 ? std::string("one slot") : fmt::format("{} slots", L.slots_per_unit),
+            bytes_text(mem)));
+        return;
+    }
+    L.retry_unit_memory_bytes = mem;
+    L.retry_units_per_node = pods;
 }
 
 // The models priced by the median, and why: no curve, or no lengths to run a curve over.
@@ -783,14 +915,25 @@ family_schedule price_family(family_plan& f, const family_evidence& ev, const pl
             (m.cost->wall_curve.empty() ? mp.no_curve : mp.no_lengths).push_back(m.name);
     f.warnings.insert(f.warnings.end(), fw.warnings.begin(), fw.warnings.end());
     std::uint64_t per_item = 1, per_runner = 1, runners = f.slots_per_node;
+    class_schedule sched{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
+    sched.reserved_runners = f.layout.reserved_units * f.layout.slots_per_unit;
+    if (ev.fits > 0) f.failure_share = static_cast<double>(ev.failed) / static_cast<double>(ev.fits);
     if (cx.rq.layout == "k8s") {
         per_runner = f.layout.slots_per_unit;
         runners = f.layout.units_per_node;
         per_item = per_runner * std::max<std::uint64_t>(1, div_up(div_up(f.cells, per_runner), k8s_max_indexed_completions));
+        sched = class_schedule{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
+        sched.start_s = cx.rq.slack.pod_start_s;
+        sched.rate = cx.rq.slack.job_pod_rate;
+        f.layout.unit_start_s = cx.rq.slack.pod_start_s;
     }
     f.layout.cells_per_item = per_item;
     f.layout.work_items = div_up(f.cells, per_item);
-    return family_schedule{{class_schedule{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners}}};
+    if (cx.rq.layout == "k8s") {
+        f.max_failed_items = failed_items_allowance(f.layout.work_items, per_item, f.failure_share);
+        plan_retry_tier(f, cx.rq);
+    }
+    return family_schedule{{sched}, sched.start_s, sched.rate};
 }
 
 // ---- make_plan, step 3b: size classes ----------------------------------------------------
@@ -838,14 +981,20 @@ bin_cost family_bin_cost(const std::vector<model_in_family>& models, const lengt
 class_schedule schedule_class(family_layout& L, std::uint64_t slots_per_node, std::uint64_t cells, double work_s,
                               double longest_s, const plan_context& cx) {
     std::uint64_t per_item = 1, per_runner = 1, runners = slots_per_node;
+    class_schedule sched{cells, work_s, longest_s, per_item, per_runner, runners};
+    sched.reserved_runners = L.reserved_units * L.slots_per_unit;
     if (cx.rq.layout == "k8s") {
         per_runner = L.slots_per_unit;
         runners = L.units_per_node;
         per_item = per_runner * std::max<std::uint64_t>(1, div_up(div_up(cells, per_runner), k8s_max_indexed_completions));
+        sched = class_schedule{cells, work_s, longest_s, per_item, per_runner, runners};
+        sched.start_s = cx.rq.slack.pod_start_s;
+        sched.rate = cx.rq.slack.job_pod_rate;
+        L.unit_start_s = cx.rq.slack.pod_start_s;
     }
     L.cells_per_item = per_item;
     L.work_items = div_up(cells, per_item);
-    return class_schedule{cells, work_s, longest_s, per_item, per_runner, runners};
+    return sched;
 }
 
 double gib_hours(std::uint64_t bytes, double seconds) {
@@ -920,9 +1069,10 @@ void split_size_classes(const std::string& fname, family_plan& f, const std::vec
         family_plan laid = f;
         laid.slot_rss_bytes = c.slot_rss_bytes;
         lay_out(fname, laid, cx);
+        parts.push_back(schedule_class(laid.layout, laid.slots_per_node, c.cells, c.work_s, c.longest_cell_s, cx));
+        if (cx.rq.layout == "k8s") plan_retry_tier(laid, cx.rq);  // the class's own retry size
         c.layout = laid.layout;
         c.slots_per_node = laid.slots_per_node;
-        parts.push_back(schedule_class(c.layout, c.slots_per_node, c.cells, c.work_s, c.longest_cell_s, cx));
         c.slot_gib_hours = gib_hours(c.slot_rss_bytes, c.work_s);
         classes.push_back(std::move(c));
         begin = end;
@@ -939,22 +1089,36 @@ void split_size_classes(const std::string& fname, family_plan& f, const std::vec
 
 // The goal's node count: with a deadline the fewest nodes in [1, enough] whose makespan meets
 // it (enough when none does), with --nodes the given count but never more than `enough`.
+// The deadline the makespans are held to: --deadline less --headroom's share.
+double planned_deadline(const plan_request& rq) { return *rq.deadline_s * (1 - rq.slack.headroom); }
+
+// "the deadline 10.0 min less 10% headroom (9.0 min)", or the deadline alone without headroom.
+std::string deadline_text(const plan_request& rq) {
+    if (rq.slack.headroom == 0) return "the deadline " + human_seconds(*rq.deadline_s);
+    return fmt::format("the deadline {} less {}% headroom ({})", human_seconds(*rq.deadline_s),
+                       format_double(rq.slack.headroom * 100), human_seconds(planned_deadline(rq)));
+}
+
 template <class Makespan>
 std::uint64_t nodes_for_goal(const plan_request& rq, std::uint64_t enough, const Makespan& makespan) {
-    if (rq.deadline_s) return fewest_nodes(enough, *rq.deadline_s, makespan);
+    if (rq.deadline_s) return fewest_nodes(enough, planned_deadline(rq), makespan);
     return std::min(*rq.nodes, enough);
 }
 
 void schedule_family(family_plan& f, const family_schedule& sched, const plan_request& rq) {
     f.nodes = nodes_for_goal(rq, sched.enough_nodes(), [&](std::uint64_t n) { return sched.makespan(n); });
     if (rq.deadline_s) {
-        f.meets_deadline = within(sched.makespan(f.nodes), *rq.deadline_s);
+        f.meets_deadline = within(sched.makespan(f.nodes), planned_deadline(rq));
         if (!*f.meets_deadline)
             f.warnings.push_back(fmt::format(
-                "cannot meet the deadline {}: one cell of model '{}' takes {} (planned); {} node(s) run every cell "
-                "at once and take {}; raise --deadline",
-                human_seconds(*rq.deadline_s), f.longest_cell_model, human_seconds(f.longest_cell_s), f.nodes,
-                human_seconds(sched.makespan(f.nodes))));
+                "cannot meet {}: one cell of model '{}' takes {} (planned); {} node(s) run every cell at once "
+                "and take {}; raise --deadline{}",
+                deadline_text(rq), f.longest_cell_model, human_seconds(f.longest_cell_s), f.nodes,
+                human_seconds(sched.makespan(f.nodes)),
+                sched.start_s > 0 || sched.rate > 0
+                    ? fmt::format(" (each Job index also pays --pod-start {}, and the controller creates {} pod(s)/s)",
+                                  human_seconds(sched.start_s), format_double(sched.rate))
+                    : std::string()));
     } else if (f.nodes < *rq.nodes) {
         f.warnings.push_back(fmt::format("only {} of the {} node(s) get work: {} run all {} cells in one wave",
                                          f.nodes, *rq.nodes, f.nodes, f.cells));
@@ -1027,23 +1191,23 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
     };
     p.totals.nodes = nodes_for_goal(rq, enough, total_makespan);
     if (rq.deadline_s) {
-        p.totals.meets_deadline = within(total_makespan(p.totals.nodes), *rq.deadline_s);
+        p.totals.meets_deadline = within(total_makespan(p.totals.nodes), planned_deadline(rq));
         if (*p.totals.meets_deadline && p.families.size() > 1) {
             for (auto& [name, f] : p.families) {
                 const family_schedule& sc = schedules.at(name);
                 f.nodes = std::min(p.totals.nodes, sc.enough_nodes());
                 fill_schedule(f, sc);
-                f.meets_deadline = within(f.makespan_s, *rq.deadline_s);
+                f.meets_deadline = within(f.makespan_s, planned_deadline(rq));
             }
         }
         if (!*p.totals.meets_deadline && p.families.size() > 1) {
             std::uint64_t apart = 0;
             for (const auto& [name, f] : p.families) apart += f.nodes;
             p.warnings.push_back(fmt::format(
-                "the families one after another cannot meet the deadline {}: on {} node(s), every cell of each family "
+                "the families one after another cannot meet {}: on {} node(s), every cell of each family "
                 "at once, they take {}; run them side by side on separate nodes (each family's own node count, {} in "
                 "all) or raise --deadline",
-                human_seconds(*rq.deadline_s), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes)), apart));
+                deadline_text(rq), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes)), apart));
         }
     }
     p.totals.makespan_s = total_makespan(p.totals.nodes);
@@ -1070,13 +1234,29 @@ void check_strict(const plan_record& p, const plan_request& rq) {
     for (const auto& [name, f] : p.families)
         if (f.meets_deadline == false)
             for (const auto& w : f.warnings)
-                if (w.rfind("cannot meet the deadline", 0) == 0)
+                if (w.rfind("cannot meet", 0) == 0)
                     throw error(exit_code::data_err, fmt::format("--strict: family '{}' {}", name, w));
     if (p.totals.meets_deadline == false)
         throw error(exit_code::data_err,
-                    fmt::format("--strict: the families one after another on {} node(s) take {}, past the deadline "
-                                "{}: no plan meets it; raise --deadline or plan the families apart (--models)",
-                                p.totals.nodes, human_seconds(p.totals.makespan_s), human_seconds(*rq.deadline_s)));
+                    fmt::format("--strict: the families one after another on {} node(s) take {}, past {}: no plan "
+                                "meets it; raise --deadline or plan the families apart (--models)",
+                                p.totals.nodes, human_seconds(p.totals.makespan_s), deadline_text(rq)));
+}
+
+// A plan that misses its deadline is no plan (exit 65) unless --allow-missed-deadline.
+void check_deadline(const plan_record& p, const plan_request& rq) {
+    if (rq.allow_missed_deadline) return;
+    const std::string how = "; or write it anyway with --allow-missed-deadline";
+    for (const auto& [name, f] : p.families)
+        if (f.meets_deadline == false)
+            for (const auto& w : f.warnings)
+                if (w.rfind("cannot meet", 0) == 0)
+                    throw error(exit_code::data_err, fmt::format("family '{}' {}{}", name, w, how));
+    if (p.totals.meets_deadline == false)
+        throw error(exit_code::data_err,
+                    fmt::format("the families one after another on {} node(s) take {}, past {}: no plan meets it; "
+                                "raise --deadline or plan the families apart (--models){}",
+                                p.totals.nodes, human_seconds(p.totals.makespan_s), deadline_text(rq), how));
 }
 
 // The record's run, provenance and plan-wide opening warning, before any family.
@@ -1090,6 +1270,8 @@ plan_record start_plan(const plan_context& cx) {
     p.run.min_fits = rq.min_fits;
     p.run.layout = rq.layout;
     p.run.limits = rq.limits;
+    p.run.slack = rq.slack;
+    if (rq.deadline_s) p.run.planned_deadline_s = planned_deadline(rq);
     p.run.size_classes = rq.size_classes;
     if (cx.profile) {
         p.provenance = cx.profile->provenance;
@@ -1148,6 +1330,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     warn_median_priced(mp, p);
     schedule_totals(p, schedules, rq);
     if (rq.strict) check_strict(p, rq);
+    check_deadline(p, rq);
     return p;
 }
 

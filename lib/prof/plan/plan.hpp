@@ -47,7 +47,35 @@ struct cluster_limits {
                                                               // yarn.scheduler.maximum-allocation-mb,
                                                               // a LimitRange max); null = the node
     std::uint64_t max_pods_per_node = 110;                    // --max-pods-per-node: kubelet's maxPods
+    // Spark's cluster manager (--spark-cluster): "yarn" rounds every container up to a multiple
+    // of yarn_min_allocation_bytes and refuses one above yarn_max_vcores (YARN's
+    // ResourceCalculator.normalize and SchedulerUtils.validateResourceRequest, with
+    // yarn-default.xml's yarn.scheduler.minimum-allocation-mb 1024 and
+    // yarn.scheduler.maximum-allocation-vcores 4); "k8s" and "standalone" take the sizes as asked.
+    std::string spark_cluster = "yarn";
+    std::uint64_t yarn_min_allocation_bytes = 1ULL << 30;     // --yarn-min-allocation
+    std::uint64_t yarn_max_vcores = 4;                        // --yarn-max-vcores
 };
+
+// What the plan keeps free between its makespan and a deadline, and what starting a unit costs.
+struct plan_slack {
+    // --headroom: the share of --deadline the planned makespan leaves free for what the fits'
+    // walls do not hold (pod and worker start, image pulls, the scheduler's own delays): the
+    // node count is the fewest whose makespan is within deadline x (1 - headroom).
+    double headroom = 0.1;
+    // k8s layout (one pod per Job index): --pod-start, the seconds from a pod's creation to its
+    // worker's first cell (scheduling, container start, Python imports), added to every index;
+    // --job-pod-rate, the pods per second the Job controller creates (kube-controller-manager's
+    // --kube-api-qps, 20 by default): index j starts no earlier than j / rate.
+    double pod_start_s = 10;
+    double job_pod_rate = 20;
+};
+
+// The Spark driver's container in cluster deploy mode (spark.driver.memory 1g + its overhead
+// max(384 MiB, 10%), spark.driver.cores 1): it runs on one of the plan's nodes (as YARN's
+// ApplicationMaster, or a driver pod) and takes that node's share.
+inline constexpr std::uint64_t spark_driver_memory_bytes = (1024ULL + 384) << 20;
+inline constexpr std::uint64_t spark_driver_cores = 1;
 
 // How the slots become deployment units, one per target family:
 //   "ray"   one Ray task per slot, packed by Ray on num_cpus, memory and num_gpus (the default,
@@ -92,6 +120,8 @@ struct plan_request {
     cluster_limits limits;
     unmeasured_policy on_unmeasured = unmeasured_policy::fail;
     bool strict = false;                     // exit 65 when an axis is assumed or there is no profile
+    bool allow_missed_deadline = false;      // write a plan that misses --deadline (else exit 65)
+    plan_slack slack;
     std::uint64_t size_classes = default_size_classes;  // --size-classes K (1 = one size)
     std::string profile_input = "-";         // where the profile was read: '-' (stdin) or a file,
                                              // as the no-profile messages name it
@@ -153,6 +183,16 @@ struct family_layout {
                                              // slots_per_unit (more rounds once the cells pass
                                              // an Indexed Job's 100000 completions)
     std::uint64_t work_items = 0;            // ceil(cells / cells_per_item)
+    std::uint64_t reserved_units = 0;        // spark: executors the driver's container displaces
+                                             // on the one node it runs on (runners in all =
+                                             // units_per_node x nodes - reserved_units)
+    std::optional<std::uint64_t> container_bytes;  // spark on YARN: the container YARN grants,
+                                             // unit_memory_bytes rounded up to a multiple of
+                                             // yarn_min_allocation_bytes; null elsewhere
+    double unit_start_s = 0;                 // k8s: seconds priced to start each work item's pod
+    std::optional<std::uint64_t> retry_unit_memory_bytes;  // k8s: the retry tier's pod memory,
+                                             // oom_floor_bytes(unit_memory_bytes), whole MiB
+    std::optional<std::uint64_t> retry_units_per_node;     // k8s: retry pods one node holds
     std::string limited_by;                  // what bounds slots per node: "cores", "memory",
                                              // "gpus", "executor memory", "max-container-memory",
                                              // "max-pods-per-node"
@@ -201,6 +241,8 @@ struct family_plan {
     std::optional<double> gpu_fraction;              // 1 / floor(device memory / slot_gpu_bytes)
     std::optional<std::uint64_t> intraop_threads;    // the thread cap the fits ran under
     std::uint64_t slots_per_node = 0;                // under the layout: units × slots per unit
+                                                     // (a node with the Spark driver holds fewer:
+                                                     // layout.reserved_units)
     family_layout layout;
     std::uint64_t cells = 0;                         // series × models
     double work_s = 0;                               // predict_family_work's, margin applied
@@ -228,6 +270,10 @@ struct family_plan {
     double size_class_saving = 0;                    // 1 − slot_gib_hours / one_size_slot_gib_hours
     axis_basis basis;
     std::uint64_t n_ok = 0;                          // ok fits behind the family's numbers
+    double failure_share = 0;                        // failed fits / fits in the profile, OOM kills
+                                                     // included (0 without a profile)
+    std::uint64_t max_failed_items = 0;              // k8s: maxFailedIndexes, the failed indexes
+                                                     // the Job tolerates (see failed_items_allowance)
     bool low_confidence = false;                     // n_ok < min_fits
     std::vector<std::string> warnings;
 };
@@ -244,6 +290,9 @@ struct plan_run {
     std::uint64_t min_fits = 3;
     std::string layout = "ray";
     cluster_limits limits;
+    plan_slack slack;
+    std::optional<double> planned_deadline_s;        // deadline_s x (1 - headroom): what the
+                                                     // makespans are held to
     std::uint64_t size_classes = default_size_classes;  // --size-classes: at most this many per family
 };
 
@@ -315,8 +364,26 @@ plan_record make_plan(const compute_profile* profile, const plan_request& reques
 //     min(ceil(ceil(cells / cells_per_item) / runners) × D, (work_s − D) / runners + D), the
 //     second Graham's bound over the indexes (a free pod takes the next pending index, and the
 //     indexes' durations sum to at most work_s).
+// With `start_s` > 0 every item also pays that start before its first cell: D = rounds ×
+// longest_s + start_s, and work_s grows by items × start_s.
 double schedule_makespan(std::uint64_t cells, double work_s, double longest_s, std::uint64_t cells_per_item,
-                         std::uint64_t slots_per_runner, std::uint64_t runners);
+                         std::uint64_t slots_per_runner, std::uint64_t runners, double start_s = 0);
+
+// The failed indexes a k8s Job of `items` indexes tolerates (maxFailedIndexes) when a share
+// `share` of its cells fail on their own: each index of `cells_per_item` cells fails with
+// probability q = 1 - (1 - share)^cells_per_item, and the allowance is the binomial mean plus
+// four standard deviations, plus 10 for the failures no sample saw, rounded up, at most `items`
+// (so the Job stops only when failures run far past what the profile measured).
+std::uint64_t failed_items_allowance(std::uint64_t items, std::uint64_t cells_per_item, double share);
+
+// The makespan of `items` work items of at most `item_s` seconds on `pods` pods, each item paying
+// `start_s` before its first cell and created no faster than `rate` per second, given
+// `without_rate_s`, schedule_makespan's bound with the start: max(without_rate_s +
+// (min(items, pods) - 1) / rate, (items - 1) / rate + start_s + item_s): the first round of pods
+// is created over (pods - 1) / rate, and when the rate binds the last index is created at
+// (items - 1) / rate. Used by the k8s layout's pricing; exposed for the tests.
+double rate_limited_makespan(double without_rate_s, std::uint64_t items, std::uint64_t pods, double item_s,
+                             double start_s, double rate);
 
 // Kubernetes' bound on an Indexed Job's completions.
 inline constexpr std::uint64_t k8s_max_indexed_completions = 100000;
@@ -327,11 +394,33 @@ struct render_options {
     std::optional<std::string> gpu_discovery_script;  // spark.executor.resource.gpu.discoveryScript
     std::string image;                         // k8s-job: the container image (placeholder if empty)
     bool cpu_limit = false;                    // k8s: a CPU limit, only with a recorded thread cap
+    std::uint64_t ttl_seconds = 86400;         // k8s-job: ttlSecondsAfterFinished
+    std::vector<std::string> node_selector;    // k8s-job: KEY=VALUE, the pods' nodeSelector
+    std::vector<std::string> tolerations;      // k8s-job: KEY[=VALUE]:EFFECT; a GPU family
+                                               // tolerates nvidia.com/gpu:NoSchedule unless given
+    std::optional<std::vector<std::uint64_t>> retry_indexes;  // k8s-job: render the retry tier
+                                               // Job for these failed indexes of one family
 };
+
+// The exit code a k8s-job worker gives when a fit of its index failed on its own (the fit's
+// failure is recorded in its output; retrying it would fail again): the Job's
+// podFailurePolicy fails the index at once (FailIndex), as it does for 137 (OOM-killed: the
+// retry tier takes those indexes at a larger size).
+inline constexpr int k8s_fit_failed_exit = 3;
 
 // The placeholder discovery script: where Spark's own example script lies in its distribution.
 inline constexpr std::string_view spark_gpu_discovery_placeholder = "/opt/spark/examples/src/main/scripts/getGpusResources.sh";
 inline constexpr std::string_view k8s_image_placeholder = "REPLACE-WITH-YOUR-WORKER-IMAGE";
+
+// "10%" or "0.1": a share in [0, 1); throws usage_error naming `flag`.
+double parse_share(const std::string& text, std::string_view flag);
+// "1,3-5,7" (the form of a Job's status.failedIndexes) or "3,1": sorted, distinct indexes.
+// Throws usage_error naming `flag` on anything else.
+std::vector<std::uint64_t> parse_index_list(const std::string& text, std::string_view flag);
+// Checks the rendering options against the target: --retry-indexes only with k8s-job,
+// --k8s-node-selector KEY=VALUE, --k8s-toleration KEY[=VALUE]:EFFECT with EFFECT NoSchedule,
+// PreferNoSchedule or NoExecute. Throws usage_error.
+void check_render_options(const std::string& target, const render_options& o);
 
 // Renderings; each one is computed from the plan record alone (and the options).
 std::string write_plan(const plan_record& p);         // one JSON line, no '\n'

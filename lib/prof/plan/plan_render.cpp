@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <fmt/format.h>
 #include <set>
@@ -109,6 +110,7 @@ std::vector<family_view> class_views(const family_plan& f) {
         v.f.makespan_s = c.makespan_s;
         v.f.makespan_lower_s = c.slots ? std::max(c.work_s / static_cast<double>(c.slots), c.longest_cell_s) : 0;
         v.f.meets_deadline.reset();  // the deadline is the family's: its classes one after another
+        if (c.layout.unit == "pod") v.f.max_failed_items = failed_items_allowance(c.layout.work_items, c.layout.cells_per_item, f.failure_share);
         v.label = fmt::format(", size class {} of {} (n_obs {} to {}: cells {} to {} in the run's length order)", k + 1,
                               f.size_classes.size(), c.n_obs_min.value_or(0), c.n_obs_max.value_or(0), c.first_cell,
                               c.first_cell + c.cells - 1);
@@ -141,6 +143,53 @@ std::string size_classes_comment(const std::string& name, const family_plan& f) 
 
 }  // namespace
 
+namespace {
+
+// What one executor asks and why, and on YARN what the cluster grants and what the driver takes.
+std::string spark_container_comment(const plan_record& p, const family_plan& f) {
+    const family_layout& L = f.layout;
+    const std::uint64_t heap_mib = L.heap_bytes.value_or(0) / mib;
+    const std::uint64_t python_mib = (L.slots_per_unit * f.slot_rss_bytes + mib - 1) / mib;
+    const std::uint64_t base_mib = spark_executor_base_overhead_bytes(L.heap_bytes.value_or(0)) / mib;
+    const std::uint64_t rounding_mib = L.overhead_bytes.value_or(0) / mib - base_mib - python_mib;
+    std::string out = fmt::format(
+        "# executor container {} MiB: heap {} MiB = max(1024 MiB, 64 MiB x {} tasks); memoryOverhead = {} MiB base "
+        "(max(384 MiB, 10% of the heap)) + {} MiB for the {} slots' Python workers{}; pyspark.memory is left unset on "
+        "purpose: PySpark would make it an address-space limit (RLIMIT_AS) per worker, and the slots are sized from "
+        "resident memory, which address space exceeds\n",
+        L.unit_memory_bytes / mib, heap_mib, L.slots_per_unit, base_mib, python_mib, L.slots_per_unit,
+        rounding_mib ? fmt::format(" + {} MiB to YARN's next multiple of {} MiB", rounding_mib,
+                                   p.run.limits.yarn_min_allocation_bytes / mib)
+                     : std::string());
+    if (p.run.limits.spark_cluster == "yarn")
+        out += fmt::format("# YARN grants containers in multiples of yarn.scheduler.minimum-allocation-mb ({} MiB) and "
+                           "refuses one above yarn.scheduler.maximum-allocation-vcores ({}): the executor asks exactly a "
+                           "multiple, and {} core(s) at most\n",
+                           p.run.limits.yarn_min_allocation_bytes / mib, p.run.limits.yarn_max_vcores,
+                           p.run.limits.yarn_max_vcores);
+    if (p.run.limits.spark_cluster != "standalone")
+        out += fmt::format("# the driver's container (cluster deploy mode: {} on one node) displaces {} executor(s) "
+                           "there: {} executor(s) in all\n",
+                           p.run.limits.spark_cluster == "yarn" ? "YARN's ApplicationMaster, 1 core and 2048 MiB"
+                                                                : "a driver pod, 1 core and 1408 MiB",
+                           L.reserved_units, L.units_per_node * f.nodes - L.reserved_units);
+    return out;
+}
+
+// The partitioning contract: a dense cell index, one cell per partition, by position.
+std::string spark_partition_comment(const family_plan& f) {
+    return fmt::format(
+        "# partitions: one cell per task, by a dense cell index: partition i holds cell i alone, for i in 0..{}. In "
+        "PySpark, cells = sc.parallelize(range({}), {}) (a range is sliced by position, one element per slice), then "
+        "cells.map(run_cell).collect(), where run_cell(i) fits cell i; or key an RDD by the index and "
+        "partitionBy({}, lambda i: i). Never spread cells with a DataFrame repartition or groupBy on a key: Spark's "
+        "hash partitioning, pmod(murmur3(key, 42), {}), leaves about a third of the partitions empty and gives other "
+        "tasks several cells\n",
+        f.cells - 1, f.cells, f.cells, f.cells, f.cells);
+}
+
+}  // namespace
+
 // Spark: units_per_node executors per node of slots_per_unit task slots each. An executor asks
 // the node for spark.executor.memory (JVM heap) + memoryOverhead, and the slots' Python memory
 // goes in memoryOverhead (Spark's documented home for Python workers' memory when pyspark.memory
@@ -164,23 +213,16 @@ std::string render_spark(const plan_record& p, const render_options& o) {
         const family_layout& L = f.layout;
         out += (first ? "" : "\n") + (view.index == 0 ? size_classes_comment(name, fam) : std::string());
         first = false;
-        const std::uint64_t executors = L.units_per_node * f.nodes;
+        const std::uint64_t executors = L.units_per_node * f.nodes - L.reserved_units;
         const std::uint64_t heap_mib = L.heap_bytes.value_or(0) / mib;
         const std::uint64_t overhead_mib = L.overhead_bytes.value_or(0) / mib;
-        const std::uint64_t python_mib = (L.slots_per_unit * f.slot_rss_bytes + mib - 1) / mib;
         out += "# prof-plan: spark-defaults.conf for " + family_header(name, f) + view.label + "\n";
         out += fmt::format("# layout: {} executor(s) per node ({} cores, {} allocatable), each {} task slot(s) of {} "
                            "core(s) and {}; {} executor(s) on {} node(s); slots per node limited by {}\n",
                            L.units_per_node, p.node.cores, human_bytes(double(p.node.memory_bytes)), L.slots_per_unit,
                            f.slot_cores, human_bytes(double(f.slot_rss_bytes)), executors, f.nodes, L.limited_by);
         out += schedule_comment(p, f);
-        out += fmt::format("# executor container {} MiB: heap {} MiB = max(1024 MiB, 64 MiB x {} tasks); "
-                           "memoryOverhead = {} MiB base (max(384 MiB, 10% of the heap)) + {} MiB for the {} slots' "
-                           "Python workers; pyspark.memory is left unset on purpose: PySpark would make it an "
-                           "address-space limit (RLIMIT_AS) per worker, and the slots are sized from resident memory, "
-                           "which address space exceeds\n",
-                           L.unit_memory_bytes / mib, heap_mib, L.slots_per_unit, overhead_mib - python_mib,
-                           python_mib, L.slots_per_unit);
+        out += spark_container_comment(p, f);
         auto line = [&](std::string_view k, const std::string& v) { out += fmt::format("{:<48} {}\n", k, v); };
         if (o.spark_allocation == "dynamic") {
             out += "# dynamic allocation: executors follow the task backlog, at most the plan's count; shuffle tracking "
@@ -194,16 +236,17 @@ std::string render_spark(const plan_record& p, const render_options& o) {
             line("spark.executor.instances", std::to_string(executors));
             line("spark.dynamicAllocation.enabled", "false");
         }
+        if (p.run.limits.spark_cluster != "standalone") line("spark.submit.deployMode", "cluster");
         line("spark.executor.cores", std::to_string(L.unit_cores));
         line("spark.task.cpus", std::to_string(f.slot_cores));
         line("spark.executor.memory", fmt::format("{}m", heap_mib));
         line("spark.executor.memoryOverhead", fmt::format("{}m", overhead_mib));
-        out += fmt::format("# partitions: one per cell ({}), so Spark hands whole cells to free task slots as the "
-                           "schedule assumes; adaptive execution would coalesce the small partitions of a grouped "
-                           "forecast into fewer tasks than the {} slots\n",
-                           f.cells, f.slots);
-        line("spark.sql.shuffle.partitions", std::to_string(f.cells));
-        line("spark.sql.adaptive.coalescePartitions.enabled", "false");
+        out += spark_partition_comment(f);
+        line("spark.default.parallelism", std::to_string(f.cells));
+        out += "# a task fails only when its executor or worker dies: the cell function catches its fit's own error and "
+               "returns it as the cell's result (a fit that fails on its data fails on every attempt, and the "
+               "maxFailures-th failure of one task aborts the whole job)\n";
+        line("spark.task.maxFailures", "4");
         if (L.unit_gpus) {
             line("spark.executor.resource.gpu.amount", fmt::format("{}", static_cast<std::uint64_t>(*L.unit_gpus)));
             line("spark.executor.resource.gpu.discoveryScript",
@@ -216,9 +259,10 @@ std::string render_spark(const plan_record& p, const render_options& o) {
             out += "# YARN: Spark asks YARN for the yarn.io/gpu resource type, which the NodeManagers must offer "
                    "(GPU scheduling enabled, yarn.io/gpu in resource-types.xml)\n";
         }
-        out += "# YARN: the CapacityScheduler's default resource calculator places containers by memory alone; set "
-               "yarn.scheduler.capacity.resource-calculator to "
-               "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator so executors' cores count too\n";
+        if (p.run.limits.spark_cluster == "yarn")
+            out += "# YARN: the CapacityScheduler's default resource calculator places containers by memory alone; set "
+                   "yarn.scheduler.capacity.resource-calculator to "
+                   "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator so executors' cores count too\n";
         if (f.intraop_threads) {
             for (const auto& v : pool_variables())
                 line("spark.executorEnv." + v, std::to_string(*f.intraop_threads));
@@ -255,12 +299,22 @@ std::string render_ray(const plan_record& p) {
     out += "# ray: memory is a scheduling reservation, not a limit: Ray starts a task only where the node's memory "
            "resource has room for it, but does not stop a task that grows past it (the memory monitor kills "
            "workers only when the whole node passes its usage threshold)\n";
+    for (const auto& [name, f] : p.families)
+        if (f.layout.unit_gpus)
+            out += fmt::format("# ray: family '{}': num_gpus {} lets at most {} tasks share a device, so the node's "
+                               "tasks spread over all {} GPUs; max_calls 0 (no limit) reuses each worker, where Ray's "
+                               "default for a GPU task (1) would start a fresh worker process for every cell\n",
+                               name, format_double(*f.layout.unit_gpus), *f.layout.slots_per_device, p.node.gpus);
     auto options = [](json_writer& w, const family_plan& f) {
         w.begin_object();
         w.field("num_cpus", f.layout.unit_cores);
         w.field("memory", f.layout.unit_memory_bytes);
-        if (f.layout.unit_gpus) w.field("num_gpus", *f.layout.unit_gpus);
-        else w.field("num_gpus", 0);
+        if (f.layout.unit_gpus) {
+            w.field("num_gpus", *f.layout.unit_gpus);
+            w.field("max_calls", 0);
+        } else {
+            w.field("num_gpus", 0);
+        }
         w.key("runtime_env");
         w.begin_object();
         w.key("env_vars");
@@ -405,12 +459,210 @@ std::string render_k8s(const plan_record& p, const render_options& o) {
     return out;
 }
 
+namespace {
+
+// "1,3-5,7": sorted indexes written as a Job's status.failedIndexes writes them.
+std::string index_ranges(const std::vector<std::uint64_t>& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+        if (!out.empty()) out += ',';
+        out += j == i ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
+        i = j + 1;
+    }
+    return out;
+}
+
+// The Job's failure handling: per-index retries, the failed indexes it tolerates, and which pod
+// failures skip the retry (a fit's own failure, an OOM kill) or do not count (a disruption).
+std::string failure_policy_block(std::uint64_t max_failed) {
+    std::string out;
+    out += "  backoffLimitPerIndex: 1\n";
+    out += fmt::format("  maxFailedIndexes: {}\n", max_failed);
+    out += "  podFailurePolicy:\n";
+    out += "    rules:\n";
+    out += "    - action: Ignore\n";
+    out += "      onPodConditions:\n";
+    out += "      - type: DisruptionTarget\n";
+    out += "    - action: FailIndex\n";
+    out += "      onExitCodes:\n";
+    out += "        containerName: worker\n";
+    out += "        operator: In\n";
+    out += fmt::format("        values: [{}, 137]\n", k8s_fit_failed_exit);
+    return out;
+}
+
+// KEY=VALUE → ("KEY", "VALUE"); KEY[=VALUE]:EFFECT → key, value (empty: Exists), effect.
+std::pair<std::string, std::string> split_at(const std::string& s, char c) {
+    const auto at = s.find(c);
+    if (at == std::string::npos) return {s, ""};
+    return {s.substr(0, at), s.substr(at + 1)};
+}
+
+// The pod spec's placement: nodeSelector and tolerations, indented for a Job's template.
+std::string placement_block(const family_plan& f, const render_options& o) {
+    std::string out;
+    if (!o.node_selector.empty()) {
+        out += "      nodeSelector:\n";
+        for (const auto& kv : o.node_selector) {
+            auto [k, v] = split_at(kv, '=');
+            out += fmt::format("        {}: {}\n", json_quoted(k), json_quoted(v));
+        }
+    }
+    std::vector<std::string> tolerations = o.tolerations;
+    if (tolerations.empty() && f.layout.unit_gpus) tolerations.push_back("nvidia.com/gpu:NoSchedule");
+    if (!tolerations.empty()) {
+        out += "      tolerations:\n";
+        for (const auto& t : tolerations) {
+            const auto colon = t.rfind(':');
+            const std::string kv = t.substr(0, colon), effect = t.substr(colon + 1);
+            auto [k, v] = split_at(kv, '=');
+            out += fmt::format("      - key: {}\n", json_quoted(k));
+            if (v.empty()) out += "        operator: Exists\n";
+            else out += fmt::format("        operator: Equal\n        value: {}\n", json_quoted(v));
+            out += fmt::format("        effect: {}\n", effect);
+        }
+    }
+    return out;
+}
+
+// One Indexed Job document: the spec, the failure policy, placement, the worker's env and
+// resources. `memory_bytes` is the pod's memory (the layout's, or the retry tier's); `indexes`
+// (the retry tier) maps the Job's index j to the j-th of the original Job's failed indexes.
+struct job_shape {
+    std::string name;
+    std::uint64_t completions = 0, parallelism = 0, max_failed = 0, memory_bytes = 0;
+    std::optional<std::string> indexes;
+};
+
+// `cls`: the size class this Job runs (its index from 0 in `cls_index`), or null for the family.
+std::string job_document(const plan_record& p, const std::string& family, const family_plan& f, const job_shape& j,
+                         const render_options& o, const size_class* cls = nullptr, std::size_t cls_index = 0) {
+    const family_layout& L = f.layout;
+    std::string out;
+    out += "apiVersion: batch/v1\n";
+    out += "kind: Job\n";
+    out += "metadata:\n";
+    out += "  name: " + j.name + "\n";
+    out += "  labels:\n";
+    out += "    app.kubernetes.io/managed-by: prof-plan\n";
+    out += "spec:\n";
+    out += "  completionMode: Indexed\n";
+    out += fmt::format("  completions: {}\n", j.completions);
+    out += fmt::format("  parallelism: {}\n", j.parallelism);
+    out += failure_policy_block(j.max_failed);
+    if (p.run.deadline_s && !j.indexes)
+        out += fmt::format("  activeDeadlineSeconds: {}\n", static_cast<std::uint64_t>(std::ceil(*p.run.deadline_s - 1e-9)));
+    out += fmt::format("  ttlSecondsAfterFinished: {}\n", o.ttl_seconds);
+    out += "  template:\n";
+    out += "    spec:\n";
+    out += "      restartPolicy: Never\n";
+    out += placement_block(f, o);
+    out += "      containers:\n";
+    out += "      - name: worker\n";
+    out += "        image: " + json_quoted(o.image.empty() ? std::string(k8s_image_placeholder) : o.image) + "\n";
+    out += "        env:\n";
+    auto env = [&](std::string_view k, const std::string& v) {
+        out += fmt::format("        - name: {}\n          value: {}\n", k, json_quoted(v));
+    };
+    env("PROF_FAMILY", family);
+    env("PROF_CELLS", std::to_string(f.cells));
+    if (cls) {
+        env("PROF_SIZE_CLASS", std::to_string(cls_index + 1));
+        env("PROF_N_OBS_MIN", std::to_string(cls->n_obs_min.value_or(0)));
+        env("PROF_N_OBS_MAX", std::to_string(cls->n_obs_max.value_or(0)));
+        env("PROF_FIRST_CELL", std::to_string(cls->first_cell));
+    }
+    env("PROF_CELLS_PER_INDEX", std::to_string(L.cells_per_item));
+    env("PROF_SLOTS_PER_POD", std::to_string(L.slots_per_unit));
+    env("PROF_FIT_FAILED_EXIT", std::to_string(k8s_fit_failed_exit));
+    if (j.indexes) env("PROF_INDEXES", *j.indexes);
+    out += thread_env(f, "        ");
+    family_plan sized = f;
+    sized.layout.unit_memory_bytes = j.memory_bytes;
+    out += resources_block(sized, o, "        ");
+    return out;
+}
+
+// The comments that say how the Job fails and what to do with the indexes it gives up on.
+std::string failure_comment(const family_plan& f, const std::string& name) {
+    const family_layout& L = f.layout;
+    std::string out;
+    out += fmt::format(
+        "# failures: the worker writes a failed fit as the cell's result and exits {} (PROF_FIT_FAILED_EXIT) once its "
+        "index is done, which fails the index at once, as an OOM kill (137) does: retrying either at the same size "
+        "fails again; a pod disrupted by a drain, eviction or preemption (DisruptionTarget) is retried without "
+        "counting; any other failure is retried once (backoffLimitPerIndex 1). The Job stops after {} failed "
+        "indexes (maxFailedIndexes: {} of the profile's fits failed, {} expected failed of {} indexes, plus 4 "
+        "standard deviations and 10); without a policy its backoffLimit of 6 would end it at the 7th failed pod\n",
+        k8s_fit_failed_exit, f.max_failed_items, format_double(f.failure_share),
+        format_double(std::round(static_cast<double>(L.work_items) *
+                                 (1 - std::pow(1 - f.failure_share, static_cast<double>(L.cells_per_item))) * 10) / 10),
+        L.work_items);
+    if (L.retry_unit_memory_bytes)
+        out += fmt::format(
+            "# retry tier: indexes killed for memory run again at {} MiB per pod ({} pod(s) per node): list them while "
+            "the pods exist, kubectl get pods -l batch.kubernetes.io/job-name={} -o json | jq -r '[.items[] | "
+            "select(any(.status.containerStatuses[]?; .state.terminated.reason == \"OOMKilled\")) | "
+            ".metadata.annotations[\"batch.kubernetes.io/job-completion-index\"]] | unique | join(\",\")', (or take "
+            "every failed index, kubectl get job {} -o jsonpath='{{.status.failedIndexes}}'), then rerun this prof-plan "
+            "command with --retry-indexes LIST and apply the Job it writes\n",
+            *L.retry_unit_memory_bytes / mib, *L.retry_units_per_node, name, name);
+    return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The retry tier: one Job over the given failed indexes of the plan's one family, its pods at
+// the retry size (an OOM kill proved the first size too small).
+std::string render_k8s_retry_job(const plan_record& p, const render_options& o) {
+    if (p.families.size() != 1)
+        throw usage_error(fmt::format("--retry-indexes: the plan holds {} families; plan the family whose Job failed "
+                                      "(--models)", p.families.size()));
+    const auto& [name, f] = *p.families.begin();
+    if (f.size_classes.size() > 1)
+        throw usage_error(fmt::format("--retry-indexes: family '{}' runs as {} size classes, one Job each; the retry "
+                                      "tier renders for a one-size Job: plan it with --size-classes 1",
+                                      name, f.size_classes.size()));
+    const family_layout& L = f.layout;
+    const std::vector<std::uint64_t>& idx = *o.retry_indexes;
+    if (idx.back() >= L.work_items)
+        throw usage_error(fmt::format("--retry-indexes: index {} is past the Job's {} indexes", idx.back(), L.work_items));
+    if (!L.retry_unit_memory_bytes)
+        throw error(exit_code::data_err,
+                    fmt::format("--retry-indexes: family '{}' has no retry tier: a pod at the next size fits no node "
+                                "or passes --max-container-memory",
+                                name));
+    std::set<std::string> taken;
+    const std::string jname = job_name(name, taken) + "-retry";
+    const std::uint64_t n = idx.size();
+    std::string out = "---\n";
+    out += "# prof-plan: Kubernetes Indexed Job, retry tier, for " + family_header(name, f) + "\n";
+    out += fmt::format("# {} failed index(es) of the family's Job at {} MiB per pod (was {} MiB: the OOM bump, x{} or "
+                       "+{}, whichever is larger), {} pod(s) per node on {} node(s); index j of this Job runs the "
+                       "original index that is the j-th of PROF_INDEXES\n",
+                       n, *L.retry_unit_memory_bytes / mib, L.unit_memory_bytes / mib, format_double(oom_bump_ratio),
+                       human_bytes(double(oom_min_bump_bytes)), *L.retry_units_per_node, f.nodes);
+    out += job_document(p, name, f,
+                        job_shape{jname, n, std::min<std::uint64_t>(n, *L.retry_units_per_node * f.nodes), n,
+                                  *L.retry_unit_memory_bytes, index_ranges(idx)},
+                        o);
+    return out;
+}
+
+}  // namespace
+
 // Kubernetes: per family an Indexed Job (batch/v1). completions = the family's work items,
 // parallelism = pods per node × nodes; index i runs the cells i × cells_per_item … of the
 // family's cells (PROF_CELLS_PER_INDEX, slots_per_unit at a time); activeDeadlineSeconds is the
-// deadline, whole seconds rounded up.
+// deadline, whole seconds rounded up (the plan holds the makespan to the deadline less its
+// headroom). With --retry-indexes, the retry tier's Job for those indexes of the one family.
 std::string render_k8s_job(const plan_record& p, const render_options& o) {
     require_layout(p, "k8s", "k8s-job");
+    if (o.retry_indexes) return render_k8s_retry_job(p, o);
     std::string out = totals_comment(p);
     if (p.families.size() > 1 && p.run.deadline_s)
         out += fmt::format("# the Jobs are meant to be applied together on the {} node(s) of the totals: their pods share "
@@ -426,6 +678,7 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
     for (const family_view& view : class_views(fam)) {
         const family_plan& f = view.f;
         const family_layout& L = f.layout;
+        const std::string jname = job_name(view.size ? fmt::format("{}-c{}", name, view.index + 1) : name, taken);
         out += "---\n";
         if (view.index == 0 && view.size)
             out += size_classes_comment(name, fam) +
@@ -437,57 +690,36 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
         out += fmt::format("# each index runs {} of the family's cells, in the run's order, {} at a time: index i "
                            "takes cells i x {} up to (i + 1) x {} - 1 (JOB_COMPLETION_INDEX)\n",
                            L.cells_per_item, L.slots_per_unit, L.cells_per_item, L.cells_per_item);
-        if (f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit) < 10)
-            out += fmt::format("# an index lasts at most {}: every index starts a pod, which takes seconds the makespan "
-                               "does not count; for short cells run a worker pool (--target k8s) instead\n",
+        out += fmt::format("# pod start: every index pays {} (--pod-start) before its first cell, and the controller "
+                           "creates at most {} pod(s)/s (--job-pod-rate): both are in the makespan\n",
+                           human_seconds(L.unit_start_s), format_double(p.run.slack.job_pod_rate));
+        if (f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit) < L.unit_start_s)
+            out += fmt::format("# an index's cells last at most {}, less than its pod's start: for short cells run a "
+                               "worker pool (--target k8s) instead\n",
                                human_seconds(f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit)));
         if (p.run.deadline_s)
-            out += "# activeDeadlineSeconds is the deadline itself: Kubernetes fails the Job and stops its pods when it "
-                   "passes, pod start-up and image pulls included\n";
+            out += fmt::format("# activeDeadlineSeconds is the deadline itself: Kubernetes fails the Job and stops its "
+                               "pods when it passes; the plan's makespan keeps {}% of it free (--headroom)\n",
+                               format_double(p.run.slack.headroom * 100));
+        out += failure_comment(f, jname);
         if (o.image.empty())
             out += fmt::format("# the image is a placeholder: give your worker's with --k8s-image\n");
         if (o.cpu_limit && !f.intraop_threads)
             out += "# no CPU limit although --cpu-limit was given: the fits recorded no thread cap, and an uncapped "
                    "pool under a CPU limit is throttled\n";
         if (auto w = cpu_limit_conflict(f, o)) out += "# WARNING: " + *w + "\n";
-        out += "apiVersion: batch/v1\n";
-        out += "kind: Job\n";
-        out += "metadata:\n";
-        out += "  name: " + job_name(view.size ? fmt::format("{}-c{}", name, view.index + 1) : name, taken) + "\n";
-        out += "  labels:\n";
-        out += "    app.kubernetes.io/managed-by: prof-plan\n";
-        out += "spec:\n";
-        out += "  completionMode: Indexed\n";
-        out += fmt::format("  completions: {}\n", L.work_items);
-        out += fmt::format("  parallelism: {}\n", L.units_per_node * f.nodes);
-        if (p.run.deadline_s)
-            out += fmt::format("  activeDeadlineSeconds: {}\n",
-                               static_cast<std::uint64_t>(std::ceil(*p.run.deadline_s - 1e-9)));
-        out += "  template:\n";
-        out += "    spec:\n";
-        out += "      restartPolicy: Never\n";
-        out += "      containers:\n";
-        out += "      - name: worker\n";
-        out += "        image: " + json_quoted(o.image.empty() ? std::string(k8s_image_placeholder) : o.image) + "\n";
-        out += "        env:\n";
-        auto env = [&](std::string_view k, const std::string& v) {
-            out += fmt::format("        - name: {}\n          value: {}\n", k, json_quoted(v));
-        };
-        env("PROF_FAMILY", name);
-        env("PROF_CELLS", std::to_string(f.cells));
-        if (view.size) {
-            env("PROF_SIZE_CLASS", std::to_string(view.index + 1));
-            env("PROF_N_OBS_MIN", std::to_string(view.size->n_obs_min.value_or(0)));
-            env("PROF_N_OBS_MAX", std::to_string(view.size->n_obs_max.value_or(0)));
-            env("PROF_FIRST_CELL", std::to_string(view.size->first_cell));
-        }
-        env("PROF_CELLS_PER_INDEX", std::to_string(L.cells_per_item));
-        env("PROF_SLOTS_PER_POD", std::to_string(L.slots_per_unit));
-        out += thread_env(f, "        ");
-        out += resources_block(f, o, "        ");
+        if (L.unit_gpus && o.tolerations.empty())
+            out += "# GPU pods tolerate the nvidia.com/gpu:NoSchedule taint GPU nodes commonly carry; give "
+                   "--k8s-node-selector (e.g. nvidia.com/gpu.present=true) to keep them there and --k8s-toleration "
+                   "for your taints\n";
+        out += job_document(p, name, f,
+                            job_shape{jname, L.work_items, L.units_per_node * f.nodes, f.max_failed_items,
+                                      L.unit_memory_bytes, std::nullopt},
+                            o, view.size, view.index);
     }
     return out;
 }
+
 
 std::string render_plan_table(const plan_record& p) {
     std::string out;
@@ -565,6 +797,59 @@ std::vector<std::string> render_warnings(const plan_record& p, const std::string
     for (const auto& [name, f] : p.families)
         if (auto w = cpu_limit_conflict(f, o)) out.push_back(fmt::format("family '{}': {}", name, *w));
     return out;
+}
+
+double parse_share(const std::string& text, std::string_view flag) {
+    const bool percent = !text.empty() && text.back() == '%';
+    double v = parse_double_flag(percent ? std::string_view(text).substr(0, text.size() - 1) : std::string_view(text), flag);
+    if (percent) v /= 100;
+    if (!(v >= 0 && v < 1)) throw usage_error(fmt::format("{}: '{}' is not a share in [0, 1) (10% or 0.1)", flag, text));
+    return v;
+}
+
+std::vector<std::uint64_t> parse_index_list(const std::string& text, std::string_view flag) {
+    std::set<std::uint64_t> out;
+    auto number = [&](std::string_view t) {
+        std::uint64_t v = 0;
+        auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+        if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size())
+            throw usage_error(fmt::format("{}: '{}' is not an index (give indexes as 1,3-5,7)", flag, t));
+        return v;
+    };
+    std::string_view rest = text;
+    while (true) {
+        const auto comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        const auto dash = item.find('-');
+        const std::uint64_t lo = number(item.substr(0, dash));
+        const std::uint64_t hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1));
+        if (hi < lo || hi - lo >= k8s_max_indexed_completions)
+            throw usage_error(fmt::format("{}: '{}' is not a range of at most {} indexes", flag, item, k8s_max_indexed_completions));
+        for (std::uint64_t i = lo; i <= hi; ++i) out.insert(i);
+        if (out.size() > k8s_max_indexed_completions)
+            throw usage_error(fmt::format("{}: more than {} indexes", flag, k8s_max_indexed_completions));
+        if (comma == std::string_view::npos) break;
+        rest.remove_prefix(comma + 1);
+    }
+    return {out.begin(), out.end()};
+}
+
+void check_render_options(const std::string& target, const render_options& o) {
+    if (o.retry_indexes && target != "k8s-job")
+        throw usage_error(fmt::format("--retry-indexes renders a retry Job: give it with --target k8s-job, not {}", target));
+    for (const auto& kv : o.node_selector)
+        if (kv.find('=') == std::string::npos || kv.front() == '=')
+            throw usage_error(fmt::format("--k8s-node-selector: expected KEY=VALUE, got '{}'", kv));
+    for (const auto& t : o.tolerations) {
+        const auto colon = t.rfind(':');
+        const std::string effect = colon == std::string::npos ? "" : t.substr(colon + 1);
+        if (colon == 0 || colon == std::string::npos || t.front() == '=' ||
+            (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute"))
+            throw usage_error(fmt::format(
+                "--k8s-toleration: expected KEY[=VALUE]:EFFECT with EFFECT NoSchedule, PreferNoSchedule or NoExecute, "
+                "got '{}'",
+                t));
+    }
 }
 
 std::string render_plan(const plan_record& p, const std::string& target, const render_options& o) {

@@ -28,8 +28,21 @@ prof::compute_profile profile_of(std::vector<prof::model_cost> models) {
     return prof::test::profile_of(std::move(models), 1.25, 1.25);
 }
 
-prof::plan_request cpu_request() {
+// The schedulers' bare arithmetic, which the hand computations below follow: no headroom, no
+// pod start, no controller rate, no YARN rounding or driver; a missed deadline is written (the
+// defaults have tests of their own).
+prof::plan_request bare_request() {
     prof::plan_request rq;
+    rq.slack.headroom = 0;
+    rq.slack.pod_start_s = 0;
+    rq.slack.job_pod_rate = 1e12;
+    rq.limits.spark_cluster = "standalone";
+    rq.allow_missed_deadline = true;
+    return rq;
+}
+
+prof::plan_request cpu_request() {
+    prof::plan_request rq = bare_request();
     rq.series = 1000;
     rq.node.cores = 16;
     rq.node.memory_bytes = 64 * GiB;
@@ -39,7 +52,7 @@ prof::plan_request cpu_request() {
 
 // 100 series on 3 nodes of 24 cores, 256 GiB and two 16 GiB devices.
 prof::plan_request gpu_request() {
-    prof::plan_request rq;
+    prof::plan_request rq = bare_request();
     rq.series = 100;
     rq.node = {24, 256 * GiB, 2, 16 * GiB};
     rq.nodes = 3;
@@ -145,7 +158,7 @@ TEST_CASE("a GPU family with a node count gets a device fraction and a makespan 
 
 TEST_CASE("GPUs can be the tightest axis of slots per node") {
     auto p = profile_of({model("nbeats", "neural", 4, 1.0, 1 * GiB, 7 * GiB, 2.0)});  // 8.75 GiB on the device
-    prof::plan_request rq;
+    prof::plan_request rq = bare_request();
     rq.series = 10;
     rq.node = {64, 512 * GiB, 4, 16 * GiB};
     rq.nodes = 1;
@@ -436,12 +449,15 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("node":{"cores":16,"memory_bytes":68719476736,"gpus":0,"gpu_memory_bytes":null},)"
           R"("run":{"series":4,"models":["theta"],"skipped_models":[],"length_source":"none","max_n_obs":null,)"
           R"("deadline_s":60,"nodes":null,"min_fits":3,"layout":"ray",)"
-          R"("max_container_memory_bytes":null,"max_pods_per_node":110,"size_classes":4},)"
+          R"("max_container_memory_bytes":null,"max_pods_per_node":110,"spark_cluster":"standalone",)"
+          R"("yarn_min_allocation_bytes":1073741824,"yarn_max_vcores":4,"headroom":0,"planned_deadline_s":60,)"
+          R"("pod_start_s":0,"job_pod_rate":1000000000000,"size_classes":4},)"
           R"("families":{"statistical":{"models":["theta"],"slot_cores":1,"slot_rss_bytes":131072000,)"
           R"("slot_gpu_bytes":null,"gpu_fraction":null,"intraop_threads":null,"slots_per_node":16,)"
           R"("layout":{"unit":"task","slots_per_unit":1,"units_per_node":16,"unit_cores":1,)"
           R"("unit_memory_bytes":131072000,"unit_gpus":null,"slots_per_device":null,"heap_bytes":null,)"
-          R"("overhead_bytes":null,"cells_per_item":1,"work_items":4,"limited_by":"cores"},"cells":4,)"
+          R"("overhead_bytes":null,"cells_per_item":1,"work_items":4,"reserved_units":0,"container_bytes":null,)"
+          R"("unit_start_s":0,"retry_unit_memory_bytes":null,"retry_units_per_node":null,"limited_by":"cores"},"cells":4,)"
           R"("work_s":1.25,"longest_cell_s":0.3125,"longest_cell_model":"theta","longest_cell_n_obs":null,)"
           R"("wall_estimator":"median","oom_floor_bytes":null,"unmeasured_models":[],)"
           R"("nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,"meets_deadline":true,)"
@@ -449,10 +465,13 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("slot_rss_bytes":131072000,"slots_per_node":16,"layout":{"unit":"task","slots_per_unit":1,)"
           R"("units_per_node":16,"unit_cores":1,"unit_memory_bytes":131072000,"unit_gpus":null,)"
           R"("slots_per_device":null,"heap_bytes":null,"overhead_bytes":null,"cells_per_item":1,"work_items":4,)"
+          R"("reserved_units":0,"container_bytes":null,"unit_start_s":0,"retry_unit_memory_bytes":null,)"
+          R"("retry_units_per_node":null,)"
           R"("limited_by":"cores"},"work_s":1.25,"longest_cell_s":0.3125,"slots":16,"waves":1,"makespan_s":0.3125,)"
           R"("slot_gib_hours":4.238552517361111e-05}],"one_size_slot_gib_hours":4.238552517361111e-05,)"
           R"("slot_gib_hours":4.238552517361111e-05,"size_class_saving":0,)"
           R"("basis":{"cores":"measured","memory":"measured","gpu":"assumed","wall":"measured"},"n_ok":5,)"
+          R"("failure_share":0,"max_failed_items":0,)"
           R"("low_confidence":false,"warnings":["the profile records no common thread cap for these fits: run )"
           R"x(production as they were measured (the renderings set no thread-pool variables)"]}},)x"
           R"("totals":{"cells":4,"work_s":1.25,"nodes":1,"longest_cell_s":0.3125,"makespan_s":0.3125,)"
@@ -531,8 +550,9 @@ TEST_CASE("spark: executors of every slot, an instance count, partitions per cel
     CHECK(s.find("\nspark.task.cpus                                  2\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.memory                            1024m\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.memoryOverhead                    2384m\n") != std::string::npos);  // 384 + 8 × 250
-    CHECK(s.find("\nspark.sql.shuffle.partitions                     2000\n") != std::string::npos);
-    CHECK(s.find("\nspark.sql.adaptive.coalescePartitions.enabled    false\n") != std::string::npos);
+    CHECK(s.find("\nspark.default.parallelism                        2000\n") != std::string::npos);
+    CHECK(s.find("sc.parallelize(range(2000), 2000)") != std::string::npos);
+    CHECK(s.find("\nspark.task.maxFailures                           4\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.pyspark.memory") == std::string::npos);  // never an address-space limit
     CHECK(s.find("\nspark.executorEnv.OMP_NUM_THREADS                1\n") != std::string::npos);
     CHECK(s.find("resource.gpu") == std::string::npos);
@@ -607,11 +627,15 @@ TEST_CASE("spark GPU lines: devices per executor, discovery script, vendor, the 
     rq.layout = "spark";
     auto plan = prof::make_plan(&p, rq);
     auto s = prof::render_spark(plan);
-    CHECK(s.find("\nspark.executor.resource.gpu.amount               2\n") != std::string::npos);  // 6 slots / 4 per device
+    // 6 slots by cores, 4 per device by memory, spread over both devices: 3 per device, in two
+    // executors of one device each (one executor of both would do too: more executors spread).
+    CHECK(plan.families.at("neural").layout.units_per_node == 2);
+    CHECK(s.find("\nspark.executor.resource.gpu.amount               1\n") != std::string::npos);
     CHECK(s.find("\nspark.executor.resource.gpu.discoveryScript      /opt/spark/examples/src/main/scripts/"
                  "getGpusResources.sh\n# the discovery script above is a placeholder") != std::string::npos);
     CHECK(s.find("\nspark.executor.resource.gpu.vendor               nvidia.com\n") != std::string::npos);
-    CHECK(s.find("\nspark.task.resource.gpu.amount                   0.25\n") != std::string::npos);
+    CHECK(plan.families.at("neural").layout.slots_per_device == 3u);
+    CHECK(s.find("\nspark.task.resource.gpu.amount                   0.3333333333333333\n") != std::string::npos);
     CHECK(s.find("yarn.io/gpu") != std::string::npos);
     prof::render_options o;
     o.gpu_discovery_script = "/etc/spark/gpus.sh";
@@ -622,7 +646,7 @@ TEST_CASE("spark GPU lines: devices per executor, discovery script, vendor, the 
 TEST_CASE("k8s: GPU pods hold whole devices, and the makespan counts the slots the pods run") {
     // 14 cores, 4 GPUs of 16 GiB, 1-core slots of 4 GiB GPU memory: 14 slots by cores, 4 per device.
     auto p = profile_of({model("nbeats", "neural", 4, 1.0, 1 * GiB, 3 * GiB + 200 * MiB, 2.0, 2)});
-    prof::plan_request rq;
+    prof::plan_request rq = bare_request();
     rq.series = 100;
     rq.node = {14, 128 * GiB, 4, 16 * GiB};
     rq.deadline_s = 600;
@@ -637,7 +661,7 @@ TEST_CASE("k8s: GPU pods hold whole devices, and the makespan counts the slots t
     // 100 cells of 2.5 s in items of 3: 34 items; 600 s allows 240 rounds: 1 node.
     CHECK(f.layout.work_items == 34);
     CHECK(f.nodes == 1);
-    CHECK(f.makespan_s == 22.5);                  // ceil(34 / 4) = 9 items per pod × 2.5 s
+    CHECK(f.makespan_s == doctest::Approx(22.5));  // ceil(34 / 4) = 9 items per pod × 2.5 s
     auto k = prof::render_k8s(plan);
     CHECK(k.find("each pod holds one whole GPU and runs 3 slots") != std::string::npos);
     CHECK(k.find("resources:\n  requests:\n    cpu: \"3\"\n    memory: \"3840Mi\"\n    nvidia.com/gpu: \"1\"\n"
@@ -674,7 +698,9 @@ TEST_CASE("k8s-job: an Indexed Job per family with completions, parallelism and 
     CHECK(f.layout.work_items == 2000);
     auto j = prof::render_k8s_job(plan);
     CHECK(j.find("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: prof-statistical\n") != std::string::npos);
-    CHECK(j.find("  completionMode: Indexed\n  completions: 2000\n  parallelism: 16\n  activeDeadlineSeconds: 60\n") !=
+    CHECK(j.find("  completionMode: Indexed\n  completions: 2000\n  parallelism: 16\n  backoffLimitPerIndex: 1\n"
+                 "  maxFailedIndexes: 10\n") != std::string::npos);
+    CHECK(j.find("        values: [3, 137]\n  activeDeadlineSeconds: 60\n  ttlSecondsAfterFinished: 86400\n") !=
           std::string::npos);
     CHECK(j.find("        resources:\n          requests:\n            cpu: \"2\"\n            memory: \"250Mi\"\n"
                  "          limits:\n            memory: \"250Mi\"\n") != std::string::npos);
@@ -707,7 +733,7 @@ TEST_CASE("ray: num_gpus rounded to Ray's 0.0001, a note on memory, per family t
     auto r = prof::render_ray(plan);
     CHECK(r.find("# ray: memory is a scheduling reservation, not a limit") != std::string::npos);
     CHECK(r.substr(r.rfind('\n') + 1) ==
-          R"({"neural":{"num_cpus":2,"memory":1342177280,"num_gpus":0.1666,"runtime_env":{"env_vars":{}}},)"
+          R"({"neural":{"num_cpus":2,"memory":1342177280,"num_gpus":0.1666,"max_calls":0,"runtime_env":{"env_vars":{}}},)"
           R"("statistical":{"num_cpus":1,"memory":131072000,"num_gpus":0,"runtime_env":{"env_vars":{}}}})");
 }
 
@@ -1157,4 +1183,177 @@ TEST_CASE("size classes in every rendering: a Job, a resource block, Spark block
     const std::string spark = prof::render_spark(prof::make_plan(&p, rq));
     CHECK(spark.find("# 2 size classes below, one block each") != std::string::npos);
     CHECK(spark.find("size class 1 of 2") != std::string::npos);
+}
+
+namespace {
+// m: 1 core, 100 MiB, 48 s measured (60 s with the 1.25 margin): equal cells.
+prof::compute_profile one_minute_cells() { return profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 48.0)}); }
+}  // namespace
+
+TEST_CASE("the default headroom holds the makespan to 90% of the deadline, and buys the node that needs") {
+    auto p = one_minute_cells();
+    auto rq = cpu_request();
+    rq.series = 320;
+    rq.deadline_s = 600;
+    // No headroom: 10 waves of 60 s on 32 slots, 2 nodes, exactly 600 s.
+    CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 2);
+    rq.slack.headroom = 0.1;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    CHECK(plan.run.planned_deadline_s == 540);
+    // 540 s holds 9 waves: ceil(320 / 9) = 36 slots, 3 nodes of 16; then ceil(320 / 48) = 7 waves.
+    CHECK(f.nodes == 3);
+    CHECK(f.waves == 7);
+    CHECK(f.makespan_s == 420);
+}
+
+TEST_CASE("a deadline no node count meets is exit 65 by default, naming the way to write it anyway") {
+    auto p = one_minute_cells();
+    prof::plan_request rq;
+    rq.series = 10;
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
+    rq.deadline_s = 50;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "family 'f' cannot meet the deadline 50.00 s less 10% headroom (45.00 s): one cell of model 'm' takes 60.00 s "
+          "(planned); 1 node(s) run every cell at once and take 60.00 s; raise --deadline; or write it anyway with "
+          "--allow-missed-deadline");
+    CHECK(code == 65);
+    rq.allow_missed_deadline = true;
+    CHECK(prof::make_plan(&p, rq).families.at("f").meets_deadline == false);
+}
+
+TEST_CASE("k8s: every Job index pays the pod start, and the controller's rate bounds short cells") {
+    auto p = one_minute_cells();
+    prof::plan_request rq;  // the defaults: 10% headroom, 10 s pod start, 20 pods/s
+    rq.series = 320;
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
+    rq.deadline_s = 600;
+    rq.layout = "k8s";
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    // An index lasts 70 s; 540 s holds 7 of them: ceil(320 / 7) = 46 pods, 3 nodes; 7 rounds = 490 s.
+    CHECK(f.layout.unit_start_s == 10);
+    CHECK(f.nodes == 3);
+    CHECK(f.makespan_s == doctest::Approx(490 + 47.0 / 20));  // the 48 first pods are created over 2.35 s
+    // 15000 cells of 0.25 s (0.2 s measured): the controller creates the last pod at 14999 / 20 s.
+    auto q = profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 0.2)});
+    rq.series = 15000;
+    rq.deadline_s.reset();
+    rq.nodes = 100;  // 1600 pods: 10 rounds of 10.25 s, but the rate binds
+    auto short_cells = prof::make_plan(&q, rq).families.at("f");
+    CHECK(short_cells.makespan_s == doctest::Approx(14999.0 / 20 + 10 + 0.25));
+    CHECK(short_cells.makespan_lower_s == doctest::Approx(14999.0 / 20 + 10));
+    CHECK(prof::rate_limited_makespan(100, 15000, 1600, 0.25, 10, 20) == doctest::Approx(749.95 + 10.25));
+    CHECK(prof::rate_limited_makespan(900, 15000, 1600, 0.25, 10, 20) == doctest::Approx(900 + 1599.0 / 20));
+}
+
+TEST_CASE("k8s-job: the failed indexes a Job tolerates follow the profile's failure share") {
+    // 10000 indexes of 1 cell, 1% failing: mean 100, sd sqrt(99) = 9.95: 100 + 39.8 + 10 = 149.8.
+    CHECK(prof::failed_items_allowance(10000, 1, 0.01) == 150);
+    CHECK(prof::failed_items_allowance(500, 1, 0) == 10);
+    CHECK(prof::failed_items_allowance(5, 1, 0) == 5);  // never more than the indexes
+    // 4 cells per index: q = 1 - 0.99^4 = 0.0394; 2500 indexes: 98.5 + 4 x 9.73 + 10 = 147.4.
+    CHECK(prof::failed_items_allowance(2500, 4, 0.01) == 148);
+    auto p = profile_of({model("m", "f", 99, 1.0, 100 * MiB, std::nullopt, 0.8)});
+    p.models.at("m").n_fits = 100;  // 1 of 100 fits failed
+    auto rq = cpu_request();
+    rq.layout = "k8s";
+    rq.series = 10000;
+    rq.deadline_s = 3600;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    CHECK(f.failure_share == 0.01);
+    CHECK(f.max_failed_items == 150);
+    CHECK(f.layout.retry_unit_memory_bytes == 225 * MiB);  // max(ceil(125 MiB x 1.2), 125 + 100 MiB)
+    CHECK(f.layout.retry_units_per_node == 16);
+    auto j = prof::render_k8s_job(plan);
+    CHECK(j.find("  maxFailedIndexes: 150\n  podFailurePolicy:\n    rules:\n    - action: Ignore\n      onPodConditions:\n"
+                 "      - type: DisruptionTarget\n    - action: FailIndex\n") != std::string::npos);
+    prof::render_options o;
+    o.retry_indexes = prof::parse_index_list("7,1,3-5", "--retry-indexes");
+    CHECK(*o.retry_indexes == std::vector<std::uint64_t>{1, 3, 4, 5, 7});
+    auto r = prof::render_k8s_job(plan, o);
+    CHECK(r.find("  name: prof-f-retry\n") != std::string::npos);
+    CHECK(r.find("  completions: 5\n  parallelism: 5\n  backoffLimitPerIndex: 1\n  maxFailedIndexes: 5\n") != std::string::npos);
+    CHECK(r.find("        - name: PROF_INDEXES\n          value: \"1,3-5,7\"\n") != std::string::npos);
+    CHECK(r.find("memory: \"225Mi\"") != std::string::npos);
+    CHECK(r.find("activeDeadlineSeconds") == std::string::npos);
+    o.retry_indexes = std::vector<std::uint64_t>{10000};
+    CHECK_THROWS_AS(prof::render_k8s_job(plan, o), prof::usage_error);
+    CHECK_THROWS_AS(prof::parse_index_list("3-", "--retry-indexes"), prof::usage_error);
+    CHECK_THROWS_AS(prof::parse_index_list("5-3", "--retry-indexes"), prof::usage_error);
+}
+
+TEST_CASE("spark on YARN: containers round up to the minimum allocation, and the node holds what YARN grants") {
+    // 3.75 GiB slots of 1 core on 64 GiB, 16-core nodes under a 16 GiB container cap.
+    auto p = profile_of({model("m", "f", 5, 1.0, 3 * GiB, std::nullopt, 48.0)});  // x 1.25 = 3840 MiB
+    prof::plan_request rq;
+    rq.series = 1000;
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
+    rq.nodes = 4;
+    rq.layout = "spark";
+    rq.limits.max_container_memory_bytes = 16 * GiB;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& L = plan.families.at("f").layout;
+    // 4 slots: 1024 + 384 + 15360 = 16768 MiB > 16384. 3 slots: 12928 MiB, granted 13312: 4 of them,
+    // 12 slots (unrounded, 5 executors and 15 slots would be planned and 4 would fit). 2 slots:
+    // 1024 + 384 + 7680 = 9088 MiB, granted 9216: 7 of them, 14 slots, the most.
+    CHECK(L.slots_per_unit == 2);
+    CHECK(L.units_per_node == 7);
+    CHECK(L.container_bytes == 9216 * MiB);
+    CHECK(L.overhead_bytes == 8192 * MiB);
+    // The ApplicationMaster (1408 MiB, granted 2048) leaves 63488 MiB: 6 executors on its node.
+    CHECK(L.reserved_units == 1);
+    CHECK(plan.families.at("f").slots == 54);  // 4 x 14 - 2
+    auto s = prof::render_spark(plan);
+    CHECK(s.find("\nspark.executor.memoryOverhead                    8192m\n") != std::string::npos);
+    CHECK(s.find("\nspark.executor.instances                         27\n") != std::string::npos);
+    CHECK(s.find("\nspark.submit.deployMode                          cluster\n") != std::string::npos);
+    // The default maximum-allocation-vcores of 4 splits a 16-core executor of 4-core slots.
+    auto q = profile_of({model("m", "f", 5, 3.5, 1 * GiB, std::nullopt, 48.0)});
+    rq.limits.max_container_memory_bytes.reset();
+    auto plan2 = prof::make_plan(&q, rq);
+    CHECK(plan2.families.at("f").layout.slots_per_unit == 1);
+    CHECK(plan2.families.at("f").layout.unit_cores == 4);
+    rq.limits.yarn_max_vcores = 3;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&q, rq); }, &code).find("more than YARN's "
+                                                                   "yarn.scheduler.maximum-allocation-vcores 3") != std::string::npos);
+    CHECK(code == 65);
+}
+
+TEST_CASE("spark: the driver's container displaces the executors it does not leave room for") {
+    // 4 executors of 4 slots x 3 GiB (heap 1 GiB + 384 MiB + 12 GiB = 13696 MiB, granted 14336)
+    // fill a 56 GiB node; the AM's 2048 MiB leaves 55296: 3 executors there.
+    auto p = profile_of({model("m", "f", 5, 1.0, 2458 * MiB, std::nullopt, 48.0)});  // x 1.25 = 3072.5 MiB
+    prof::plan_request rq;
+    rq.series = 100;
+    rq.node = {16, 56 * GiB, 0, std::nullopt};
+    rq.nodes = 2;
+    rq.layout = "spark";
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    CHECK(f.layout.slots_per_unit == 4);
+    CHECK(f.layout.units_per_node == 4);
+    CHECK(f.layout.reserved_units == 1);
+    CHECK(f.slots == 28);  // 2 nodes x 16 slots - 4
+    CHECK(prof::render_spark(plan).find("\nspark.executor.instances                         7\n") != std::string::npos);
+}
+
+TEST_CASE("GPU slots spread over every device: 96 slots on 8 devices are 12 a device, not 39") {
+    auto p = profile_of({model("nbeats", "neural", 5, 1.0, 1 * GiB, 1638 * MiB, 2.0, 1)});  // x 1.25 = 2047.5 MiB
+    prof::plan_request rq = bare_request();
+    rq.series = 1000;
+    rq.node = {96, 1024 * GiB, 8, 81559 * MiB};
+    rq.nodes = 1;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("neural");
+    CHECK(f.gpu_fraction == doctest::Approx(1.0 / 39));     // floor(81559 / 2048) = 39 by memory
+    CHECK(f.layout.slots_per_device == 12u);                  // ceil(96 / 8)
+    CHECK(f.layout.unit_gpus == doctest::Approx(0.0833));     // Ray: 833 units, 10000 / 833 = 12
+    CHECK(f.slots_per_node == 96);
+    rq.layout = "spark";
+    auto s = prof::render_spark(prof::make_plan(&p, rq));
+    CHECK(s.find("\nspark.task.resource.gpu.amount                   0.08333333333333333\n") != std::string::npos);
 }

@@ -34,6 +34,25 @@ const record_schema<plan_run>& plan_run_schema() {
         computed<R>("max_pods_per_node", json_kind::integer, false, [](const R& r, json_writer& w, std::string_view key) {
             w.field(key, r.limits.max_pods_per_node);
         }),
+        computed<R>("spark_cluster", json_kind::string, false, [](const R& r, json_writer& w, std::string_view key) {
+            w.field(key, r.limits.spark_cluster);
+        }),
+        computed<R>("yarn_min_allocation_bytes", json_kind::integer, false, [](const R& r, json_writer& w, std::string_view key) {
+            w.field(key, r.limits.yarn_min_allocation_bytes);
+        }),
+        computed<R>("yarn_max_vcores", json_kind::integer, false, [](const R& r, json_writer& w, std::string_view key) {
+            w.field(key, r.limits.yarn_max_vcores);
+        }),
+        computed<R>("headroom", json_kind::number, false, [](const R& r, json_writer& w, std::string_view key) {
+            w.field(key, r.slack.headroom);
+        }),
+        member<&R::planned_deadline_s>("planned_deadline_s"),
+        computed<R>("pod_start_s", json_kind::number, false, [](const R& r, json_writer& w, std::string_view key) {
+            w.field(key, r.slack.pod_start_s);
+        }),
+        computed<R>("job_pod_rate", json_kind::number, false, [](const R& r, json_writer& w, std::string_view key) {
+            w.field(key, r.slack.job_pod_rate);
+        }),
         member<&R::size_classes>("size_classes"),
     }};
     return s;
@@ -53,6 +72,11 @@ const record_schema<family_layout>& family_layout_schema() {
         member<&L::overhead_bytes>("overhead_bytes"),
         member<&L::cells_per_item>("cells_per_item"),
         member<&L::work_items>("work_items"),
+        member<&L::reserved_units>("reserved_units"),
+        member<&L::container_bytes>("container_bytes"),
+        member<&L::unit_start_s>("unit_start_s"),
+        member<&L::retry_unit_memory_bytes>("retry_unit_memory_bytes"),
+        member<&L::retry_units_per_node>("retry_units_per_node"),
         member<&L::limited_by>("limited_by"),
     }};
     return s;
@@ -121,6 +145,8 @@ const record_schema<family_plan>& family_plan_schema() {
         member<&F::size_class_saving>("size_class_saving"),
         nested<&F::basis, &axis_basis_schema>("basis"),
         member<&F::n_ok>("n_ok"),
+        member<&F::failure_share>("failure_share"),
+        member<&F::max_failed_items>("max_failed_items"),
         member<&F::low_confidence>("low_confidence"),
         member<&F::warnings>("warnings"),
     }};
