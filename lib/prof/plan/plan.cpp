@@ -315,6 +315,12 @@ void fill_schedule(family_plan& f, const family_schedule& sc) {
     // The one size's slots (the Spark driver's node runs fewer executors).
     const std::uint64_t units = f.layout.units_per_node * f.nodes;
     f.slots = (units - std::min(units, f.layout.reserved_units)) * f.layout.slots_per_unit;
+    family_layout& L = f.layout;
+    if (L.retry_items && L.retry_units_per_node && sc.classes.size() == 1) {  // the retry tier: one-size Jobs
+        const class_schedule& one = sc.classes.front();
+        const double item_s = static_cast<double>(div_up(one.per_item, one.slots_per_runner)) * one.longest_s + one.start_s;
+        L.retry_makespan_s = static_cast<double>(div_up(*L.retry_items, *L.retry_units_per_node * f.nodes)) * item_s;
+    }
     f.waves = sc.waves(f.nodes);
     f.makespan_s = sc.makespan(f.nodes);
     f.makespan_lower_s = sc.lower_bound(f.nodes);
@@ -725,7 +731,8 @@ struct family_evidence {
     std::vector<std::string> failing;  // "model (k of n fits failed)" for the failure warning
     bool threads_common = true;
     std::vector<model_in_family> work_models;
-    std::uint64_t fits = 0, failed = 0;  // the profile's fits of the family's models, and failed ones
+    std::uint64_t fits = 0, failed = 0, oom = 0;  // the profile's fits of the family's models: all,
+                                                  // failed, killed for memory
 };
 
 // A model whose sampled fits often failed (other than memory kills, which the slot's OOM floor
@@ -782,6 +789,7 @@ void add_model(family_plan& f, family_evidence& ev, const run_model& rm, const p
     if (c) {
         ev.fits += c->n_fits;
         ev.failed += c->n_fits - std::min(c->n_fits, c->n_ok);
+        ev.oom += c->n_oom_killed;
     }
     else if (!cx.empty_profile) f.unmeasured_models.push_back(rm.name);
 
@@ -932,6 +940,11 @@ family_schedule price_family(family_plan& f, const family_evidence& ev, const pl
     if (cx.rq.layout == "k8s") {
         f.max_failed_items = failed_items_allowance(f.layout.work_items, per_item, f.failure_share);
         plan_retry_tier(f, cx.rq);
+        if (f.layout.retry_unit_memory_bytes) {
+            const double oom_share = ev.fits ? static_cast<double>(ev.oom) / static_cast<double>(ev.fits) : 0.0;
+            const double q = 1 - std::pow(1 - std::min(1.0, oom_share), static_cast<double>(per_item));
+            f.layout.retry_items = static_cast<std::uint64_t>(std::ceil(static_cast<double>(f.layout.work_items) * q - 1e-9));
+        }
     }
     return family_schedule{{sched}, sched.start_s, sched.rate};
 }

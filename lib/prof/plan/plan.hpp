@@ -193,6 +193,10 @@ struct family_layout {
     std::optional<std::uint64_t> retry_unit_memory_bytes;  // k8s: the retry tier's pod memory,
                                              // oom_floor_bytes(unit_memory_bytes), whole MiB
     std::optional<std::uint64_t> retry_units_per_node;     // k8s: retry pods one node holds
+    std::optional<std::uint64_t> retry_items;  // k8s: the indexes the profile's OOM-kill share
+                                             // expects killed: ceil(work_items x (1 - (1 - s)^k))
+    std::optional<double> retry_makespan_s;  // k8s: the retry Job over them on the same nodes:
+                                             // ceil(retry_items / retry pods) x (item + start)
     std::string limited_by;                  // what bounds slots per node: "cores", "memory",
                                              // "gpus", "executor memory", "max-container-memory",
                                              // "max-pods-per-node"

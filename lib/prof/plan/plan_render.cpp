@@ -594,8 +594,9 @@ std::string failure_comment(const family_plan& f, const std::string& name) {
         "index is done, which fails the index at once, as an OOM kill (137) does: retrying either at the same size "
         "fails again; a pod disrupted by a drain, eviction or preemption (DisruptionTarget) is retried without "
         "counting; any other failure is retried once (backoffLimitPerIndex 1). The Job stops after {} failed "
-        "indexes (maxFailedIndexes: {} of the profile's fits failed, {} expected failed of {} indexes, plus 4 "
-        "standard deviations and 10); without a policy its backoffLimit of 6 would end it at the 7th failed pod\n",
+        "indexes (maxFailedIndexes: a failure share of {} in the profile's fits, {} expected failed of {} indexes, "
+        "plus 4 standard deviations and 10); without a policy its backoffLimit of 6 would end it at the 7th failed "
+        "pod\n",
         k8s_fit_failed_exit, f.max_failed_items, format_double(f.failure_share),
         format_double(std::round(static_cast<double>(L.work_items) *
                                  (1 - std::pow(1 - f.failure_share, static_cast<double>(L.cells_per_item))) * 10) / 10),
@@ -607,8 +608,10 @@ std::string failure_comment(const family_plan& f, const std::string& name) {
             "select(any(.status.containerStatuses[]?; .state.terminated.reason == \"OOMKilled\")) | "
             ".metadata.annotations[\"batch.kubernetes.io/job-completion-index\"]] | unique | join(\",\")', (or take "
             "every failed index, kubectl get job {} -o jsonpath='{{.status.failedIndexes}}'), then rerun this prof-plan "
-            "command with --retry-indexes LIST and apply the Job it writes\n",
-            *L.retry_unit_memory_bytes / mib, *L.retry_units_per_node, name, name);
+            "command with --retry-indexes LIST and apply the Job it writes; at the profile's OOM-kill share about {} "
+            "index(es), which the retry Job runs in {} after this one\n",
+            *L.retry_unit_memory_bytes / mib, *L.retry_units_per_node, name, name, L.retry_items.value_or(0),
+            human_seconds(L.retry_makespan_s.value_or(0)));
     return out;
 }
 

@@ -457,7 +457,8 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("layout":{"unit":"task","slots_per_unit":1,"units_per_node":16,"unit_cores":1,)"
           R"("unit_memory_bytes":131072000,"unit_gpus":null,"slots_per_device":null,"heap_bytes":null,)"
           R"("overhead_bytes":null,"cells_per_item":1,"work_items":4,"reserved_units":0,"container_bytes":null,)"
-          R"("unit_start_s":0,"retry_unit_memory_bytes":null,"retry_units_per_node":null,"limited_by":"cores"},"cells":4,)"
+          R"("unit_start_s":0,"retry_unit_memory_bytes":null,"retry_units_per_node":null,"retry_items":null,)"
+          R"("retry_makespan_s":null,"limited_by":"cores"},"cells":4,)"
           R"("work_s":1.25,"longest_cell_s":0.3125,"longest_cell_model":"theta","longest_cell_n_obs":null,)"
           R"("wall_estimator":"median","oom_floor_bytes":null,"unmeasured_models":[],)"
           R"("nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,"meets_deadline":true,)"
@@ -1267,6 +1268,15 @@ TEST_CASE("k8s-job: the failed indexes a Job tolerates follow the profile's fail
     CHECK(f.max_failed_items == 150);
     CHECK(f.layout.retry_unit_memory_bytes == 225 * MiB);  // max(ceil(125 MiB x 1.2), 125 + 100 MiB)
     CHECK(f.layout.retry_units_per_node == 16);
+    CHECK(f.layout.retry_items == 0u);  // no fit was killed for memory
+    // 2 of 100 fits killed for memory: 2% of 10000 one-cell indexes, 200, run by the retry pods
+    // (16 a node) on the family's nodes after its Job, each a 1 s cell and no pod start.
+    p.models.at("m").n_ok = 98;
+    p.models.at("m").n_oom_killed = 2;
+    p.models.at("m").oom_limit_bytes = 100 * MiB;
+    auto oom = prof::make_plan(&p, rq).families.at("f");
+    CHECK(oom.layout.retry_items == 200u);
+    CHECK(oom.layout.retry_makespan_s == static_cast<double>((200 + 16 * oom.nodes - 1) / (16 * oom.nodes)) * 1.0);
     auto j = prof::render_k8s_job(plan);
     CHECK(j.find("  maxFailedIndexes: 150\n  podFailurePolicy:\n    rules:\n    - action: Ignore\n      onPodConditions:\n"
                  "      - type: DisruptionTarget\n    - action: FailIndex\n") != std::string::npos);

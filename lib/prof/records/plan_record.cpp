@@ -77,6 +77,8 @@ const record_schema<family_layout>& family_layout_schema() {
         member<&L::unit_start_s>("unit_start_s"),
         member<&L::retry_unit_memory_bytes>("retry_unit_memory_bytes"),
         member<&L::retry_units_per_node>("retry_units_per_node"),
+        member<&L::retry_items>("retry_items"),
+        member<&L::retry_makespan_s>("retry_makespan_s"),
         member<&L::limited_by>("limited_by"),
     }};
     return s;
