@@ -467,7 +467,7 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("units_per_node":16,"unit_cores":1,"unit_memory_bytes":131072000,"unit_gpus":null,)"
           R"("slots_per_device":null,"heap_bytes":null,"overhead_bytes":null,"cells_per_item":1,"work_items":4,)"
           R"("reserved_units":0,"container_bytes":null,"unit_start_s":0,"retry_unit_memory_bytes":null,)"
-          R"("retry_units_per_node":null,)"
+          R"("retry_units_per_node":null,"retry_items":null,"retry_makespan_s":null,)"
           R"("limited_by":"cores"},"work_s":1.25,"longest_cell_s":0.3125,"slots":16,"waves":1,"makespan_s":0.3125,)"
           R"("slot_gib_hours":4.238552517361111e-05}],"one_size_slot_gib_hours":4.238552517361111e-05,)"
           R"("slot_gib_hours":4.238552517361111e-05,"size_class_saving":0,)"
