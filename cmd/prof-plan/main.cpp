@@ -90,6 +90,8 @@ void add_options(CLI::App& app, config& c) {
     app.add_option("--default-gpu-memory", c.default_gpu_memory,
                    "GPU memory of a slot the profile does not size (default: no GPU)");
     prof::cli::add_count_option(app, "--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence");
+    prof::cli::add_count_option(app, "--size-classes", c.rq.size_classes,
+                                "Size classes per family at most: cells grouped by length, each with its own slot memory (1 = one size)");
 }
 
 int run(int argc, char** argv) {
@@ -134,9 +136,7 @@ int run(int argc, char** argv) {
     prof::plan_record plan = prof::make_plan(profile ? &*profile : nullptr, c.rq);
     std::string out = prof::render_plan(plan, c.target, c.ro);
     if (c.target == "table") out = prof::printable(out, true);
-
-    // Warnings go to stderr whatever the target; the static-config case is one plain note.
-    for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));
+    for (const auto& w : plan.warnings) (profile ? prof::warn(w) : prof::note(w));  // no profile: a note
     for (const auto& w : prof::family_and_render_warnings(plan, c.target, c.ro)) prof::warn(w);
     if (!out.empty() && out.back() == '\n') out.pop_back();
     prof::cli::emit_line(out);

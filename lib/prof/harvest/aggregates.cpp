@@ -64,7 +64,8 @@ std::string middle(std::string_view name, std::string_view from, std::string_vie
 // one row per bin: its range, its n_obs (the length at position s + floor((e - s - 1) / 2),
 // written without a division: 2 (cum_start - s) <= e - s - 1 < 2 (cum_end - s)) and the two
 // middle values of each median, as middle() gives them, in one pass: no join for a planner to
-// misjudge. `div` is the dialect's integer division.
+// misjudge; and the largest usable process RSS of its fits (the memory curve's peak). `div` is
+// the dialect's integer division.
 std::string curve_bins(std::string_view div) {
     return fmt::format(
         "lens AS (SELECT run_id, model_type, len, count(*) AS cnt FROM cls WHERE len IS NOT NULL GROUP BY run_id, "
@@ -82,7 +83,7 @@ std::string curve_bins(std::string_view div) {
         "l.target, l.total) WHERE b.e < l.total),\n"
         "lbin AS (SELECT l.run_id, l.model_type, l.len, l.cum_start, l.cum_end, b.s, b.e FROM lpos l JOIN bins b ON "
         "b.run_id = l.run_id AND b.model_type = l.model_type AND l.cum_start >= b.s AND l.cum_start < b.e),\n"
-        "binned AS (SELECT c.run_id, c.model_type, c.uw, c.uc, b.len, b.cum_start, b.cum_end, b.s, b.e, "
+        "binned AS (SELECT c.run_id, c.model_type, c.uw, c.uc, c.process_rss, b.len, b.cum_start, b.cum_end, b.s, b.e, "
         "row_number() OVER (PARTITION BY c.run_id, c.model_type, b.s ORDER BY c.uw) AS rw, row_number() OVER "
         "(PARTITION BY c.run_id, c.model_type, b.s ORDER BY c.uc NULLS LAST) AS rc, count(c.uc) OVER (PARTITION BY "
         "c.run_id, c.model_type, b.s) AS nc FROM cls c JOIN lbin b ON b.run_id = c.run_id AND b.model_type = "
@@ -91,7 +92,8 @@ std::string curve_bins(std::string_view div) {
         "(cum_start - s) <= e - s - 1 AND e - s - 1 < 2 * (cum_end - s)) AS mid_len, count(*) AS cnt, max(uw) "
         "FILTER (WHERE 2 * rw IN (e - s, e - s + 1)) AS wall_lo, max(uw) FILTER (WHERE 2 * rw IN (e - s + 1, e - s "
         "+ 2)) AS wall_hi, max(uc) FILTER (WHERE 2 * rc IN (nc, nc + 1)) AS cpu_lo, max(uc) FILTER (WHERE 2 * rc "
-        "IN (nc + 1, nc + 2)) AS cpu_hi FROM binned GROUP BY run_id, model_type, s, e),\n",
+        "IN (nc + 1, nc + 2)) AS cpu_hi, max(process_rss) FILTER (WHERE process_rss > 0) AS max_rss FROM binned "
+        "GROUP BY run_id, model_type, s, e),\n",
         max_curve_points, max_curve_points - 1, div);
 }
 
@@ -175,7 +177,8 @@ std::string result_rows(bool pg, const std::string& inf) {
                       {"wall_s_lo", "wall_lo"},
                       {"wall_s_hi", "wall_hi"},
                       {"cpu_s_lo", "cpu_lo"},
-                      {"cpu_s_hi", "cpu_hi"}},
+                      {"cpu_s_hi", "cpu_hi"},
+                      {"max_process_rss_bytes", "max_rss"}},
                      "FROM pts");
     q += result_kind(obj, 5, "family", "run_id", {{"family", "family"}, {"wall_s_lo", "lo"}, {"wall_s_hi", "hi"}},
                      "FROM fmed");
@@ -386,6 +389,7 @@ std::vector<curve_point> curve_of_points(const std::string& run_id, const std::s
         c.n_fits = pt.n_fits;
         c.wall_s = pt.wall_lo + (pt.wall_hi - pt.wall_lo) / 2;
         if (pt.cpu_lo && pt.cpu_hi) c.cpu_s = *pt.cpu_lo + (*pt.cpu_hi - *pt.cpu_lo) / 2;
+        c.max_process_rss_bytes = pt.max_rss;
         out.push_back(c);
     }
     return out;
@@ -456,6 +460,8 @@ void aggregate_reader::add(const json_value& row) {
         p.wall_hi = *hi;
         p.cpu_lo = number_of(row, "cpu_s_lo");
         p.cpu_hi = number_of(row, "cpu_s_hi");
+        p.max_rss = count_of(row, "max_process_rss_bytes");  // absent from an older query's rows: null
+        if (p.max_rss == std::uint64_t{0}) p.max_rss.reset();
         r.models[text_of(row, "model_type")].points.push_back(p);
     } else if (kind == "family") {
         r.family_median[text_of(row, "family")] = median_of(row, "wall_s_lo", "wall_s_hi");

@@ -28,9 +28,11 @@
 //           n_threads, n_threads_known, intraop_threads, the OOM counts and bounds,
 //           first_error_ts_id, n_lengths (distinct usable lengths), n_eff_unsure
 //   model_family  run_id, model_type, family: one row per family of a model with several
-//   point   run_id, model_type, n_obs, n_obs_min, n_obs_max, n_fits, wall_s_lo/hi, cpu_s_lo/hi:
-//           one point of the model's cost curve (curve_point: its lengths' range, their lower
-//           middle length, the fits and the two middle wall and CPU seconds)
+//   point   run_id, model_type, n_obs, n_obs_min, n_obs_max, n_fits, wall_s_lo/hi, cpu_s_lo/hi,
+//           max_process_rss_bytes: one point of the model's cost curve (curve_point: its
+//           lengths' range, their lower middle length, the fits, the two middle wall and CPU
+//           seconds, the largest process RSS; a row without the last, from an older query,
+//           gives a point without memory)
 //   family  run_id, family, wall_s_lo/hi: the family's median cell over its models' fits
 //   error   run_id, model_type, ts_id, error, fit_seconds: a failed fit at the model's
 //           first_error_ts_id (prof picks the bytewise-first error text among them)
@@ -88,6 +90,7 @@ private:
         std::uint64_t n_obs = 0, n_obs_min = 0, n_obs_max = 0, n_fits = 0;
         double wall_lo = 0, wall_hi = 0;
         std::optional<double> cpu_lo, cpu_hi;
+        std::optional<std::uint64_t> max_rss;
     };
     struct model_row {
         json_value row;                                  // the model row as read

@@ -225,8 +225,8 @@ void layout_k8s(const std::string& fname, family_plan& f, const node_axes& ax, c
     throw error(exit_code::data_err, msg + ": no slot fits one node; plan on larger nodes");
 }
 
-// One family's cells on a number of nodes: the makespan arithmetic of schedule_makespan.
-struct family_schedule {
+// One size class's cells on a number of nodes: the makespan arithmetic of schedule_makespan.
+struct class_schedule {
     std::uint64_t cells = 0;
     double work_s = 0, longest_s = 0;
     std::uint64_t per_item = 1;           // cells in one work item
@@ -266,6 +266,33 @@ struct family_schedule {
     }
 };
 
+// One family's cells: its size classes one after another on the same nodes, so every measure
+// is the classes' sum (one class: that class's own).
+struct family_schedule {
+    std::vector<class_schedule> classes;
+    double start_s = 0, rate = 0;  // k8s: every class's pod start and pod creation rate
+    std::uint64_t enough_nodes() const {
+        std::uint64_t n = 1;
+        for (const auto& c : classes) n = std::max(n, c.enough_nodes());
+        return n;
+    }
+    double makespan(std::uint64_t nodes) const {
+        double t = 0;
+        for (const auto& c : classes) t += c.makespan(nodes);
+        return t;
+    }
+    std::uint64_t waves(std::uint64_t nodes) const {
+        std::uint64_t w = 0;
+        for (const auto& c : classes) w += c.waves(nodes);
+        return w;
+    }
+    double lower_bound(std::uint64_t nodes) const {
+        double t = 0;
+        for (const auto& c : classes) t += c.lower_bound(nodes);
+        return t;
+    }
+};
+
 // t within the deadline d, with a relative tolerance of 1e-12, so 3 × (1/3)-style rounding noise
 // never buys a whole extra node (the same tolerance the profile applies to bytes).
 bool within(double t, double d) { return t <= d * (1 + 1e-12); }
@@ -285,15 +312,24 @@ std::uint64_t fewest_nodes(std::uint64_t enough, double deadline_s, const Makesp
 }
 
 void fill_schedule(family_plan& f, const family_schedule& sc) {
-    f.slots = sc.runners(f.nodes) * sc.slots_per_runner;
+    // The one size's slots (the Spark driver's node runs fewer executors).
+    const std::uint64_t units = f.layout.units_per_node * f.nodes;
+    f.slots = (units - std::min(units, f.layout.reserved_units)) * f.layout.slots_per_unit;
     family_layout& L = f.layout;
-    if (L.retry_items && L.retry_units_per_node) {
-        const double item_s = static_cast<double>(div_up(sc.per_item, sc.slots_per_runner)) * sc.longest_s + sc.start_s;
+    if (L.retry_items && L.retry_units_per_node && sc.classes.size() == 1) {  // the retry tier: one-size Jobs
+        const class_schedule& one = sc.classes.front();
+        const double item_s = static_cast<double>(div_up(one.per_item, one.slots_per_runner)) * one.longest_s + one.start_s;
         L.retry_makespan_s = static_cast<double>(div_up(*L.retry_items, *L.retry_units_per_node * f.nodes)) * item_s;
     }
     f.waves = sc.waves(f.nodes);
     f.makespan_s = sc.makespan(f.nodes);
     f.makespan_lower_s = sc.lower_bound(f.nodes);
+    for (std::size_t k = 0; k < f.size_classes.size() && k < sc.classes.size(); ++k) {
+        size_class& c = f.size_classes[k];
+        c.slots = sc.classes[k].runners(f.nodes) * sc.classes[k].slots_per_runner;
+        c.waves = sc.classes[k].waves(f.nodes);
+        c.makespan_s = sc.classes[k].makespan(f.nodes);
+    }
 }
 
 }  // namespace
@@ -349,6 +385,41 @@ std::uint64_t spark_executor_heap_bytes(std::uint64_t tasks) { return std::max<s
 
 std::uint64_t spark_executor_base_overhead_bytes(std::uint64_t heap_bytes) {
     return std::max<std::uint64_t>(384 * mib, mib_up(heap_bytes / 10) * mib);
+}
+
+std::vector<std::size_t> choose_size_classes(const std::vector<length_cost>& bins, std::uint64_t max_classes) {
+    const std::size_t n = bins.size();
+    if (n == 0) return {};
+    const std::size_t kmax = static_cast<std::size_t>(std::clamp<std::uint64_t>(max_classes, 1, n));
+    std::vector<double> work(n + 1, 0);  // work[b]: the work of bins [0, b)
+    for (std::size_t i = 0; i < n; ++i) work[i + 1] = work[i] + bins[i].work_s;
+    auto cost = [&](std::size_t a, std::size_t b) { return static_cast<double>(bins[b - 1].slot_rss_bytes) * (work[b] - work[a]); };
+    constexpr double none = std::numeric_limits<double>::infinity();
+    // best[k][b]: the least cost of bins [0, b) in exactly k classes; from[k][b] the last one's start.
+    std::vector<std::vector<double>> best(kmax + 1, std::vector<double>(n + 1, none));
+    std::vector<std::vector<std::size_t>> from(kmax + 1, std::vector<std::size_t>(n + 1, 0));
+    best[0][0] = 0;
+    for (std::size_t k = 1; k <= kmax; ++k)
+        for (std::size_t b = k; b <= n; ++b)
+            for (std::size_t a = k - 1; a < b; ++a) {
+                if (best[k - 1][a] == none) continue;
+                const double v = best[k - 1][a] + cost(a, b);
+                if (v < best[k][b]) {
+                    best[k][b] = v;
+                    from[k][b] = a;
+                }
+            }
+    double least = none;
+    for (std::size_t k = 1; k <= kmax; ++k) least = std::min(least, best[k][n]);
+    std::size_t k = 1;
+    while (k < kmax && !(best[k][n] <= least + 0.01 * best[1][n])) ++k;
+    std::vector<std::size_t> ends;
+    for (std::size_t b = n; k > 0; --k) {
+        ends.push_back(b);
+        b = from[k][b];
+    }
+    std::reverse(ends.begin(), ends.end());
+    return ends;
 }
 
 std::string layout_for_target(const std::string& target, const std::string& layout) {
@@ -512,6 +583,8 @@ void validate_request(const plan_request& rq) {
         throw usage_error(fmt::format("--spark-cluster must be yarn, k8s or standalone, not '{}'", rq.limits.spark_cluster));
     if (rq.limits.yarn_min_allocation_bytes == 0) throw usage_error("--yarn-min-allocation must be more than 0 bytes");
     if (rq.limits.yarn_max_vcores == 0) throw usage_error("--yarn-max-vcores must be a positive integer");
+    if (rq.size_classes == 0 || rq.size_classes > max_size_classes)
+        throw usage_error(fmt::format("--size-classes must be 1 (one size) to {}, not {}", max_size_classes, rq.size_classes));
 }
 
 // What every step of make_plan reads: the request, the profile (null: none on the input) and
@@ -541,8 +614,35 @@ std::string no_profile(const plan_request& rq) {
     return rq.profile_input == "-" ? std::string("no profile on stdin") : fmt::format("no profile in {}", rq.profile_input);
 }
 
+// The models a pre-pass of this run sampled, with their families: its sample record's
+// `models`. Empty when the profile carries none.
+std::map<std::string, std::string> sampled_models(const compute_profile& profile) {
+    std::map<std::string, std::string> out;
+    const json_value* models = profile.sample ? profile.sample->find("models") : nullptr;
+    if (!models || models->t != json_value::type::array) return out;
+    for (const auto& m : models->arr) {
+        const json_value* name = m.find("model_type");
+        const json_value* family = m.find("family");
+        if (!name || name->t != json_value::type::string || name->s.empty())
+            throw error(exit_code::data_err, "the profile's sample record: field 'models[]': expected {\"model_type\":NAME,...}");
+        out[name->s] = family && family->t == json_value::type::string ? family->s : name->s;
+    }
+    return out;
+}
+
+// The run's models: --models; else, for a measured profile, the models its pre-pass sampled
+// (the sample record), or every model it holds, its dropped ones included. A reference profile
+// (another run's evidence, or the baseline) says nothing of this run's models: refused.
 std::set<std::string> run_model_names(const plan_context& cx) {
     std::set<std::string> names(cx.rq.models.begin(), cx.rq.models.end());
+    if (names.empty() && cx.profile && !cx.empty_profile && cx.profile->provenance.basis == "reference")
+        throw error(exit_code::data_err,
+                    fmt::format("the profile is reference evidence (source '{}': another run, or the baseline), which "
+                                "does not say which models this run fits; name them: prof-plan --models "
+                                "NAME[:FAMILY],... (models the evidence lacks then follow --on-unmeasured)",
+                                cx.profile->provenance.source));
+    if (names.empty() && cx.profile && cx.profile->provenance.basis == "measured")
+        for (const auto& [name, family] : sampled_models(*cx.profile)) names.insert(name);
     if (names.empty() && cx.profile) {
         for (const auto& [name, m] : cx.profile->models) names.insert(name);
         names.insert(cx.profile->dropped_models.begin(), cx.profile->dropped_models.end());
@@ -563,6 +663,10 @@ run_model place_model(const std::string& name, const plan_context& cx, plan_reco
     auto declared = cx.rq.model_families.find(name);
     if (declared != cx.rq.model_families.end()) rm.family = declared->second;
     if (!cx.profile) return rm;
+    if (declared == cx.rq.model_families.end() && cx.rq.models.empty() && cx.profile->provenance.basis == "measured") {
+        const auto sampled = sampled_models(*cx.profile);  // the pre-pass declared it there
+        if (auto it = sampled.find(name); it != sampled.end()) rm.family = it->second;
+    }
     auto contradicts = [&](const std::string& family, std::string_view how) {
         if (declared != cx.rq.model_families.end() && declared->second != family)
             p.warnings.push_back(fmt::format("--models {}:{}: the profile {} '{}' in family '{}'; planned there", name,
@@ -651,13 +755,28 @@ std::optional<std::string> failing_share(const run_model& rm) {
 
 // One model's slot from its measured maxima (size_slot), the --default-* values where it has
 // none; a measured GPU peak of 0 is "measured none": the slot asks no GPU.
-slot_size model_slot(const run_model& rm, const plan_context& cx) {
+// The model's memory at n_obs on its memory curve (curve_rss_at), when the curve holds every
+// reading the model's maximum counts; null otherwise (an older profile, a reading without a
+// length): such a model is sized from its maximum at every length.
+std::optional<std::uint64_t> memory_curve_at(const model_cost& c, std::uint64_t n_obs) {
+    if (!c.max_process_rss_bytes) return std::nullopt;
+    std::uint64_t top = 0;
+    for (const auto& pt : c.wall_curve) top = std::max(top, pt.max_process_rss_bytes.value_or(0));
+    if (top < *c.max_process_rss_bytes) return std::nullopt;
+    return curve_rss_at(c.wall_curve, n_obs);
+}
+
+// One model's slot; with `n_obs`, its memory is the memory curve's at that length where the
+// model has one (memory_curve_at), for the size class whose longest series has n_obs.
+slot_size model_slot(const run_model& rm, const plan_context& cx, std::optional<std::uint64_t> n_obs = std::nullopt) {
     const model_cost* c = rm.cost;
     slot_evidence e;
     if (c) {
         e.max_effective_cores = c->max_effective_cores;
         e.max_process_rss_bytes = c->max_process_rss_bytes;
         e.max_peak_gpu_bytes = c->max_peak_gpu_bytes;
+        if (n_obs)
+            if (auto at = memory_curve_at(*c, *n_obs)) e.max_process_rss_bytes = at;
     }
     e.oom_floor_bytes = rm.oom_floor;
     const plan_defaults& d = cx.rq.defaults;
@@ -811,14 +930,14 @@ family_schedule price_family(family_plan& f, const family_evidence& ev, const pl
             (m.cost->wall_curve.empty() ? mp.no_curve : mp.no_lengths).push_back(m.name);
     f.warnings.insert(f.warnings.end(), fw.warnings.begin(), fw.warnings.end());
     std::uint64_t per_item = 1, per_runner = 1, runners = f.slots_per_node;
-    family_schedule sched{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
+    class_schedule sched{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
     sched.reserved_runners = f.layout.reserved_units * f.layout.slots_per_unit;
     if (ev.fits > 0) f.failure_share = static_cast<double>(ev.failed) / static_cast<double>(ev.fits);
     if (cx.rq.layout == "k8s") {
         per_runner = f.layout.slots_per_unit;
         runners = f.layout.units_per_node;
         per_item = per_runner * std::max<std::uint64_t>(1, div_up(div_up(f.cells, per_runner), k8s_max_indexed_completions));
-        sched = family_schedule{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
+        sched = class_schedule{f.cells, f.work_s, f.longest_cell_s, per_item, per_runner, runners};
         sched.start_s = cx.rq.slack.pod_start_s;
         sched.rate = cx.rq.slack.job_pod_rate;
         f.layout.unit_start_s = cx.rq.slack.pod_start_s;
@@ -834,7 +953,156 @@ family_schedule price_family(family_plan& f, const family_evidence& ev, const pl
             f.layout.retry_items = static_cast<std::uint64_t>(std::ceil(static_cast<double>(f.layout.work_items) * q - 1e-9));
         }
     }
+    return family_schedule{{sched}, sched.start_s, sched.rate};
+}
+
+// ---- make_plan, step 3b: size classes ----------------------------------------------------
+
+// The slot memory of a class whose longest series has n_obs: the largest of its models' (each
+// on its memory curve, OOM floor and defaults as model_slot gives them).
+std::uint64_t class_rss_at(const std::vector<run_model>& models, const plan_context& cx, std::uint64_t n_obs) {
+    std::uint64_t out = 0;
+    for (const run_model& rm : models) out = std::max(out, *model_slot(rm, cx, n_obs).rss_bytes);
+    return out;
+}
+
+// The one size of a family never below its memory curve at the run's longest series (which
+// grows past the measured lengths, curve.hpp): the slot any cell of the run fits.
+void raise_to_memory_curve(family_plan& f, const std::vector<run_model>& models, const plan_context& cx) {
+    if (cx.lengths.lengths) f.slot_rss_bytes = std::max(f.slot_rss_bytes, class_rss_at(models, cx, cx.lengths.lengths->max_n_obs()));
+}
+
+// One bin of the run's lengths for the family: its work (predict_family_work's rules: the
+// curve at the bin's n_obs, else the median, margined; the default wall unmargined) and the
+// longest cell in it.
+struct bin_cost {
+    double work_s = 0, longest_s = 0;
+};
+bin_cost family_bin_cost(const std::vector<model_in_family>& models, const length_bin& b, const plan_context& cx) {
+    const double tm = cx.margin.time();
+    double measured = 0, defaulted = 0, longest = 0;
+    for (const auto& m : models) {
+        const model_cost* c = m.cost;
+        if (!c || !c->median_wall_s) {
+            defaulted += b.n_series * cx.rq.defaults.wall_s;
+            longest = std::max(longest, cx.rq.defaults.wall_s);
+        } else if (c->wall_curve.empty()) {
+            measured += b.n_series * *c->median_wall_s;
+            longest = std::max(longest, *c->median_wall_s * tm);
+        } else {
+            measured += b.n_series * curve_wall_at(c->wall_curve, b.n_obs);
+            longest = std::max(longest, std::max(curve_wall_at(c->wall_curve, b.n_obs), curve_wall_at(c->wall_curve, b.n_obs_max)) * tm);
+        }
+    }
+    return {measured * tm + defaulted, longest};
+}
+
+// A class's work items and schedule from its laid-out slot (price_family's rule for k8s).
+class_schedule schedule_class(family_layout& L, std::uint64_t slots_per_node, std::uint64_t cells, double work_s,
+                              double longest_s, const plan_context& cx) {
+    std::uint64_t per_item = 1, per_runner = 1, runners = slots_per_node;
+    class_schedule sched{cells, work_s, longest_s, per_item, per_runner, runners};
+    sched.reserved_runners = L.reserved_units * L.slots_per_unit;
+    if (cx.rq.layout == "k8s") {
+        per_runner = L.slots_per_unit;
+        runners = L.units_per_node;
+        per_item = per_runner * std::max<std::uint64_t>(1, div_up(div_up(cells, per_runner), k8s_max_indexed_completions));
+        sched = class_schedule{cells, work_s, longest_s, per_item, per_runner, runners};
+        sched.start_s = cx.rq.slack.pod_start_s;
+        sched.rate = cx.rq.slack.job_pod_rate;
+        L.unit_start_s = cx.rq.slack.pod_start_s;
+    }
+    L.cells_per_item = per_item;
+    L.work_items = div_up(cells, per_item);
     return sched;
+}
+
+double gib_hours(std::uint64_t bytes, double seconds) {
+    return static_cast<double>(bytes) / static_cast<double>(1ULL << 30) * seconds / 3600.0;
+}
+
+// The family's size classes (choose_size_classes over the run's length bins, each class's slot
+// from the memory curve at its longest series, laid out as the family is) and their schedules.
+// One class, the family's own slot, when the run's lengths are unknown, --size-classes is 1, or
+// more classes would not save.
+void split_size_classes(const std::string& fname, family_plan& f, const std::vector<run_model>& models,
+                        const family_evidence& ev, const plan_context& cx, family_schedule& sched) {
+    size_class one;
+    one.cells = f.cells;
+    one.slot_cores = f.slot_cores;
+    one.slot_rss_bytes = f.slot_rss_bytes;
+    one.slots_per_node = f.slots_per_node;
+    one.layout = f.layout;
+    one.work_s = f.work_s;
+    one.longest_cell_s = f.longest_cell_s;
+    f.one_size_slot_gib_hours = gib_hours(f.slot_rss_bytes, f.work_s);
+    one.slot_gib_hours = f.one_size_slot_gib_hours;
+    f.size_classes.assign(1, one);
+    f.slot_gib_hours = f.one_size_slot_gib_hours;
+    f.size_class_saving = 0;
+    if (!cx.lengths.lengths) return;
+    const auto& bins = cx.lengths.lengths->bins;
+    f.size_classes[0].n_obs_min = bins.front().n_obs_min;
+    f.size_classes[0].n_obs_max = cx.lengths.lengths->max_n_obs();
+    if (cx.rq.size_classes <= 1) return;
+    std::vector<length_cost> lc;
+    std::vector<bin_cost> bc;
+    for (const auto& b : bins) {
+        bc.push_back(family_bin_cost(ev.work_models, b, cx));
+        lc.push_back({bc.back().work_s, class_rss_at(models, cx, b.n_obs_max)});
+    }
+    std::vector<std::size_t> ends = choose_size_classes(lc, cx.rq.size_classes);
+    // Classes cut at whole series: a class whose share of a scaled run rounds to no series is
+    // merged into the next (its memory is below that one's), the last into the one before.
+    const double scale = static_cast<double>(cx.series) / cx.lengths.lengths->series();
+    auto series_through = [&](std::size_t end) {
+        if (end == bins.size()) return cx.series;
+        double n = 0;
+        for (std::size_t i = 0; i < end; ++i) n += bins[i].n_series;
+        return std::min<std::uint64_t>(cx.series, static_cast<std::uint64_t>(std::llround(n * scale)));
+    };
+    std::vector<std::size_t> kept;
+    for (std::size_t k = 0; k < ends.size(); ++k) {
+        const std::uint64_t before = kept.empty() ? 0 : series_through(kept.back());
+        if (series_through(ends[k]) > before || k + 1 == ends.size()) kept.push_back(ends[k]);
+    }
+    while (kept.size() > 1 && series_through(kept[kept.size() - 1]) == series_through(kept[kept.size() - 2]))
+        kept.erase(kept.end() - 2);
+    if (kept.size() < 2) return;
+    std::vector<size_class> classes;
+    std::vector<class_schedule> parts;
+    const std::uint64_t n_models = f.models.size();
+    std::size_t begin = 0;
+    for (std::size_t end : kept) {
+        size_class c;
+        c.n_obs_min = bins[begin].n_obs_min;
+        c.n_obs_max = bins[end - 1].n_obs_max;
+        const std::uint64_t s0 = begin == 0 ? 0 : series_through(begin);
+        c.first_cell = s0 * n_models;
+        c.cells = (series_through(end) - s0) * n_models;
+        c.slot_cores = f.slot_cores;
+        c.slot_rss_bytes = class_rss_at(models, cx, *c.n_obs_max);
+        for (std::size_t i = begin; i < end; ++i) {
+            c.work_s += bc[i].work_s;
+            c.longest_cell_s = std::max(c.longest_cell_s, bc[i].longest_s);
+        }
+        family_plan laid = f;
+        laid.slot_rss_bytes = c.slot_rss_bytes;
+        lay_out(fname, laid, cx);
+        parts.push_back(schedule_class(laid.layout, laid.slots_per_node, c.cells, c.work_s, c.longest_cell_s, cx));
+        if (cx.rq.layout == "k8s") plan_retry_tier(laid, cx.rq);  // the class's own retry size
+        c.layout = laid.layout;
+        c.slots_per_node = laid.slots_per_node;
+        c.slot_gib_hours = gib_hours(c.slot_rss_bytes, c.work_s);
+        classes.push_back(std::move(c));
+        begin = end;
+    }
+    double total = 0;
+    for (const auto& c : classes) total += c.slot_gib_hours;
+    f.size_classes = std::move(classes);
+    f.slot_gib_hours = total;
+    f.size_class_saving = f.one_size_slot_gib_hours > 0 ? 1.0 - total / f.one_size_slot_gib_hours : 0.0;
+    sched.classes = std::move(parts);
 }
 
 // ---- make_plan, step 4: schedule -----------------------------------------------------------
@@ -1024,6 +1292,7 @@ plan_record start_plan(const plan_context& cx) {
     p.run.limits = rq.limits;
     p.run.slack = rq.slack;
     if (rq.deadline_s) p.run.planned_deadline_s = planned_deadline(rq);
+    p.run.size_classes = rq.size_classes;
     if (cx.profile) {
         p.provenance = cx.profile->provenance;
     } else {
@@ -1069,8 +1338,10 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     for (const auto& [fname, models] : by_family) {
         family_plan f;
         const family_evidence ev = size_family_slot(f, models, cx);
+        raise_to_memory_curve(f, models, cx);
         lay_out(fname, f, cx);
-        const family_schedule sched = price_family(f, ev, cx, mp);
+        family_schedule sched = price_family(f, ev, cx, mp);
+        split_size_classes(fname, f, models, ev, cx, sched);
         schedule_family(f, sched, rq);
         advise_family(f, ev, rq);
         schedules.emplace(fname, sched);

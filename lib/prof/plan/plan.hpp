@@ -26,6 +26,11 @@ struct node_shape {
     std::optional<std::uint64_t> gpu_memory_bytes;   // per device; set iff gpus > 0
 };
 
+// --size-classes: at most this many classes per family by default.
+inline constexpr std::uint64_t default_size_classes = 4;
+// The bound on --size-classes (more classes than this buy nothing a scheduler can use).
+inline constexpr std::uint64_t max_size_classes = 16;
+
 // Static configuration: what an axis takes when the profile has no value for it.
 struct plan_defaults {
     std::uint64_t cores = 1;
@@ -117,6 +122,7 @@ struct plan_request {
     bool strict = false;                     // exit 65 when an axis is assumed or there is no profile
     bool allow_missed_deadline = false;      // write a plan that misses --deadline (else exit 65)
     plan_slack slack;
+    std::uint64_t size_classes = default_size_classes;  // --size-classes K (1 = one size)
     std::string profile_input = "-";         // where the profile was read: '-' (stdin) or a file,
                                              // as the no-profile messages name it
 };
@@ -196,6 +202,40 @@ struct family_layout {
                                              // "max-pods-per-node"
 };
 
+// One size class of a family: the family's cells whose series length lies in [n_obs_min,
+// n_obs_max], run on slots of their own memory. The family's cells in the run's length order
+// (series by (n_obs, ts_id), each series' models in the order of the family's models) are
+// cut into classes at series boundaries: class c holds cells [first_cell, first_cell + cells).
+// Units: bytes, seconds; slot_gib_hours = slot_rss_bytes / 2^30 × work_s / 3600 (the memory the
+// class's slots reserve while they run its work).
+struct size_class {
+    std::optional<std::uint64_t> n_obs_min, n_obs_max;  // null: the run's lengths are unknown
+    std::uint64_t first_cell = 0, cells = 0;
+    std::uint64_t slot_cores = 0, slot_rss_bytes = 0;
+    std::uint64_t slots_per_node = 0;                   // under the layout
+    family_layout layout;
+    double work_s = 0, longest_cell_s = 0;              // margin applied
+    std::uint64_t slots = 0, waves = 0;                 // on the family's nodes
+    double makespan_s = 0;                              // whole cells on those slots (schedule_makespan)
+    double slot_gib_hours = 0;
+};
+
+// One bin of the run's lengths, as the class choice sees it: its work (seconds, the family's
+// models together) and the slot memory a class whose longest series lies in this bin needs
+// (bytes; non-decreasing from bin to bin, as the memory curve is).
+struct length_cost {
+    double work_s = 0;
+    std::uint64_t slot_rss_bytes = 0;
+};
+// The classes of bins sorted by length, as the end (exclusive) of each class's bins: the
+// partition into at most `max_classes` runs of consecutive bins that minimises slot memory ×
+// time, Σ over classes of (its last bin's slot_rss_bytes × its bins' work), exactly (dynamic
+// programming over the bins: O(max_classes × bins²)). Of the optimal partitions into 1, 2, ...
+// classes the one with the fewest classes whose cost exceeds the best's by at most 1 % of the
+// one-class cost is taken: a class that saves less costs a scheduler unit and a tail for nothing.
+// Ties go to the earlier boundary. Empty for no bins.
+std::vector<std::size_t> choose_size_classes(const std::vector<length_cost>& bins, std::uint64_t max_classes);
+
 // One family's share of the plan. Units: bytes, seconds.
 struct family_plan {
     std::vector<std::string> models;                 // the run's models in the family, sorted
@@ -223,6 +263,15 @@ struct family_plan {
     double makespan_s = 0;                           // whole cells: see schedule_makespan
     double makespan_lower_s = 0;                     // max(work_s / slots, longest_cell_s)
     std::optional<bool> meets_deadline;              // null without --deadline
+    // The size classes the family runs as, ordered by length (one when --size-classes 1, when
+    // the run's lengths are unknown, or when more would not save): each with its own slot
+    // memory, run one after another on the family's nodes; makespan_s, waves and the nodes
+    // above are theirs summed. slot_rss_bytes and layout above are the one size every cell
+    // fits (the last class's, or more).
+    std::vector<size_class> size_classes;
+    double one_size_slot_gib_hours = 0;              // slot_rss_bytes × work_s, in GiB-hours
+    double slot_gib_hours = 0;                       // Σ over the classes
+    double size_class_saving = 0;                    // 1 − slot_gib_hours / one_size_slot_gib_hours
     axis_basis basis;
     std::uint64_t n_ok = 0;                          // ok fits behind the family's numbers
     double failure_share = 0;                        // failed fits / fits in the profile, OOM kills
@@ -248,6 +297,7 @@ struct plan_run {
     plan_slack slack;
     std::optional<double> planned_deadline_s;        // deadline_s x (1 - headroom): what the
                                                      // makespans are held to
+    std::uint64_t size_classes = default_size_classes;  // --size-classes: at most this many per family
 };
 
 // Across families, run one after another on the same nodes.

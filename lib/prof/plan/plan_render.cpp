@@ -84,6 +84,63 @@ void require_layout(const plan_record& p, std::string_view layout, std::string_v
                                       layout, p.run.layout));
 }
 
+// A family as one rendering block: the family itself, or one of its size classes as a family
+// of the class's numbers (slot memory, layout, cells, work, schedule on the family's nodes).
+struct family_view {
+    family_plan f;
+    std::string label;         // "" for the family itself; ", size class 2 of 3 (n_obs ...)"
+    std::size_t index = 0;     // the class's index, from 0
+    const size_class* size = nullptr;  // null for the family itself
+};
+
+std::vector<family_view> class_views(const family_plan& f) {
+    if (f.size_classes.size() < 2) return {family_view{f, "", 0, nullptr}};
+    std::vector<family_view> out;
+    for (std::size_t k = 0; k < f.size_classes.size(); ++k) {
+        const size_class& c = f.size_classes[k];
+        family_view v{f, "", k, &c};
+        v.f.slot_rss_bytes = c.slot_rss_bytes;
+        v.f.slots_per_node = c.slots_per_node;
+        v.f.layout = c.layout;
+        v.f.cells = c.cells;
+        v.f.work_s = c.work_s;
+        v.f.longest_cell_s = c.longest_cell_s;
+        v.f.slots = c.slots;
+        v.f.waves = c.waves;
+        v.f.makespan_s = c.makespan_s;
+        v.f.makespan_lower_s = c.slots ? std::max(c.work_s / static_cast<double>(c.slots), c.longest_cell_s) : 0;
+        v.f.meets_deadline.reset();  // the deadline is the family's: its classes one after another
+        if (c.layout.unit == "pod") v.f.max_failed_items = failed_items_allowance(c.layout.work_items, c.layout.cells_per_item, f.failure_share);
+        v.label = fmt::format(", size class {} of {} (n_obs {} to {}: cells {} to {} in the run's length order)", k + 1,
+                              f.size_classes.size(), c.n_obs_min.value_or(0), c.n_obs_max.value_or(0), c.first_cell,
+                              c.first_cell + c.cells - 1);
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+std::size_t rendered_blocks(const plan_record& p) {
+    std::size_t n = 0;
+    for (const auto& [name, f] : p.families) n += std::max<std::size_t>(1, f.size_classes.size());
+    return n;
+}
+
+// The line a family of several size classes opens with: how its cells reach their class, and
+// what the classes save against one size.
+std::string size_classes_comment(const std::string& name, const family_plan& f) {
+    if (f.size_classes.size() < 2) return "";
+    std::string bounds;
+    for (const auto& c : f.size_classes)
+        bounds += fmt::format("{}{}-{}: {} ({} cells from {})", bounds.empty() ? "" : "; ", c.n_obs_min.value_or(0),
+                              c.n_obs_max.value_or(0), human_bytes(double(c.slot_rss_bytes)), c.cells, c.first_cell);
+    return fmt::format("# size classes: family '{}' runs as {} classes by series length, one after another on its {} "
+                       "node(s): order the family's cells by length (series by (n_obs, ts_id), each series' models in "
+                       "the order {}), and a cell goes to the class whose n_obs range holds its series ({}); slot memory "
+                       "x time {:.4g} GiB-h against {:.4g} GiB-h at one size of {}: {:.1f}% saved\n",
+                       name, f.size_classes.size(), f.nodes, fmt::join(f.models, ", "), bounds, f.slot_gib_hours,
+                       f.one_size_slot_gib_hours, human_bytes(double(f.slot_rss_bytes)), 100.0 * f.size_class_saving);
+}
+
 }  // namespace
 
 namespace {
@@ -144,20 +201,22 @@ std::string spark_partition_comment(const family_plan& f) {
 std::string render_spark(const plan_record& p, const render_options& o) {
     require_layout(p, "spark", "spark");
     std::string out = totals_comment(p);
-    if (p.families.size() > 1)
-        out += fmt::format("# {} families below, one block each: run each as its own Spark application with its "
+    if (rendered_blocks(p) > 1)
+        out += fmt::format("# {} {} below, one block each: run each as its own Spark application with its "
                            "block as its spark-defaults.conf (one file holding them all keeps only the last "
                            "block's keys)\n",
-                           p.families.size());
+                           rendered_blocks(p), p.families.size() > 1 ? "families and size classes" : "size classes");
     bool first = true;
-    for (const auto& [name, f] : p.families) {
+    for (const auto& [name, fam] : p.families)
+    for (const family_view& view : class_views(fam)) {
+        const family_plan& f = view.f;
         const family_layout& L = f.layout;
-        if (!first) out += "\n";
+        out += (first ? "" : "\n") + (view.index == 0 ? size_classes_comment(name, fam) : std::string());
         first = false;
         const std::uint64_t executors = L.units_per_node * f.nodes - L.reserved_units;
         const std::uint64_t heap_mib = L.heap_bytes.value_or(0) / mib;
         const std::uint64_t overhead_mib = L.overhead_bytes.value_or(0) / mib;
-        out += "# prof-plan: spark-defaults.conf for " + family_header(name, f) + "\n";
+        out += "# prof-plan: spark-defaults.conf for " + family_header(name, f) + view.label + "\n";
         out += fmt::format("# layout: {} executor(s) per node ({} cores, {} allocatable), each {} task slot(s) of {} "
                            "core(s) and {}; {} executor(s) on {} node(s); slots per node limited by {}\n",
                            L.units_per_node, p.node.cores, human_bytes(double(p.node.memory_bytes)), L.slots_per_unit,
@@ -216,17 +275,27 @@ std::string render_spark(const plan_record& p, const render_options& o) {
 }
 
 // Ray: comment lines (per family the concurrency the plan counts on, then what `memory` does),
-// then one JSON line: per family the options of a remote task, `f.options(**opts[family])`.
-// Ray's `memory` is in bytes; num_gpus is a multiple of 0.0001; env_vars values are strings.
+// then one JSON line: per family the options of a remote task, `f.options(**opts[family])`; a
+// family of several size classes maps to a list of its classes in length order instead, each
+// {n_obs_min, n_obs_max, first_cell, cells, options}: a cell of length n takes the options of
+// the class whose range holds n. Ray's `memory` is in bytes; num_gpus is a multiple of
+// 0.0001; env_vars values are strings.
 std::string render_ray(const plan_record& p) {
     require_layout(p, "ray", "ray");
     std::string out = totals_comment(p);
-    for (const auto& [name, f] : p.families) {
-        out += fmt::format("# ray: family '{}': {} task(s) at once on {} node(s) of {} cores, {}{}\n", name, f.slots,
-                           f.nodes, p.node.cores, human_bytes(double(p.node.memory_bytes)),
-                           f.layout.unit_gpus ? fmt::format(", {} per GPU", *f.layout.slots_per_device) : "");
-        out += schedule_comment(p, f);
+    for (const auto& [name, fam] : p.families) {
+        out += size_classes_comment(name, fam);
+        for (const family_view& view : class_views(fam)) {
+            const family_plan& f = view.f;
+            out += fmt::format("# ray: family '{}'{}: {} task(s) at once on {} node(s) of {} cores, {}{}\n", name, view.label,
+                               f.slots, f.nodes, p.node.cores, human_bytes(double(p.node.memory_bytes)),
+                               f.layout.unit_gpus ? fmt::format(", {} per GPU", *f.layout.slots_per_device) : "");
+            out += schedule_comment(p, f);
+        }
     }
+    if (rendered_blocks(p) > p.families.size())
+        out += "# ray: a family of several size classes maps to a list of classes, not to options: pick the class of "
+               "each cell by its series length, then task.options(**cls[\"options\"]), one class after another\n";
     out += "# ray: memory is a scheduling reservation, not a limit: Ray starts a task only where the node's memory "
            "resource has room for it, but does not stop a task that grows past it (the memory monitor kills "
            "workers only when the whole node passes its usage threshold)\n";
@@ -236,10 +305,7 @@ std::string render_ray(const plan_record& p) {
                                "tasks spread over all {} GPUs; max_calls 0 (no limit) reuses each worker, where Ray's "
                                "default for a GPU task (1) would start a fresh worker process for every cell\n",
                                name, format_double(*f.layout.unit_gpus), *f.layout.slots_per_device, p.node.gpus);
-    json_writer w;
-    w.begin_object();
-    for (const auto& [name, f] : p.families) {
-        w.key(name);
+    auto options = [](json_writer& w, const family_plan& f) {
         w.begin_object();
         w.field("num_cpus", f.layout.unit_cores);
         w.field("memory", f.layout.unit_memory_bytes);
@@ -258,6 +324,28 @@ std::string render_ray(const plan_record& p) {
         w.end_object();
         w.end_object();
         w.end_object();
+    };
+    json_writer w;
+    w.begin_object();
+    for (const auto& [name, fam] : p.families) {
+        w.key(name);
+        const std::vector<family_view> views = class_views(fam);
+        if (!views.front().size) {
+            options(w, views.front().f);
+            continue;
+        }
+        w.begin_array();
+        for (const family_view& view : views) {
+            w.begin_object();
+            w.field("n_obs_min", view.size->n_obs_min);
+            w.field("n_obs_max", view.size->n_obs_max);
+            w.field("first_cell", view.size->first_cell);
+            w.field("cells", view.size->cells);
+            w.key("options");
+            options(w, view.f);
+            w.end_object();
+        }
+        w.end_array();
     }
     w.end_object();
     out += w.take();
@@ -356,9 +444,12 @@ std::string job_name(const std::string& family, std::set<std::string>& taken) {
 std::string render_k8s(const plan_record& p, const render_options& o) {
     require_layout(p, "k8s", "k8s");
     std::string out = totals_comment(p);
-    for (const auto& [name, f] : p.families) {
+    for (const auto& [name, fam] : p.families)
+    for (const family_view& view : class_views(fam)) {
+        const family_plan& f = view.f;
         out += "---\n";
-        out += "# prof-plan: Kubernetes container resources for " + family_header(name, f) + "\n";
+        if (view.index == 0) out += size_classes_comment(name, fam);
+        out += "# prof-plan: Kubernetes container resources for " + family_header(name, f) + view.label + "\n";
         out += k8s_layout_comment(p, f);
         out += resources_block(f, o, "");
         if (auto w = cpu_limit_conflict(f, o)) out += "# WARNING: " + *w + "\n";
@@ -445,8 +536,9 @@ struct job_shape {
     std::optional<std::string> indexes;
 };
 
+// `cls`: the size class this Job runs (its index from 0 in `cls_index`), or null for the family.
 std::string job_document(const plan_record& p, const std::string& family, const family_plan& f, const job_shape& j,
-                         const render_options& o) {
+                         const render_options& o, const size_class* cls = nullptr, std::size_t cls_index = 0) {
     const family_layout& L = f.layout;
     std::string out;
     out += "apiVersion: batch/v1\n";
@@ -476,6 +568,12 @@ std::string job_document(const plan_record& p, const std::string& family, const 
     };
     env("PROF_FAMILY", family);
     env("PROF_CELLS", std::to_string(f.cells));
+    if (cls) {
+        env("PROF_SIZE_CLASS", std::to_string(cls_index + 1));
+        env("PROF_N_OBS_MIN", std::to_string(cls->n_obs_min.value_or(0)));
+        env("PROF_N_OBS_MAX", std::to_string(cls->n_obs_max.value_or(0)));
+        env("PROF_FIRST_CELL", std::to_string(cls->first_cell));
+    }
     env("PROF_CELLS_PER_INDEX", std::to_string(L.cells_per_item));
     env("PROF_SLOTS_PER_POD", std::to_string(L.slots_per_unit));
     env("PROF_FIT_FAILED_EXIT", std::to_string(k8s_fit_failed_exit));
@@ -528,6 +626,10 @@ std::string render_k8s_retry_job(const plan_record& p, const render_options& o) 
         throw usage_error(fmt::format("--retry-indexes: the plan holds {} families; plan the family whose Job failed "
                                       "(--models)", p.families.size()));
     const auto& [name, f] = *p.families.begin();
+    if (f.size_classes.size() > 1)
+        throw usage_error(fmt::format("--retry-indexes: family '{}' runs as {} size classes, one Job each; the retry "
+                                      "tier renders for a one-size Job: plan it with --size-classes 1",
+                                      name, f.size_classes.size()));
     const family_layout& L = f.layout;
     const std::vector<std::uint64_t>& idx = *o.retry_indexes;
     if (idx.back() >= L.work_items)
@@ -575,11 +677,18 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
                                              human_seconds(*p.run.deadline_s))
                                : std::string());
     std::set<std::string> taken;
-    for (const auto& [name, f] : p.families) {
+    for (const auto& [name, fam] : p.families)
+    for (const family_view& view : class_views(fam)) {
+        const family_plan& f = view.f;
         const family_layout& L = f.layout;
-        const std::string jname = job_name(name, taken);
+        const std::string jname = job_name(view.size ? fmt::format("{}-c{}", name, view.index + 1) : name, taken);
         out += "---\n";
-        out += "# prof-plan: Kubernetes Indexed Job for " + family_header(name, f) + "\n";
+        if (view.index == 0 && view.size)
+            out += size_classes_comment(name, fam) +
+                   "# apply the family's class Jobs one after another (each when the one before completes), as the "
+                   "plan prices them; each Job's index i takes cells i x PROF_CELLS_PER_INDEX ... of its class's "
+                   "cells, PROF_FIRST_CELL onwards in the run's length order\n";
+        out += "# prof-plan: Kubernetes Indexed Job for " + family_header(name, f) + view.label + "\n";
         out += k8s_layout_comment(p, f);
         out += fmt::format("# each index runs {} of the family's cells, in the run's order, {} at a time: index i "
                            "takes cells i x {} up to (i + 1) x {} - 1 (JOB_COMPLETION_INDEX)\n",
@@ -609,7 +718,7 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
         out += job_document(p, name, f,
                             job_shape{jname, L.work_items, L.units_per_node * f.nodes, f.max_failed_items,
                                       L.unit_memory_bytes, std::nullopt},
-                            o);
+                            o, view.size, view.index);
     }
     return out;
 }
@@ -653,6 +762,20 @@ std::string render_plan_table(const plan_record& p) {
                            human_seconds(f.work_s), f.wall_estimator, human_seconds(f.longest_cell_s),
                            f.longest_cell_model,
                            f.longest_cell_n_obs ? fmt::format(", n_obs {}", *f.longest_cell_n_obs) : std::string());
+        if (f.size_classes.size() > 1) {
+            out += fmt::format("size classes of {} (one after another; a cell goes to the class holding its series' "
+                               "n_obs): slot memory x time {:.4g} GiB-h against {:.4g} GiB-h at one size: {:.1f}% saved\n",
+                               name, f.slot_gib_hours, f.one_size_slot_gib_hours, 100.0 * f.size_class_saving);
+            for (std::size_t k = 0; k < f.size_classes.size(); ++k) {
+                const size_class& c = f.size_classes[k];
+                out += fmt::format("  class {}: n_obs {} to {}, cells {} to {}, slot {}, {} slot(s) per node, work {}, "
+                                   "longest cell {}, {} wave(s), makespan <= {}\n",
+                                   k + 1, c.n_obs_min.value_or(0), c.n_obs_max.value_or(0), c.first_cell,
+                                   c.first_cell + c.cells - 1, human_bytes(double(c.slot_rss_bytes)), c.slots_per_node,
+                                   human_seconds(c.work_s), human_seconds(c.longest_cell_s), c.waves,
+                                   human_seconds(c.makespan_s));
+            }
+        }
         if (!f.unmeasured_models.empty())
             out += fmt::format("unmeasured in {} (no ok fit; sized from the defaults): {}\n", name,
                                fmt::join(f.unmeasured_models, ", "));

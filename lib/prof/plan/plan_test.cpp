@@ -255,7 +255,9 @@ TEST_CASE("a reference profile's axes say reference, and its provenance is carri
     p.provenance.basis = "reference";
     p.provenance.source = "baseline";
     p.provenance.baseline_version = "2026.11";
-    auto plan = prof::make_plan(&p, cpu_request());
+    auto rq = cpu_request();
+    rq.models = {"arima", "theta"};
+    auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("statistical");
     CHECK(f.basis.cores == "reference");
     CHECK(f.basis.memory == "reference");
@@ -449,7 +451,7 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("deadline_s":60,"nodes":null,"min_fits":3,"layout":"ray",)"
           R"("max_container_memory_bytes":null,"max_pods_per_node":110,"spark_cluster":"standalone",)"
           R"("yarn_min_allocation_bytes":1073741824,"yarn_max_vcores":4,"headroom":0,"planned_deadline_s":60,)"
-          R"("pod_start_s":0,"job_pod_rate":1000000000000},)"
+          R"("pod_start_s":0,"job_pod_rate":1000000000000,"size_classes":4},)"
           R"("families":{"statistical":{"models":["theta"],"slot_cores":1,"slot_rss_bytes":131072000,)"
           R"("slot_gpu_bytes":null,"gpu_fraction":null,"intraop_threads":null,"slots_per_node":16,)"
           R"("layout":{"unit":"task","slots_per_unit":1,"units_per_node":16,"unit_cores":1,)"
@@ -460,6 +462,15 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("work_s":1.25,"longest_cell_s":0.3125,"longest_cell_model":"theta","longest_cell_n_obs":null,)"
           R"("wall_estimator":"median","oom_floor_bytes":null,"unmeasured_models":[],)"
           R"("nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,"meets_deadline":true,)"
+          R"("size_classes":[{"n_obs_min":null,"n_obs_max":null,"first_cell":0,"cells":4,"slot_cores":1,)"
+          R"("slot_rss_bytes":131072000,"slots_per_node":16,"layout":{"unit":"task","slots_per_unit":1,)"
+          R"("units_per_node":16,"unit_cores":1,"unit_memory_bytes":131072000,"unit_gpus":null,)"
+          R"("slots_per_device":null,"heap_bytes":null,"overhead_bytes":null,"cells_per_item":1,"work_items":4,)"
+          R"("reserved_units":0,"container_bytes":null,"unit_start_s":0,"retry_unit_memory_bytes":null,)"
+          R"("retry_units_per_node":null,"retry_items":null,"retry_makespan_s":null,)"
+          R"("limited_by":"cores"},"work_s":1.25,"longest_cell_s":0.3125,"slots":16,"waves":1,"makespan_s":0.3125,)"
+          R"("slot_gib_hours":4.238552517361111e-05}],"one_size_slot_gib_hours":4.238552517361111e-05,)"
+          R"("slot_gib_hours":4.238552517361111e-05,"size_class_saving":0,)"
           R"("basis":{"cores":"measured","memory":"measured","gpu":"assumed","wall":"measured"},"n_ok":5,)"
           R"("failure_share":0,"max_failed_items":0,)"
           R"("low_confidence":false,"warnings":["the profile records no common thread cap for these fits: run )"
@@ -743,7 +754,8 @@ namespace {
 prof::compute_profile curved() {
     auto m = model("ets", "statistical", 8, 1.0, 100 * MiB, std::nullopt, 0.006);
     m.max_n_obs = 2284;
-    m.wall_curve = {{12, 12, 12, 6, 0.006, 0.006}, {203, 203, 203, 1, 0.049, 0.049}, {2284, 2284, 2284, 1, 0.292, 0.292}};
+    m.wall_curve = {{12, 12, 12, 6, 0.006, 0.006, std::nullopt}, {203, 203, 203, 1, 0.049, 0.049, std::nullopt},
+                    {2284, 2284, 2284, 1, 0.292, 0.292, std::nullopt}};
     return profile_of({m});
 }
 prof::length_distribution panel_of(std::vector<std::uint64_t> lengths) { return prof::distribution_of_lengths(lengths); }
@@ -1002,6 +1014,176 @@ TEST_CASE("a plan's goal is exactly one of a positive deadline and a positive no
                          prof::usage_error);
     CHECK_THROWS_WITH_AS(prof::check_plan_goal(std::nullopt, std::uint64_t{0}), "--nodes must be a positive integer",
                          prof::usage_error);
+}
+
+TEST_CASE("a reference profile without --models is refused (65): it does not say which models this run fits") {
+    auto p = statistical();
+    p.provenance.basis = "reference";
+    p.provenance.source = "baseline";
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, cpu_request()); }, &code) ==
+          "the profile is reference evidence (source 'baseline': another run, or the baseline), which does not say "
+          "which models this run fits; name them: prof-plan --models NAME[:FAMILY],... (models the evidence lacks "
+          "then follow --on-unmeasured)");
+    CHECK(code == 65);
+    // Named, a model the evidence lacks follows --on-unmeasured: fail by default, defaults on request.
+    auto rq = cpu_request();
+    rq.models = {"theta", "prophet"};
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code).find("model 'prophet' (family 'prophet') is not in the "
+                                                                     "profile") == 0);
+    rq.on_unmeasured = prof::unmeasured_policy::defaults;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.run.models == std::vector<std::string>{"prophet", "theta"});
+}
+
+TEST_CASE("a measured pre-pass plans the models its sample record names, in their declared families") {
+    auto p = statistical();  // arima and theta measured
+    p.sample = prof::parse_json_text(
+        R"({"kind":"sample","lengths":[{"n_obs":12,"n_obs_min":12,"n_obs_max":12,"n_series":3}],)"
+        R"("models":[{"model_type":"theta","family":"statistical"},{"model_type":"naive","family":"baseline"}]})");
+    auto rq = cpu_request();
+    rq.on_unmeasured = prof::unmeasured_policy::defaults;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.run.models == std::vector<std::string>{"naive", "theta"});  // arima was not sampled for this run
+    CHECK(plan.families.count("baseline") == 1);                            // naive, unmeasured, in its declared family
+    CHECK(plan.families.at("statistical").models == std::vector<std::string>{"theta"});
+}
+
+TEST_CASE("size classes: the partition of least slot memory x time, with the fewest classes within 1 %") {
+    using prof::choose_size_classes;
+    // Memory 1, 1, 4, 4 over equal work: one size costs 4 × 40 = 160; cut after bin 2 costs
+    // 1 × 20 + 4 × 20 = 100, and no third class does better.
+    CHECK(choose_size_classes({{10, 1}, {10, 1}, {10, 4}, {10, 4}}, 4) == std::vector<std::size_t>{2, 4});
+    // Memory 1, 2, 3, 4: one class 160; two 120 (cut after 2: 2 × 20 + 4 × 20); three 110 (cut
+    // after 1 and 2: 10 + 20 + 80, the earlier boundary of the ties); four 100.
+    const std::vector<prof::length_cost> rising{{10, 1}, {10, 2}, {10, 3}, {10, 4}};
+    CHECK(choose_size_classes(rising, 1) == std::vector<std::size_t>{4});
+    CHECK(choose_size_classes(rising, 2) == std::vector<std::size_t>{2, 4});
+    CHECK(choose_size_classes(rising, 3) == std::vector<std::size_t>{1, 2, 4});
+    CHECK(choose_size_classes(rising, 4) == std::vector<std::size_t>{1, 2, 3, 4});
+    CHECK(choose_size_classes(rising, 16) == std::vector<std::size_t>{1, 2, 3, 4});  // at most one per bin
+    // Flat memory: no class saves anything, so one.
+    CHECK(choose_size_classes({{5, 7}, {9, 7}, {1, 7}}, 4) == std::vector<std::size_t>{3});
+    CHECK(choose_size_classes({}, 4).empty());
+}
+
+namespace {
+// ets with a memory curve: 100 MiB at n_obs 12, 200 MiB at 203, 400 MiB at 2284.
+prof::compute_profile curved_memory() {
+    auto p = curved();
+    auto& c = p.models.at("ets");
+    c.max_process_rss_bytes = 400 * MiB;
+    c.wall_curve[0].max_process_rss_bytes = 100 * MiB;
+    c.wall_curve[1].max_process_rss_bytes = 200 * MiB;
+    c.wall_curve[2].max_process_rss_bytes = 400 * MiB;
+    return p;
+}
+}  // namespace
+
+TEST_CASE("size classes: a family's cells by length get their own slot memory from the memory curve") {
+    // Panel {12, 12, 203, 2284}, one model; work per length (before the 1.25 margin) 2 × 0.006,
+    // 0.049, 0.292; slot memory at each length's class end 125, 250, 500 MiB (× 1.25).
+    // One size: 500 × 0.353 = 176.5 MiB·s; cut after 203: 250 × 0.061 + 500 × 0.292 = 161.25;
+    // three classes 125 × 0.012 + 250 × 0.049 + 146 = 159.75, within 1 % of 176.5 of the two: two.
+    auto p = curved_memory();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.slot_rss_bytes == 500 * MiB);  // the one size
+    REQUIRE(f.size_classes.size() == 2);
+    const auto& a = f.size_classes[0];
+    const auto& b = f.size_classes[1];
+    CHECK(a.n_obs_min == 12u);
+    CHECK(a.n_obs_max == 203u);
+    CHECK(a.first_cell == 0);
+    CHECK(a.cells == 3);
+    CHECK(a.slot_rss_bytes == 250 * MiB);
+    CHECK(a.work_s == doctest::Approx((2 * 0.006 + 0.049) * 1.25));
+    CHECK(a.longest_cell_s == doctest::Approx(0.049 * 1.25));
+    CHECK(b.n_obs_min == 2284u);
+    CHECK(b.first_cell == 3);
+    CHECK(b.cells == 1);
+    CHECK(b.slot_rss_bytes == 500 * MiB);
+    CHECK(f.size_class_saving == doctest::Approx(1 - 161.25 / 176.5));
+    CHECK(f.one_size_slot_gib_hours == doctest::Approx(500.0 / 1024 * 0.353 * 1.25 / 3600));
+    // Classes run one after another: the family's makespan is theirs summed (each one cell long here).
+    CHECK(f.makespan_s == doctest::Approx(a.makespan_s + b.makespan_s));
+    CHECK(a.makespan_s == doctest::Approx(0.049 * 1.25));
+    // --size-classes 1: one size, today's plan.
+    rq.size_classes = 1;
+    auto one = prof::make_plan(&p, rq);
+    const auto& g = one.families.at("statistical");
+    REQUIRE(g.size_classes.size() == 1);
+    CHECK(g.size_classes[0].slot_rss_bytes == 500 * MiB);
+    CHECK(g.size_classes[0].cells == 4);
+    CHECK(g.size_class_saving == 0);
+    CHECK(g.makespan_s == doctest::Approx(0.292 * 1.25));
+}
+
+TEST_CASE("size classes: a run longer than the sample grows the one size along the memory curve") {
+    // Past 2284: 400 MiB + (400 − 200) MiB / (2284 − 203) per observation × (4568 − 2284).
+    auto p = curved_memory();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 4568});
+    rq.size_classes = 1;
+    auto plan = prof::make_plan(&p, rq);
+    const double grown = 400.0 * MiB + 200.0 * MiB / 2081 * 2284;
+    const auto want = prof::scale_bytes_up(static_cast<std::uint64_t>(std::ceil(grown)), 1.25);
+    CHECK(plan.families.at("statistical").slot_rss_bytes == want);
+    CHECK(want > 500 * MiB);  // never below the largest measured peak × margin
+}
+
+TEST_CASE("size classes: a model without a memory curve keeps its maximum in every class") {
+    auto p = curved();  // no memory on its curve: every class 125 MiB, so one class
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    REQUIRE(f.size_classes.size() == 1);
+    CHECK(f.size_classes[0].slot_rss_bytes == 125 * MiB);
+    CHECK(f.size_classes[0].n_obs_min == 12u);
+    CHECK(f.size_classes[0].n_obs_max == 2284u);
+    // No lengths at all: one class, its range null.
+    auto none = prof::make_plan(&p, cpu_request());
+    CHECK(!none.families.at("statistical").size_classes[0].n_obs_min);
+    rq.size_classes = 0;
+    CHECK_THROWS_AS(prof::make_plan(&p, rq), prof::usage_error);
+    rq.size_classes = 17;
+    CHECK_THROWS_AS(prof::make_plan(&p, rq), prof::usage_error);
+}
+
+TEST_CASE("size classes in every rendering: a Job, a resource block, Spark block and Ray options per class") {
+    auto p = curved_memory();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    rq.layout = "k8s";
+    auto plan = prof::make_plan(&p, rq);
+    const std::string job = prof::render_k8s_job(plan);
+    CHECK(job.find("name: prof-statistical-c1\n") != std::string::npos);
+    CHECK(job.find("name: prof-statistical-c2\n") != std::string::npos);
+    CHECK(job.find("- name: PROF_FIRST_CELL\n          value: \"3\"\n") != std::string::npos);
+    CHECK(job.find("memory: \"250Mi\"") != std::string::npos);
+    CHECK(job.find("memory: \"500Mi\"") != std::string::npos);
+    const std::string k8s = prof::render_k8s(plan);
+    CHECK(k8s.find("size class 2 of 2 (n_obs 2284 to 2284: cells 3 to 3") != std::string::npos);
+    rq.layout = "ray";
+    const std::string ray = prof::render_ray(prof::make_plan(&p, rq));
+    const std::string line = ray.substr(ray.rfind('\n') + 1);
+    auto j = prof::parse_json_text(line);
+    const prof::json_value& classes = *j.find("statistical");
+    REQUIRE(classes.t == prof::json_value::type::array);
+    REQUIRE(classes.arr.size() == 2);
+    CHECK(classes.arr[0].find("options")->find("memory")->i == std::int64_t(250 * MiB));
+    CHECK(classes.arr[1].find("first_cell")->i == 3);
+    rq.layout = "spark";
+    const std::string spark = prof::render_spark(prof::make_plan(&p, rq));
+    CHECK(spark.find("# 2 size classes below, one block each") != std::string::npos);
+    CHECK(spark.find("size class 1 of 2") != std::string::npos);
 }
 
 namespace {

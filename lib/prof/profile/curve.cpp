@@ -176,6 +176,37 @@ double curve_wall_at(const std::vector<curve_point>& curve, std::uint64_t n_obs)
     return std::max(v, std::min(lo->wall_s, hi->wall_s));
 }
 
+void attach_memory(std::vector<curve_point>& curve, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& peaks) {
+    if (curve.empty()) return;
+    for (const auto& [n, rss] : peaks) {
+        if (n == 0 || rss == 0) continue;
+        auto it = std::lower_bound(curve.begin(), curve.end(), n,
+                                   [](const curve_point& p, std::uint64_t x) { return p.n_obs_max < x; });
+        curve_point& p = it == curve.end() ? curve.back() : *it;
+        if (!p.max_process_rss_bytes || rss > *p.max_process_rss_bytes) p.max_process_rss_bytes = rss;
+    }
+}
+
+std::optional<std::uint64_t> curve_rss_at(const std::vector<curve_point>& curve, std::uint64_t n_obs) {
+    if (curve.empty()) return std::nullopt;
+    for (const auto& p : curve)
+        if (!p.max_process_rss_bytes) return std::nullopt;
+    std::uint64_t peak = 0;
+    for (const auto& p : curve) {
+        peak = std::max(peak, *p.max_process_rss_bytes);
+        if (p.n_obs_max >= n_obs) return peak;
+    }
+    const curve_point& last = curve.back();
+    if (curve.size() < 2 || n_obs <= last.n_obs) return peak;
+    const curve_point& prev = curve[curve.size() - 2];
+    const double slope = (static_cast<double>(*last.max_process_rss_bytes) - static_cast<double>(*prev.max_process_rss_bytes)) /
+                         static_cast<double>(last.n_obs - prev.n_obs);
+    if (!(slope > 0)) return peak;
+    const double grown = static_cast<double>(*last.max_process_rss_bytes) + slope * static_cast<double>(n_obs - last.n_obs);
+    if (!(grown < 18446744073709549568.0)) return UINT64_MAX;  // the largest double below 2^64
+    return std::max(peak, static_cast<std::uint64_t>(std::ceil(grown)));
+}
+
 double length_distribution::series() const {
     double s = 0;
     for (const auto& b : bins) s += b.n_series;

@@ -14,12 +14,15 @@ namespace prof {
 
 // One point of a cost curve: the fits whose n_obs lies in [n_obs_min, n_obs_max]. n_obs is
 // the median length of those fits (the lower middle one for an even count); wall_s and cpu_s
-// the medians of their usable wall and CPU seconds (cpu_s null when none had one).
+// the medians of their usable wall and CPU seconds (cpu_s null when none had one);
+// max_process_rss_bytes the largest usable process RSS among them (the memory curve: a peak,
+// never a median, since a slot must hold the largest cell it runs; null when none had one).
 struct curve_point {
     std::uint64_t n_obs = 0, n_obs_min = 0, n_obs_max = 0;
     std::uint64_t n_fits = 0;
     double wall_s = 0;
     std::optional<double> cpu_s;
+    std::optional<std::uint64_t> max_process_rss_bytes;
 };
 
 // A curve holds at most this many points, whatever the number of fits behind it.
@@ -92,6 +95,23 @@ std::vector<curve_point> build_curve_in_place(const Walls& walls, const Cpus& cp
 // below proportional growth, so a long series is never priced cheaper than linear scaling
 // says. Always finite and > 0 (a value past the largest double is that double).
 double curve_wall_at(const std::vector<curve_point>& curve, std::uint64_t n_obs);
+
+// Puts each (n_obs, largest process RSS at that length) pair on the curve's memory: on the point
+// whose range holds n_obs, else on the first point above it, else on the last point (a reading
+// of memory is never left off: a slot must hold it), keeping the largest per point. n_obs 0
+// (unknown) is skipped. Pairs in any order; the curve as build_curve made it.
+void attach_memory(std::vector<curve_point>& curve, const std::vector<std::pair<std::uint64_t, std::uint64_t>>& peaks);
+
+// The process RSS one fit of length n_obs needs on the curve's memory, or null when a point of
+// the curve has none (an older profile, a model measured without memory: size it from its
+// model maximum instead). The rule never prices a longer series below a shorter one:
+//   within the measured lengths, the largest peak of the points up to and including the first
+//   one whose range reaches n_obs (a length between two ranges takes the upper one);
+//   beyond the longest point, the largest measured peak, or the last point's peak grown along
+//   the chord of the last two points (slope clamped at >= 0) if that is larger — memory is
+//   never priced below the largest measured peak, and grows as the last measured lengths
+//   say. Saturates at UINT64_MAX.
+std::optional<std::uint64_t> curve_rss_at(const std::vector<curve_point>& curve, std::uint64_t n_obs);
 
 // How many series of each length a run holds. A bin counts the series whose n_obs lies in
 // [n_obs_min, n_obs_max]; n_obs is their mean length, rounded to the nearest integer, and

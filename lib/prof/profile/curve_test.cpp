@@ -174,3 +174,48 @@ TEST_CASE("the curve built in place from a histogram is the sorted curve, point 
         CHECK(same_points(sorted, in_place));
     }
 }
+
+TEST_CASE("each memory reading lands on the point holding its length, else the one above, else the last") {
+    auto c = curve_of({{10, 1.0}, {20, 1.0}, {40, 1.0}});
+    // 10 → point 0 (two readings: the larger kept); 15 lies between ranges → point 1 (20);
+    // 50 is past the last → point 2; n_obs 0 (unknown) is left off.
+    attach_memory(c, {{10, 100}, {10, 300}, {15, 250}, {20, 200}, {50, 900}, {0, 5000}});
+    CHECK(c[0].max_process_rss_bytes == 300u);
+    CHECK(c[1].max_process_rss_bytes == 250u);  // max(250 at 15, 200 at 20)
+    CHECK(c[2].max_process_rss_bytes == 900u);
+}
+
+TEST_CASE("memory by length is the running peak up to the point reaching n, never below a shorter one") {
+    auto c = curve_of({{10, 1.0}, {20, 1.0}, {40, 1.0}});
+    attach_memory(c, {{10, 500}, {20, 300}, {40, 800}});
+    CHECK(curve_rss_at(c, 5) == 500u);    // below the shortest: the shortest point's peak
+    CHECK(curve_rss_at(c, 10) == 500u);
+    CHECK(curve_rss_at(c, 20) == 500u);   // 300 measured at 20, but 500 at 10: never below
+    CHECK(curve_rss_at(c, 21) == 800u);   // between 20 and 40: the point above
+    CHECK(curve_rss_at(c, 40) == 800u);
+}
+
+TEST_CASE("memory past the longest point grows along the last chord, never below the largest peak") {
+    auto c = curve_of({{100, 1.0}, {200, 1.0}});
+    attach_memory(c, {{100, 1000}, {200, 2000}});
+    // slope (2000 − 1000) / (200 − 100) = 10 bytes per observation: 2000 + 10 × 300 = 5000.
+    CHECK(curve_rss_at(c, 500) == 5000u);
+    // A falling last chord (3000 at 100, 2000 at 200) is clamped flat at the largest peak, 3000.
+    auto f = curve_of({{100, 1.0}, {200, 1.0}});
+    attach_memory(f, {{100, 3000}, {200, 2000}});
+    CHECK(curve_rss_at(f, 10000) == 3000u);
+    // One point: flat at its peak.
+    auto one = curve_of({{100, 1.0}});
+    attach_memory(one, {{100, 700}});
+    CHECK(curve_rss_at(one, 100000) == 700u);
+    // Saturates instead of wrapping.
+    CHECK(curve_rss_at(c, std::numeric_limits<std::uint64_t>::max()) == std::numeric_limits<std::uint64_t>::max());
+}
+
+TEST_CASE("a curve with a point without memory has no memory curve") {
+    auto c = curve_of({{10, 1.0}, {20, 1.0}});
+    CHECK(!curve_rss_at(c, 10));
+    attach_memory(c, {{20, 100}});
+    CHECK(!curve_rss_at(c, 20));          // point 0 has none
+    CHECK(!curve_rss_at({}, 20));
+}

@@ -105,6 +105,7 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
     m.max_effective_cores = acc.max_eff;
     m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
     m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
+    attach_memory(m.wall_curve, acc.rss_peaks());
     m.n_oom_killed = acc.n_oom;
     m.oom_limit_bytes = acc.oom_limit;
     m.n_gpu_oom = acc.n_gpu_oom;
@@ -417,7 +418,10 @@ void profile_builder::add(const fit_evidence& f) {
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
     if (usable(f.wall_s)) m.wall_n.push_back(n);
     if (usable(f.cpu_s)) m.cpu_n.push_back(n);
-    if (usable(f.process_rss_bytes)) keep_max(m.max_process_rss, f.process_rss_bytes);
+    if (usable(f.process_rss_bytes)) {
+        keep_max(m.max_process_rss, f.process_rss_bytes);
+        if (n) m.add_rss(n, *f.process_rss_bytes);
+    }
     if (usable(f.peak_rss_bytes)) keep_max(m.max_peak_rss, f.peak_rss_bytes);
     // A GPU reading of 0 is a measurement (NVML saw no device memory in use), not an absence:
     // the one axis where 0 is usable, so a CPU model measured on a GPU host stays "measured none".
@@ -425,6 +429,24 @@ void profile_builder::add(const fit_evidence& f) {
     if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
     if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
     if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
+}
+
+void profile_builder::model_acc::add_rss(std::uint32_t n, std::uint64_t rss) {
+    if (n < rss_dense_lengths) {
+        if (n >= rss_by_n.size()) rss_by_n.resize(std::size_t{n} + 1, 0);
+        rss_by_n[n] = std::max(rss_by_n[n], rss);
+    } else {
+        std::uint64_t& v = rss_by_long_n[n];
+        v = std::max(v, rss);
+    }
+}
+
+std::vector<std::pair<std::uint64_t, std::uint64_t>> profile_builder::model_acc::rss_peaks() const {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+    for (std::size_t n = 1; n < rss_by_n.size(); ++n)
+        if (rss_by_n[n]) out.emplace_back(n, rss_by_n[n]);
+    for (const auto& [n, rss] : rss_by_long_n) out.emplace_back(n, rss);
+    return out;
 }
 
 void profile_builder::settle_series() const {
@@ -457,6 +479,9 @@ void profile_builder::merge(profile_builder&& other) {
         m.cpu.splice(std::move(o.cpu));
         m.wall_n.splice(std::move(o.wall_n));
         m.cpu_n.splice(std::move(o.cpu_n));
+        for (const auto& [n, rss] : o.rss_peaks()) m.add_rss(static_cast<std::uint32_t>(n), rss);
+        o.rss_by_n.clear();
+        o.rss_by_long_n.clear();
         keep_max(m.max_n_obs, o.max_n_obs);
         keep_max(m.max_process_rss, o.max_process_rss);
         keep_max(m.max_peak_rss, o.max_peak_rss);

@@ -262,6 +262,12 @@ private:
         std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
         value_blocks wall, cpu;  // the usable wall and CPU seconds
         blocks<std::uint32_t> wall_n, cpu_n;  // the n_obs of each; 0 = none (or past 2^32 - 1)
+        // The largest usable process RSS at each n_obs (the memory curve's peaks): indexed by
+        // n_obs below rss_dense_lengths, in a map above; 0 = none.
+        std::vector<std::uint64_t> rss_by_n;
+        std::map<std::uint32_t, std::uint64_t> rss_by_long_n;
+        void add_rss(std::uint32_t n, std::uint64_t rss);
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> rss_peaks() const;  // (n_obs, peak), n_obs > 0
         std::uint64_t n_oom = 0, n_oom_no_limit = 0, n_gpu_oom = 0;
         std::optional<std::uint64_t> oom_limit, gpu_oom_peak;
         std::optional<double> max_eff;
@@ -272,6 +278,7 @@ private:
         bool params_seen = false;
         std::optional<std::string> params, other_params;  // the first digest, and another seen
     };
+    static constexpr std::uint32_t rss_dense_lengths = 1u << 16;
     margins margins_;
     std::uint64_t n_measurements_ = 0, n_ok_ = 0, n_contended_ = 0;
     string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)

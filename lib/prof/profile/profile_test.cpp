@@ -440,3 +440,25 @@ TEST_CASE("a device OOM is GPU evidence: counted apart, never raising host memor
     CHECK(r.families.at("deep").slot_gpu_bytes == 7200000000u);
     CHECK(format_profile_table(q).find("out of GPU memory: 1 fit(s) of nn") != std::string::npos);
 }
+
+TEST_CASE("a model's memory curve is the peak process RSS per point and survives a write and a read") {
+    std::vector<measured_fit> fits;
+    for (auto [ts, n, rss] : std::vector<std::tuple<std::string, std::uint64_t, std::uint64_t>>{
+             {"a", 12, 100}, {"b", 12, 300}, {"c", 200, 250}}) {
+        auto f = fit(ts, "ets", "statistical", true, 0.1, 0.1, rss);
+        f.n_obs = n;
+        fits.push_back(f);
+    }
+    fits.push_back(fit("e", "ets", "statistical", true, 0.1, 0.1, 9000));  // no n_obs: off the curve
+    auto p = build_profile(fits, {1.25, 1.1});
+    const auto& c = p.models.at("ets").wall_curve;
+    REQUIRE(c.size() == 2);
+    CHECK(c[0].max_process_rss_bytes == 300u);  // max(100, 300), not their median
+    CHECK(c[1].max_process_rss_bytes == 250u);
+    CHECK(p.models.at("ets").max_process_rss_bytes == 9000u);  // the model's maximum keeps every fit
+    const std::string text = write_profile(p);
+    CHECK(text.find(R"("cpu_s":0.1,"max_process_rss_bytes":300})") != std::string::npos);
+    auto back = parse_profile_text(text, "t");
+    CHECK(back.models.at("ets").wall_curve[0].max_process_rss_bytes == 300u);
+    CHECK(write_profile(back) == text);
+}

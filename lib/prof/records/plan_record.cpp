@@ -53,6 +53,7 @@ const record_schema<plan_run>& plan_run_schema() {
         computed<R>("job_pod_rate", json_kind::number, false, [](const R& r, json_writer& w, std::string_view key) {
             w.field(key, r.slack.job_pod_rate);
         }),
+        member<&R::size_classes>("size_classes"),
     }};
     return s;
 }
@@ -79,6 +80,27 @@ const record_schema<family_layout>& family_layout_schema() {
         member<&L::retry_items>("retry_items"),
         member<&L::retry_makespan_s>("retry_makespan_s"),
         member<&L::limited_by>("limited_by"),
+    }};
+    return s;
+}
+
+const record_schema<size_class>& size_class_schema() {
+    using C = size_class;
+    static const record_schema<C> s{"plan.families.*.size_classes[]", "", false, {
+        member<&C::n_obs_min>("n_obs_min"),
+        member<&C::n_obs_max>("n_obs_max"),
+        member<&C::first_cell>("first_cell"),
+        member<&C::cells>("cells"),
+        member<&C::slot_cores>("slot_cores"),
+        member<&C::slot_rss_bytes>("slot_rss_bytes"),
+        member<&C::slots_per_node>("slots_per_node"),
+        nested<&C::layout, &family_layout_schema>("layout"),
+        member<&C::work_s>("work_s"),
+        member<&C::longest_cell_s>("longest_cell_s"),
+        member<&C::slots>("slots"),
+        member<&C::waves>("waves"),
+        member<&C::makespan_s>("makespan_s"),
+        member<&C::slot_gib_hours>("slot_gib_hours"),
     }};
     return s;
 }
@@ -119,6 +141,10 @@ const record_schema<family_plan>& family_plan_schema() {
         member<&F::makespan_s>("makespan_s"),
         member<&F::makespan_lower_s>("makespan_lower_s"),
         member<&F::meets_deadline>("meets_deadline"),
+        object_array<&F::size_classes, &size_class_schema>("size_classes"),
+        member<&F::one_size_slot_gib_hours>("one_size_slot_gib_hours"),
+        member<&F::slot_gib_hours>("slot_gib_hours"),
+        member<&F::size_class_saving>("size_class_saving"),
         nested<&F::basis, &axis_basis_schema>("basis"),
         member<&F::n_ok>("n_ok"),
         member<&F::failure_share>("failure_share"),

@@ -48,6 +48,11 @@ const record_schema<curve_point>& curve_point_schema() {
             if (pt.cpu_s && !(std::isfinite(*pt.cpu_s) && *pt.cpu_s > 0)) pt.cpu_s.reset();
             return true;
         }),
+        member<&C::max_process_rss_bytes>("max_process_rss_bytes").reads([](C& pt, od::value v, std::string_view path) {
+            pt.max_process_rss_bytes = read_count(v, path);
+            if (pt.max_process_rss_bytes == std::uint64_t{0}) pt.max_process_rss_bytes.reset();  // 0 is no evidence
+            return true;
+        }),
     }};
     return s;
 }

@@ -23,6 +23,7 @@ std::vector<schema_description> all_schemas() {
         describe(plan_totals_schema()),
         describe(family_plan_schema()),
         describe(family_layout_schema()),
+        describe(size_class_schema()),
         describe(axis_basis_schema()),
         describe(diff_schema()),
         [] {
