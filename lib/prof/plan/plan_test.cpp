@@ -441,7 +441,7 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("unit_memory_bytes":131072000,"unit_gpus":null,"slots_per_device":null,"heap_bytes":null,)"
           R"("overhead_bytes":null,"cells_per_item":1,"work_items":4,"limited_by":"cores"},"cells":4,)"
           R"("work_s":1.25,"longest_cell_s":0.3125,"longest_cell_model":"theta","longest_cell_n_obs":null,)"
-          R"("wall_estimator":"median","oom_floor_bytes":null,"unmeasured_models":[],)"
+          R"("wall_estimator":"median","cold_start_work_s":null,"oom_floor_bytes":null,"unmeasured_models":[],)"
           R"("nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,"meets_deadline":true,)"
           R"("basis":{"cores":"measured","memory":"measured","gpu":"assumed","wall":"measured"},"n_ok":5,)"
           R"("low_confidence":false,"warnings":["the profile records no common thread cap for these fits: run )"
@@ -977,4 +977,51 @@ TEST_CASE("a plan's goal is exactly one of a positive deadline and a positive no
                          prof::usage_error);
     CHECK_THROWS_WITH_AS(prof::check_plan_goal(std::nullopt, std::uint64_t{0}), "--nodes must be a positive integer",
                          prof::usage_error);
+}
+
+TEST_CASE("k8s-job prices a cold start per process, k8s keeps its workers warm and does not") {
+    // theta's cold start 2 s, arima none (0). 1000 series x 2 models = 2000 cells, one cell per
+    // Job index and process: 2000 starts x mean(2, 0) = 2000 s, x the time margin 1.25 = 2500 s.
+    // The work without them: 1000 x (0.25 + 0.5) x 1.25 = 937.5 s; the longest cell 0.5 x 1.25
+    // = 0.625 s grows by 2 x 1.25 = 2.5 s.
+    auto p = statistical();
+    p.models.at("theta").cold_start_s = 2.0;
+    auto rq = cpu_request();
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    prof::set_target(rq, "k8s-job", "");
+    CHECK(rq.layout == "k8s");
+    auto job = prof::make_plan(&p, rq);
+    const auto& f = job.families.at("statistical");
+    REQUIRE(f.cold_start_work_s);
+    CHECK(*f.cold_start_work_s == doctest::Approx(2500.0));
+    CHECK(f.work_s == doctest::Approx(937.5 + 2500.0));
+    CHECK(f.longest_cell_s == doctest::Approx(0.625 + 2.5));
+    prof::set_target(rq, "k8s", "");
+    auto pods = prof::make_plan(&p, rq);
+    CHECK_FALSE(pods.families.at("statistical").cold_start_work_s.has_value());
+    CHECK(pods.families.at("statistical").work_s == doctest::Approx(937.5));
+}
+
+TEST_CASE("cold starts: one per process, never more than one per cell") {
+    std::vector<prof::model_cost> costs = {model("a", "f", 5, 1.0, MiB, std::nullopt, 1.0),
+                                           model("b", "f", 5, 1.0, MiB, std::nullopt, 1.0)};
+    costs[0].cold_start_s = 3.0;
+    costs[1].cold_start_s = 1.0;
+    std::vector<prof::model_in_family> ms = {{"a", &costs[0]}, {"b", &costs[1]}};
+    // 10 processes of 40 cells: 10 x mean(3, 1) = 20 s, x 1.1 = 22 s; longest extra 3 x 1.1.
+    auto c = prof::cold_start_work(ms, 40, 10, 1.1);
+    CHECK(c.work_s == doctest::Approx(22.0));
+    CHECK(c.longest_extra_s == doctest::Approx(3.3));
+    // 50 processes for 40 cells: 40 starts, 80 s x 1.1.
+    CHECK(prof::cold_start_work(ms, 40, 50, 1.1).work_s == doctest::Approx(88.0));
+}
+
+TEST_CASE("a replayed worker peak above the cells' sizes the plan's slot") {
+    // theta's cells peak at 100 MiB but its replay reached 300 MiB: 300 x 1.25 = 375 MiB, above
+    // arima's 200 x 1.25 = 250 MiB.
+    auto p = statistical();
+    p.models.at("theta").max_replay_rss_bytes = 300 * MiB;
+    auto plan = prof::make_plan(&p, cpu_request());
+    CHECK(plan.families.at("statistical").slot_rss_bytes == 375 * MiB);
 }
