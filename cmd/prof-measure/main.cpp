@@ -40,8 +40,13 @@ void add_options(CLI::App& app, prof::measure_invocation& c) {
         ->capture_default_str();
     app.add_flag("--no-cgroup", c.no_cgroup, "Measure with rusage (process mode) or /proc (worker mode) even where a "
                                              "cgroup can be created");
-    app.add_option("--worker-scope", c.worker_scope, "One worker for the whole run, per family, or per model: run|family|model")
-        ->capture_default_str();
+    app.add_option("--worker-scope", c.worker_scope, "One worker per model (default), per family, or for the whole run: "
+                                                     "model|family|run");
+    prof::cli::add_count_option(app, "--warmup", c.warmup, "Warm-up runs of each model's first cell in a worker, "
+                                                           "recorded as phase warmup (default 1; --worker only)");
+    prof::cli::add_count_option(app, "--replay", c.replay, "Runs of each model's heaviest cells replayed back to back "
+                                                           "when its worker ends, as phase replay (default 3; 0 = none; "
+                                                           "--worker only)");
     prof::cli::add_quiet_flag(app, c.quiet);
     prof::cli::add_max_bad_lines_option(app, c.max_bad_lines, "cell lines");
 }
@@ -94,8 +99,9 @@ int run(int argc, char** argv) {
         auto in = prof::read_measure_input(prof::cli::inputs_or_stdin(c.files), c.max_bad_lines);
         auto run_words = prof::command_words(c.run_template, "--run: empty command template");
         auto worker_words = prof::command_words(c.worker_cmd, "--worker: empty command");
-        prof::cell_loop loop{run_words, worker_words, c.ready, setup.ready_timeout_s, scope, prof::cli::show_progress(c.quiet),
-                             !c.quiet};
+        auto [warmup, replay] = prof::warmup_and_replay(c);
+        prof::cell_loop loop{run_words, worker_words, c.ready, setup.ready_timeout_s, scope, warmup, replay,
+                             prof::cli::show_progress(c.quiet), !c.quiet};
         prof::measure_cells(in, loop, o, [](const std::string& line) { prof::cli::emit_line(line); },
                             [&](const prof::measured_fit& fit, double start) {
                                 t = start;

@@ -116,7 +116,7 @@ int run(int argc, char** argv) {
     c.rq.deadline_s = prof::parse_duration_if_given(c.deadline, "--deadline");
     c.rq.nodes = c.nodes;
     c.rq.profile_input = c.file;
-    c.rq.layout = prof::layout_for_target(c.target, c.layout);
+    prof::set_target(c.rq, c.target, c.layout);
     c.rq.limits.max_container_memory_bytes = prof::parse_size_if_given(c.max_container_memory, "--max-container-memory");
     c.rq.defaults.memory_bytes = prof::parse_size(c.default_memory, "--default-memory");
     c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");

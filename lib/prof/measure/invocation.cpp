@@ -8,6 +8,7 @@
 #include "prof/measure/spawn.hpp"
 #include "prof/io/units.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -35,14 +36,29 @@ worker_scope check_invocation(const measure_invocation& m) {
         throw usage_error("--ts-id, --model-type, --family and --n-obs describe the one fit of -- CMD; "
                           "with --run or --worker they come from the cells");
     if (m.worker_cmd.empty() && m.ready) throw usage_error("--ready applies to --worker only");
-    auto scope = parse_worker_scope(m.worker_scope);
-    if (m.worker_cmd.empty() && scope != worker_scope::run) throw usage_error("--worker-scope applies to --worker only");
+    if (m.worker_cmd.empty() && !m.worker_scope.empty()) throw usage_error("--worker-scope applies to --worker only");
+    // Process mode runs the cells in input order; a worker defaults to one per model.
+    auto scope = m.worker_cmd.empty()        ? worker_scope::run
+                 : m.worker_scope.empty() ? worker_scope::model
+                                          : parse_worker_scope(m.worker_scope);
+    if (m.worker_cmd.empty() && (m.warmup || m.replay))
+        throw usage_error(fmt::format("{} applies to --worker only: with --run or -- CMD every cell is a process of "
+                                      "its own, which starts cold",
+                                      m.warmup ? "--warmup" : "--replay"));
     if (m.no_cgroup && !m.memory_limit.empty()) throw usage_error("--memory-limit is applied through a cgroup: not with --no-cgroup");
     if (m.threads > allowed_cpu_count())
         warn(fmt::format("--threads {} is more than the {} CPUs this process may use: the fits are bound to "
                          "all {}, and pool variables say {}",
                          m.threads, allowed_cpu_count(), allowed_cpu_count(), m.threads));
     return scope;
+}
+
+std::pair<unsigned, unsigned> warmup_and_replay(const measure_invocation& m) {
+    if (m.worker_cmd.empty()) return {0, 0};
+    auto count = [](std::optional<std::uint64_t> v, unsigned fallback) {
+        return v ? static_cast<unsigned>(std::min<std::uint64_t>(*v, 1u << 20)) : fallback;
+    };
+    return {count(m.warmup, default_warmup), count(m.replay, default_replay)};
 }
 
 measure_setup measure_setup_from(const measure_invocation& m) {

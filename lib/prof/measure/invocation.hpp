@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace prof {
@@ -27,7 +28,8 @@ struct measure_invocation {
     std::string timeout, child_output, trace;
     std::optional<std::string> host;
     bool quiet = false, ready = false, no_cgroup = false;
-    std::string memory_limit, worker_scope = "run", grace = "5s";
+    std::string memory_limit, worker_scope, grace = "5s";  // worker_scope "": not given (model)
+    std::optional<std::uint64_t> warmup, replay;  // --warmup, --replay as given (worker mode only)
     std::string ready_timeout = "5m";
     std::uint64_t max_bad_lines = 0;
 };
@@ -40,6 +42,13 @@ int split_command(int argc, char** argv, measure_invocation& m);
 // usage_error (64) naming the conflict. Warns when --threads is above the CPUs this process
 // may use. Returns the worker scope.
 worker_scope check_invocation(const measure_invocation& m);
+
+// Worker mode's defaults: one warm-up run per worker and model (a worker's first cell of a
+// model pays its imports and pools), and the three runs of replay_cells (the second heaviest
+// cell, the heaviest, the heaviest again).
+inline constexpr unsigned default_warmup = 1, default_replay = 3;
+// --warmup and --replay as they apply: the defaults in worker mode, 0 in the other modes.
+std::pair<unsigned, unsigned> warmup_and_replay(const measure_invocation& m);
 
 // The fits' options from the flags, checked in the order the flags are read: --timeout (> 0),
 // --ready-timeout, --grace, --child-output (opened for appending; 73 when it cannot be), the

@@ -29,7 +29,17 @@ TEST_CASE("exactly one mode, and only the flags that mode reads") {
     m.run_template = "fit {ts_id}";
     CHECK_THROWS_AS(check_invocation(m), usage_error);
     m.run_template.clear();
+    CHECK(check_invocation(m) == worker_scope::run);  // -- CMD: one process, no worker
+    m.command.clear();
+    m.dash_dash = false;
+    m.worker_cmd = "python3 w.py";
+    CHECK(check_invocation(m) == worker_scope::model);  // a worker per model unless told
+    m.worker_scope = "run";
     CHECK(check_invocation(m) == worker_scope::run);
+    m.worker_scope.clear();
+    m.worker_cmd.clear();
+    m.dash_dash = true;
+    m.command = {"true"};
     m.files = {"cells.jsonl"};
     CHECK_THROWS_WITH_AS(check_invocation(m), "-- CMD measures one command and reads no cells", usage_error);
     measure_invocation r;

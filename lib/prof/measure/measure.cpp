@@ -18,7 +18,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
+#include <map>
 #include <sys/sysinfo.h>
+#include <tuple>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -392,6 +394,7 @@ std::string python_path_hint(std::string_view text) {
 
 measured_fit measure_process(const std::vector<std::string>& argv, const cell& c, const measure_options& o) {
     measured_fit f = base_record(c, o);
+    f.cold = true;  // a process of its own: every cell starts cold
     cgroup_run* cgroups = run_cgroups(o);
     f.rss_method = cgroups ? cgroups->method() : "rusage";
     f.rss_peak_reset = false;
@@ -622,6 +625,8 @@ void warm_worker::start() {
     fcntl(in_fd_, F_SETFL, O_NONBLOCK);
     fcntl(reply_fd_, F_SETFL, O_NONBLOCK);
     replies_.clear();
+    served_.clear();
+    lifetime_peak_ = 0;
     alive_ = true;
     if (!wait_ready_) return;
     // Optional handshake: a worker built on prof_worker.py writes {"ready":true} on fd 3 once its
@@ -812,16 +817,21 @@ void read_worker_reply(const std::string& reply, measured_fit& f) {
 
 }  // namespace
 
-measured_fit warm_worker::measure(const cell& c) {
+measured_fit warm_worker::measure(const cell& c, std::string_view phase) {
     if (!alive_) start();
     cell_run r;
     r.f = base_record(c, o_);
+    r.f.phase = phase;
+    r.f.cold = served(c.model_type) == 0;
     r.f.rss_method = "proc";
     if (cg_ && o_.memory_limit_bytes) r.f.memory_limit_bytes = applied_limit_;
     r.pid = child_.pid;
     drain_stale_replies();
     read_before(r);
-    std::string line = write_cell(c) + "\n";
+    std::string line = write_cell(c);
+    // A run beside the sample says so, so a worker that records its own fits can leave it out.
+    if (phase != fit_phase_sample) line.insert(line.size() - 1, fmt::format(",\"phase\":\"{}\"", phase));
+    line += '\n';
     gpu_peak_tracker gpu{gpu_reader(o_), {}, false};
     pressure_meter pressure;
     r.t0 = monotonic_seconds();
@@ -830,7 +840,14 @@ measured_fit warm_worker::measure(const cell& c) {
     wait_for_reply(r, gpu, pressure);
     pressure.finish(r.f);
     r.f.rss_peak_reset = r.reset;
-    return r.got ? finish_replied(r, c, gpu) : finish_unreplied(r);
+    measured_fit f = r.got ? finish_replied(r, c, gpu) : finish_unreplied(r);
+    settle_history(f);
+    return f;
+}
+
+std::uint64_t warm_worker::served(const std::string& model) const {
+    auto it = served_.find(model);
+    return it == served_.end() ? 0 : it->second;
 }
 
 // Stale lines (a worker that answered twice) must not be taken as this cell's reply.
@@ -846,12 +863,28 @@ void warm_worker::drain_stale_replies() {
 
 void warm_worker::read_before(cell_run& r) {
     r.rss_before = proc_status_bytes(r.pid, "VmRSS");
+    // The high-water marks since the last reset (the previous cell and the time after it, or the
+    // worker's start and its imports), read before they are reset: the worker's lifetime peak.
+    keep_lifetime_peak(proc_status_bytes(r.pid, "VmHWM"));
     r.reset = reset_peak_rss(r.pid);
+    r.cg_before = cg_ ? cg_->read() : cgroup_reading{};
+    keep_lifetime_peak(r.cg_before.peak_bytes);
     // The worker's cgroup: its high-water mark reset to what it holds now, so this cell's peak is
     // the whole tree's (the worker and any process it starts) during this cell alone.
     r.cg_reset = cg_ && cg_->reset_peak();
-    r.cg_before = cg_ ? cg_->read() : cgroup_reading{};
     r.cpu_before = process_cpu_seconds(r.pid);
+}
+
+void warm_worker::keep_lifetime_peak(std::optional<std::uint64_t> bytes) {
+    if (bytes && *bytes > lifetime_peak_) lifetime_peak_ = *bytes;
+}
+
+// The worker's lifetime peak through the end of the cell, and the count of cells of its model.
+void warm_worker::settle_history(measured_fit& f) {
+    keep_lifetime_peak(f.process_rss_bytes);
+    keep_lifetime_peak(f.cgroup_peak_bytes);
+    if (lifetime_peak_ > 0) f.worker_peak_bytes = lifetime_peak_;
+    ++served_[f.model_type];
 }
 
 // The worker's stdin is non-blocking: a worker that stops reading must not stall the timeout or
@@ -1144,11 +1177,105 @@ std::optional<std::string> contention_warning(const std::vector<measured_fit>& f
                        busy.size(), fits.size(), contended_cpu_pressure * 100, names);
 }
 
+std::vector<std::size_t> replay_cells(std::vector<sampled_cell> cells, unsigned replay) {
+    if (replay == 0 || cells.empty()) return {};
+    std::sort(cells.begin(), cells.end(), [](const sampled_cell& a, const sampled_cell& b) {
+        return std::tuple(a.rss_bytes.value_or(0), a.n_obs.value_or(0), a.index) <
+               std::tuple(b.rss_bytes.value_or(0), b.n_obs.value_or(0), b.index);
+    });
+    const std::size_t ahead = std::min<std::size_t>(replay - 1, cells.size());
+    std::vector<std::size_t> out;
+    for (std::size_t i = cells.size() - ahead; i < cells.size(); ++i) out.push_back(cells[i].index);
+    out.push_back(cells.back().index);
+    return out;
+}
+
+namespace {
+
+// measure_cells' state: the worker of the current scope group, what it measured (for its
+// replay), and the counts of the closing line.
+class cell_runner {
+public:
+    cell_runner(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                const std::function<void(const measured_fit&, double)>& record, double* started)
+        : in_(in), loop_(loop), o_(o), record_(record), started_(started) {}
+
+    // Cell `index` of the input as a fit of the sample: in its worker (started, or replayed and
+    // replaced at a new scope group), after its warm-up runs; or as a process of its own.
+    void sample(std::size_t index) {
+        const cell& c = in_.cells[index];
+        if (loop_.worker_words.empty()) {
+            const double t = begin();
+            measured_fit fit = measure_cell_process(loop_.run_words, c, o_);
+            n_failed_ += !fit.ok;
+            record_(fit, t);
+            return;
+        }
+        if (!worker_ || scope_key(c, loop_.scope) != worker_key_) {
+            end_worker();
+            worker_ = std::make_unique<warm_worker>(loop_.worker_words, o_, loop_.wait_ready, loop_.ready_timeout_s);
+            worker_key_ = scope_key(c, loop_.scope);
+        }
+        // At most `warmup` warm-up runs per cell: a worker that dies in every one restarts cold
+        // each time, and must not warm up for ever.
+        for (unsigned k = 0; k < loop_.warmup && worker_->served(c.model_type) < loop_.warmup; ++k) {
+            run_in_worker(c, fit_phase_warmup);
+            ++n_warmup_;
+        }
+        measured_fit fit = run_in_worker(c, fit_phase_sample);
+        n_failed_ += !fit.ok;
+        if (std::find(models_.begin(), models_.end(), c.model_type) == models_.end()) models_.push_back(c.model_type);
+        if (fit.ok) sampled_[c.model_type].push_back({index, fit.process_rss_bytes, c.n_obs});
+    }
+
+    // The worker's models' heaviest cells replayed back to back in it, then the worker stopped.
+    void end_worker() {
+        if (!worker_) return;
+        for (const auto& model : models_)
+            for (std::size_t index : replay_cells(sampled_[model], loop_.replay)) {
+                run_in_worker(in_.cells[index], fit_phase_replay);
+                ++n_replay_;
+            }
+        models_.clear();
+        sampled_.clear();
+        worker_->stop();
+        worker_.reset();
+    }
+
+    std::size_t failed() const { return n_failed_; }
+    std::size_t warmups() const { return n_warmup_; }
+    std::size_t replays() const { return n_replay_; }
+
+private:
+    double begin() {
+        const double t = monotonic_seconds();
+        if (started_) *started_ = t;
+        return t;
+    }
+    measured_fit run_in_worker(const cell& c, std::string_view phase) {
+        const double t = begin();
+        measured_fit fit = worker_->measure(c, phase);
+        record_(fit, t);
+        return fit;
+    }
+
+    const measure_input& in_;
+    const cell_loop& loop_;
+    const measure_options& o_;
+    const std::function<void(const measured_fit&, double)>& record_;
+    double* started_;
+    std::unique_ptr<warm_worker> worker_;
+    std::string worker_key_;
+    std::vector<std::string> models_;  // the worker's models, in the order of their first cell
+    std::map<std::string, std::vector<sampled_cell>> sampled_;  // its ok fits of the sample, per model
+    std::size_t n_failed_ = 0, n_warmup_ = 0, n_replay_ = 0;
+};
+
+}  // namespace
+
 void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
                    const std::function<void(const std::string&)>& pass,
                    const std::function<void(const measured_fit&, double)>& record, double* started) {
-    std::unique_ptr<warm_worker> worker;
-    std::string worker_key;
     std::size_t next_pass = 0;
     auto pass_through = [&](std::size_t fits_written) {
         for (; next_pass < in.passthrough.size() &&
@@ -1157,33 +1284,26 @@ void measure_cells(const measure_input& in, const cell_loop& loop, const measure
             pass(in.passthrough[next_pass]);
     };
     auto order = measure_order(in.cells, loop.scope);
-    std::size_t n_failed = 0;
+    cell_runner runner(in, loop, o, record, started);
     for (std::size_t i = 0; i < order.size(); ++i) {
         pass_through(i);
         const cell& c = in.cells[order[i]];
         if (loop.progress)
             fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, order.size(), c.model_type, c.ts_id);
-        double t = monotonic_seconds();
-        if (started) *started = t;
-        measured_fit fit;
-        if (!loop.worker_words.empty()) {
-            if (!worker || scope_key(c, loop.scope) != worker_key) {
-                if (worker) worker->stop();
-                worker = std::make_unique<warm_worker>(loop.worker_words, o, loop.wait_ready, loop.ready_timeout_s);
-                worker_key = scope_key(c, loop.scope);
-            }
-            fit = worker->measure(c);
-        } else {
-            fit = measure_cell_process(loop.run_words, c, o);
-        }
-        if (!fit.ok) ++n_failed;
-        record(fit, t);
+        runner.sample(order[i]);
     }
+    if (loop.progress && !order.empty() && loop.replay > 0 && !loop.worker_words.empty())
+        fmt::print(stderr, "\rprof-measure: replaying the heaviest cells ...\x1b[K");
+    runner.end_worker();
     pass_through(order.size());
     for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
     if (loop.progress) fmt::print(stderr, "\r\x1b[K");
-    if (loop.summary && !order.empty()) note(fmt::format("{} cell(s) measured, {} failed", order.size(), n_failed));
-    if (worker) worker->stop();
+    if (loop.summary && !order.empty()) {
+        std::string extra;
+        if (runner.warmups() + runner.replays() > 0)
+            extra = fmt::format("; {} warm-up and {} replay run(s) beside them", runner.warmups(), runner.replays());
+        note(fmt::format("{} cell(s) measured, {} failed{}", order.size(), runner.failed(), extra));
+    }
 }
 
 }  // namespace prof

@@ -11,6 +11,7 @@
 #include "prof/measure/spawn.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -119,7 +120,11 @@ public:
     warm_worker(const warm_worker&) = delete;
     warm_worker& operator=(const warm_worker&) = delete;
 
-    measured_fit measure(const cell& c);
+    // Measures one cell; the record's phase is `phase` (fit_phase_*), cold when the worker has
+    // served no cell of its model yet, and worker_peak_bytes its lifetime peak so far.
+    measured_fit measure(const cell& c, std::string_view phase = fit_phase_sample);
+    // Cells of `model` this worker (this start of it: a restart begins again at 0) has measured.
+    std::uint64_t served(const std::string& model) const;
     // Closes the worker's stdin, waits up to `grace_s` for it to exit (a signal to prof-measure
     // cuts the wait short), then kills its group and cgroup. `last` gets the cgroup's final
     // counters.
@@ -138,6 +143,8 @@ private:
     measured_fit finish_unreplied(cell_run& r);  // interrupted, timed out or died mid-cell
     void reap_dead(int* exit_status, int* sig, cgroup_reading* last = nullptr);
     bool read_reply_line(std::string& line);  // one complete line from the reply buffer
+    void keep_lifetime_peak(std::optional<std::uint64_t> bytes);
+    void settle_history(measured_fit& f);
     std::string command_text() const;         // the worker command, for messages
     std::vector<std::string> argv_;
     measure_options o_;
@@ -149,6 +156,8 @@ private:
     int in_fd_ = -1, reply_fd_ = -1;
     reply_lines replies_;
     bool alive_ = false;
+    std::map<std::string, std::uint64_t> served_;  // cells measured per model since the start
+    std::uint64_t lifetime_peak_ = 0;  // the largest high-water mark read since the start
 };
 
 // ---- the run ----------------------------------------------------------------------------
@@ -197,9 +206,25 @@ struct cell_loop {
     bool wait_ready = false;
     double ready_timeout_s = 300;
     worker_scope scope = worker_scope::run;
+    // Worker mode: warm-up runs of each model's first cell in a worker before it is measured
+    // (left out of the profile), and the cells of each model replayed back to back when its
+    // worker ends (replay_cells).
+    unsigned warmup = 0, replay = 0;
     bool progress = false;  // a progress line on stderr (a terminal)
     bool summary = true;    // the closing "N cells measured, F failed" line on stderr, terminal or not
 };
+// A model's ok fit of the sample in one worker: the cell's index in the input, its reading.
+struct sampled_cell {
+    std::size_t index = 0;
+    std::optional<std::uint64_t> rss_bytes;  // process_rss_bytes
+    std::optional<std::uint64_t> n_obs;
+};
+// The cells --replay N runs again, in order, after a worker's last cell of a model: the
+// model's N - 1 heaviest sampled cells (by process_rss_bytes, then n_obs, then input order),
+// lightest first, then the heaviest once more, so the heaviest cell runs right after the next
+// heaviest and right after itself. Input indices; empty for N = 0.
+std::vector<std::size_t> replay_cells(std::vector<sampled_cell> cells, unsigned replay);
+
 // Measures the cells of `in` in measure_order, writing each pass-through line with `pass` (in
 // place for scope run, else all before the first fit) and each fit with `record` (its start
 // time, monotonic). `*started` is set to each cell's start before it runs, so a caller that

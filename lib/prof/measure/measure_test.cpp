@@ -231,8 +231,8 @@ TEST_CASE("the thread cap sets every pool variable in the child") {
 TEST_CASE("worker mode: a 300 MiB cell reads its peak within 5% in both orders and does not inflate the next cell") {
     const double mib300 = 300.0 * 1048576;
     // The /proc method (VmHWM after clear_refs), as where no cgroup can be created.
-    auto ab = run_cells(cells({"alloc300", "noop"}), "--no-cgroup --worker " + helper("worker"));
-    auto ba = run_cells(cells({"noop", "alloc300"}), "--no-cgroup --worker " + helper("worker"));
+    auto ab = run_cells(cells({"alloc300", "noop"}), "--no-cgroup --worker-scope run --warmup 0 --replay 0 --worker " + helper("worker"));
+    auto ba = run_cells(cells({"noop", "alloc300"}), "--no-cgroup --worker-scope run --warmup 0 --replay 0 --worker " + helper("worker"));
     REQUIRE(ab.size() == 2);
     REQUIRE(ba.size() == 2);
     for (const auto* a : {&ab[0], &ba[1]}) {
@@ -248,7 +248,7 @@ TEST_CASE("worker mode: a 300 MiB cell reads its peak within 5% in both orders a
 }
 
 TEST_CASE("worker mode: the import never lands in the first cell when the worker sends ready") {
-    auto v = run_cells(cells({"noop"}), "--worker 'env PROF_TEST_READY=1 " + helper("worker") + "' --ready");
+    auto v = run_cells(cells({"noop"}), "--worker-scope run --warmup 0 --replay 0 --worker 'env PROF_TEST_READY=1 " + helper("worker") + "' --ready");
     REQUIRE(v.size() == 1);
     CHECK(v[0].ok);
     CHECK(v[0].wall_s.value() < 0.05);
@@ -286,7 +286,7 @@ TEST_CASE("--run substitutes inside words, never through a shell: a ts_id with s
 
 TEST_CASE("a fit's stdout never reaches prof-measure's stdout") {
     run_result raw;
-    auto v = run_cells(cells({"chatty"}), "--worker " + helper("worker"), &raw);
+    auto v = run_cells(cells({"chatty"}), "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker"), &raw);
     REQUIRE(v.size() == 1);  // the worker's stdout line went to stderr, not into the records
     CHECK(v[0].ok);
     CHECK(raw.err.find("this is stdout, not a reply") != std::string::npos);
@@ -295,7 +295,7 @@ TEST_CASE("a fit's stdout never reaches prof-measure's stdout") {
 TEST_CASE("worker mode failures: dying, being killed, hanging and ok:false replies; the next cell is measured") {
     run_result raw;
     auto v = run_cells(cells({"die", "noop", "kill", "noop", "hang", "noop", "fail", "noop"}),
-                       "--worker " + helper("worker") + " --timeout 500ms", &raw);
+                       "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker") + " --timeout 500ms", &raw);
     REQUIRE(v.size() == 8);
     CHECK(v[0].error.value() == "worker died mid-cell: exit 3");
     CHECK(v[2].error.value() == "worker died mid-cell: killed by SIGKILL");
@@ -306,7 +306,7 @@ TEST_CASE("worker mode failures: dying, being killed, hanging and ok:false repli
 
 TEST_CASE("worker mode: a reply line of 8 MiB is read whole and the next cell still gets its own reply") {
     // tests/helpers/worker.c answers "bigreply" with {"ok":true,"pad":"x…"} padded to 8 MiB.
-    auto v = run_cells(cells({"bigreply", "fail", "noop"}), "--worker " + helper("worker") + " --timeout 60s");
+    auto v = run_cells(cells({"bigreply", "fail", "noop"}), "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker") + " --timeout 60s");
     REQUIRE(v.size() == 3);
     CHECK(v[0].ok);
     CHECK(v[1].error.value() == "ValueError: series too short");
@@ -348,7 +348,7 @@ TEST_CASE("processes a fit leaves behind in its group are killed and reported" )
 
 TEST_CASE("--trace writes a Chrome trace with one complete event per cell") {
     std::string path = "/tmp/prof-test-trace-" + std::to_string(getpid()) + ".json";
-    auto v = run_cells(cells({"noop", "noop"}), "--worker " + helper("worker") + " --trace " + path);
+    auto v = run_cells(cells({"noop", "noop"}), "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker") + " --trace " + path);
     auto doc = parse_json_text(std::string(std::istreambuf_iterator<char>(std::ifstream(path).rdbuf()), {}));
     unlink(path.c_str());
     const json_value* events = doc.find("traceEvents");
@@ -380,7 +380,7 @@ TEST_CASE("a worker that stops reading its stdin still times out: the cell write
     std::string lines = "{\"ts_id\":\"" + big + "\",\"model_type\":\"m\"}\n";
     run_result raw;
     double t0 = monotonic_seconds();
-    auto v = run_cells(lines, "--worker 'sleep 30' --timeout 500ms", &raw);
+    auto v = run_cells(lines, "--worker-scope run --warmup 0 --replay 0 --worker 'sleep 30' --timeout 500ms", &raw);
     REQUIRE(v.size() == 1);
     CHECK(v[0].error.value() == "timeout after 0.5 s");
     CHECK(monotonic_seconds() - t0 < 10);
@@ -542,7 +542,7 @@ TEST_CASE("a Python fit using multiprocessing.Pool(2) reads both workers, in pro
                         << "        import prof_worker; prof_worker.serve(fit)\n    else:\n        fit()\n";
     auto proc = one_fit("-- /usr/bin/python3 " + path);
     auto rusage = one_fit("--no-cgroup -- /usr/bin/python3 " + path);
-    auto worker = run_cells(cells({"pool", "noop"}), "--worker '/usr/bin/python3 " + path + " serve' --ready");
+    auto worker = run_cells(cells({"pool", "noop"}), "--worker-scope run --warmup 0 --replay 0 --worker '/usr/bin/python3 " + path + " serve' --ready");
     unlink(path.c_str());
     REQUIRE(worker.size() == 2);
     MESSAGE("process mode ", double(proc.process_rss_bytes.value()) / mib, " MiB (rusage ", double(rusage.process_rss_bytes.value()) / mib,
@@ -568,7 +568,7 @@ TEST_CASE("a Python fit using multiprocessing.Pool(2) reads both workers, in pro
 
 TEST_CASE("worker mode through the cgroup: a 300 MiB cell reads its peak within 5% and the reset keeps it out of the next" *
           doctest::skip(!cgroup_peak_resettable())) {
-    auto v = run_cells(cells({"alloc300", "noop"}), "--worker " + helper("worker"));
+    auto v = run_cells(cells({"alloc300", "noop"}), "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker"));
     REQUIRE(v.size() == 2);
     MESSAGE("alloc300 marginal ", double(v[0].peak_rss_bytes.value()) / mib, " MiB, noop process ", double(v[1].process_rss_bytes.value()) / mib, " MiB");
     CHECK(v[0].rss_method.value().rfind("cgroup-v", 0) == 0);
@@ -608,7 +608,7 @@ TEST_CASE("--memory-limit: a fit the kernel kills for it is recorded as an OOM k
     CHECK(within.memory_limit_bytes.value() == 256u << 20);
     CHECK_FALSE(within.oom_killed.value());
     // Worker mode: the worker dies of it mid-cell, is restarted, and the next cell is measured.
-    auto v = run_cells(cells({"alloc300", "noop"}), "--worker " + helper("worker") + " --memory-limit 128MiB");
+    auto v = run_cells(cells({"alloc300", "noop"}), "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker") + " --memory-limit 128MiB");
     REQUIRE(v.size() == 2);
     CHECK(v[0].oom_killed.value());
     CHECK(v[0].memory_limit_bytes.value() == 128u << 20);
@@ -667,7 +667,7 @@ TEST_CASE("a fit that ignores SIGTERM is killed after --grace, its whole tree wi
 TEST_CASE("SIGTERM to a worker mid-cell records the cell with its partial wall and CPU, then exits 143") {
     std::string path = "/tmp/prof-test-wterm-" + std::to_string(getpid());
     std::ofstream(path) << cells({"noop", "hang", "noop"});
-    auto r = sh(fmt::format("{}/prof-measure --worker {} < {} & pid=$!; sleep 0.6; kill -TERM $pid; wait $pid; echo status=$?",
+    auto r = sh(fmt::format("{}/prof-measure --worker-scope run --warmup 0 --replay 0 --worker {} < {} & pid=$!; sleep 0.6; kill -TERM $pid; wait $pid; echo status=$?",
                             bin(), helper("worker"), path));
     unlink(path.c_str());
     CHECK(r.out.find("status=143") != std::string::npos);
@@ -690,7 +690,7 @@ TEST_CASE("records of another kind pass through unchanged and in order; cells of
                         "{\"kind\":\"note\",\"text\":\"between\"}\n" +
                         "{\"kind\":\"cell\",\"ts_id\":\"y\",\"model_type\":\"noop\"}\n";
     run_result raw;
-    run_cells(lines, "--worker " + helper("worker"), &raw);
+    run_cells(lines, "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker"), &raw);
     // In place with one worker for the run.
     std::vector<std::string> kinds;
     for (std::size_t at = 0; at < raw.out.size();) {
@@ -707,7 +707,7 @@ TEST_CASE("records of another kind pass through unchanged and in order; cells of
     CHECK(kinds[4] == "fit:y\"");
     // --worker-scope family: other records first, then the fits grouped by family in the
     // order of their first cell, each family served by a worker of its own.
-    run_cells(lines, "--worker-scope family --worker 'sh -c \"echo worker-started >&2; exec " + helper("worker") + "\"'", &raw);
+    run_cells(lines, "--worker-scope family --warmup 0 --replay 0 --worker 'sh -c \"echo worker-started >&2; exec " + helper("worker") + "\"'", &raw);
     auto v = fits_of(raw.out);
     REQUIRE(v.size() == 3);
     CHECK(v[0].ts_id == "s0");
@@ -723,7 +723,7 @@ TEST_CASE("records of another kind pass through unchanged and in order; cells of
 
 TEST_CASE("a worker that keeps 200 MiB after a cell is reported, naming the model") {
     run_result raw;
-    auto v = run_cells(cells({"noop", "keep200", "noop"}), "--worker " + helper("worker"), &raw);
+    auto v = run_cells(cells({"noop", "keep200", "noop"}), "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker"), &raw);
     REQUIRE(v.size() == 3);
     CHECK(raw.err.find("after the cell of keep200 on s1") != std::string::npos);
     CHECK(raw.err.find("a leak or a cache") != std::string::npos);
@@ -744,7 +744,7 @@ TEST_CASE("params travel to the worker's cell line, to {params} shell-quoted and
     run_cells(lines, "--run 'printf %s {params_json}'", &raw);
     CHECK(raw.err.find("{\"a\":[1,2],\"z\":\"it's\"}{}") != std::string::npos);
     // The worker reads the cell line with its params.
-    run_cells(lines, "--worker 'sh -c \"head -n1 >&2; echo {\\\\\\\"ok\\\\\\\":true} >&3\"'", &raw);
+    run_cells(lines, "--worker-scope run --warmup 0 --replay 0 --worker 'sh -c \"head -n1 >&2; echo {\\\\\\\"ok\\\\\\\":true} >&3\"'", &raw);
     CHECK(raw.err.find("\"params\":{\"a\":[1,2],\"z\":\"it's\"}") != std::string::npos);
 }
 
@@ -913,4 +913,51 @@ TEST_CASE("cgroup v2 where the group is not delegated: the note says why and giv
     CHECK(v[0].rss_method.value() == "rusage");
     CHECK(r.err.find("no cgroup (cgroup v2: " + x) != std::string::npos);
     CHECK(r.err.find("systemd-run --user --scope -p Delegate=yes") != std::string::npos);
+}
+
+TEST_CASE("replay runs the N - 1 heaviest sampled cells lightest first, then the heaviest again") {
+    std::vector<sampled_cell> cells = {{0, 300, 10}, {1, 900, 50}, {2, 100, 90}, {3, 900, 40}, {4, std::nullopt, 1000}};
+    // By reading, then n_obs: 4 (none), 2 (100), 0 (300), 3 (900, n 40), 1 (900, n 50).
+    CHECK(replay_cells(cells, 3) == std::vector<std::size_t>{3, 1, 1});
+    CHECK(replay_cells(cells, 1) == std::vector<std::size_t>{1});
+    CHECK(replay_cells(cells, 0).empty());
+    CHECK(replay_cells({}, 3).empty());
+    // More runs than cells: every cell once, lightest first, then the heaviest again.
+    CHECK(replay_cells({{7, 5, 1}, {8, 6, 1}}, 9) == std::vector<std::size_t>{7, 8, 8});
+}
+
+TEST_CASE("worker mode by default: a warm-up run marked cold first, the cells, then three replay runs") {
+    run_result raw;
+    auto all = run_cells(cells({"noop", "noop"}), "--worker " + helper("worker"), &raw);
+    std::vector<std::string> phases;
+    for (const auto& f : all) phases.push_back(f.phase + (f.cold.value() ? "(cold)" : ""));
+    CHECK(phases == std::vector<std::string>{"warmup(cold)", "sample", "sample", "replay", "replay", "replay"});
+    CHECK(all[0].ts_id == "s0");
+    CHECK(all[1].ts_id == "s0");
+    // The worker's lifetime peak never falls: it is never reset.
+    for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i].worker_peak_bytes.value() >= all[i - 1].worker_peak_bytes.value());
+    CHECK(raw.err.find("2 cell(s) measured, 0 failed; 1 warm-up and 3 replay run(s) beside them") != std::string::npos);
+    // Process mode: every cell is its own cold process, with no worker peak.
+    auto proc = one_fit("-- /bin/true");
+    CHECK(proc.phase == "sample");
+    CHECK(proc.cold.value());
+    CHECK_FALSE(proc.worker_peak_bytes.has_value());
+    CHECK(sh(bin() + "/prof-measure --run /bin/true --warmup 1 < /dev/null").status == 64);
+}
+
+TEST_CASE("a worker that keeps 200 MiB per cell: the replay's worker peak reads three cells' worth") {
+    // keep200 allocates, touches and keeps 200 MiB at each cell. The sample's one cell reads about
+    // 200 MiB over the worker's footprint; replaying it twice (--replay 2: the heaviest, then the
+    // heaviest again) leaves the worker holding 600 MiB, which its lifetime peak must show.
+    const double mib200 = 200.0 * 1048576;
+    run_result raw;
+    auto v = run_cells(cells({"keep200"}), "--no-cgroup --warmup 0 --replay 2 --worker " + helper("worker"), &raw);
+    REQUIRE(v.size() == 3);
+    CHECK(v[0].phase == "sample");
+    CHECK(v[2].phase == "replay");
+    MESSAGE("sample ", double(v[0].process_rss_bytes.value()) / mib, " MiB; last replay's worker peak ",
+            double(v[2].worker_peak_bytes.value()) / mib, " MiB");
+    CHECK(double(v[0].process_rss_bytes.value()) < 1.2 * mib200);
+    CHECK(double(v[2].worker_peak_bytes.value()) >= 3 * mib200);
+    CHECK(double(v[2].worker_peak_bytes.value()) < 3.3 * mib200);
 }

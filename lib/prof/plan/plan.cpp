@@ -430,6 +430,26 @@ std::string layout_for_target(const std::string& target, const std::string& layo
     return own;
 }
 
+void set_target(plan_request& rq, const std::string& target, const std::string& layout) {
+    rq.layout = layout_for_target(target, layout);
+    rq.cold_start_per_process = target == "k8s-job";
+}
+
+cold_start_cost cold_start_work(const std::vector<model_in_family>& models, std::uint64_t cells,
+                                std::uint64_t processes, double time_margin) {
+    cold_start_cost out;
+    if (models.empty() || cells == 0) return out;
+    double sum = 0;
+    for (const auto& m : models) {
+        const double cold = m.cost && m.cost->cold_start_s ? *m.cost->cold_start_s : 0.0;
+        sum += cold;
+        out.longest_extra_s = std::max(out.longest_extra_s, cold * time_margin);
+    }
+    const double starts = static_cast<double>(std::min(processes, cells));
+    out.work_s = starts * sum / static_cast<double>(models.size()) * time_margin;
+    return out;
+}
+
 void add_model_specs(plan_request& rq, const std::vector<std::string>& specs) {
     for (const auto& m : specs) {
         auto spec = parse_model_spec(m, "--models");
@@ -773,7 +793,7 @@ slot_size model_slot(const run_model& rm, const plan_context& cx, std::optional<
     slot_evidence e;
     if (c) {
         e.max_effective_cores = c->max_effective_cores;
-        e.max_process_rss_bytes = c->max_process_rss_bytes;
+        e.max_process_rss_bytes = slot_memory_evidence(*c);  // a replayed worker peak when larger
         e.max_peak_gpu_bytes = c->max_peak_gpu_bytes;
         if (n_obs)
             if (auto at = memory_curve_at(*c, *n_obs)) e.max_process_rss_bytes = at;
@@ -944,6 +964,15 @@ family_schedule price_family(family_plan& f, const family_evidence& ev, const pl
     }
     f.layout.cells_per_item = per_item;
     f.layout.work_items = div_up(f.cells, per_item);
+    if (cx.rq.cold_start_per_process) {
+        const cold_start_cost cold =
+            cold_start_work(ev.work_models, f.cells, f.layout.work_items * per_runner, cx.margin.time());
+        f.cold_start_work_s = cold.work_s;
+        f.work_s += cold.work_s;
+        f.longest_cell_s += cold.longest_extra_s;
+        sched.work_s = f.work_s;
+        sched.longest_s = f.longest_cell_s;
+    }
     if (cx.rq.layout == "k8s") {
         f.max_failed_items = failed_items_allowance(f.layout.work_items, per_item, f.failure_share);
         plan_retry_tier(f, cx.rq);

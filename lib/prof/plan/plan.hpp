@@ -90,6 +90,11 @@ inline constexpr std::string_view plan_layouts[] = {"ray", "spark", "k8s"};
 // take `layout` (empty = ray). Throws usage_error when `layout` contradicts the target.
 std::string layout_for_target(const std::string& target, const std::string& layout);
 
+// What --target asks of the request: its layout (layout_for_target) and, for k8s-job, whose
+// every Job index starts fresh processes, the cold starts priced (cold_start_per_process).
+struct plan_request;
+void set_target(plan_request& request, const std::string& target, const std::string& layout);
+
 // --models NAME or NAME:FAMILY (each parsed by parse_model_spec, naming --models in its errors):
 // appends NAME to request.models and, where a family is given, records it in model_families.
 struct plan_request;
@@ -117,6 +122,9 @@ struct plan_request {
     plan_defaults defaults;
     std::uint64_t min_fits = 3;              // fewer ok fits in a family = low confidence
     std::string layout = "ray";              // one of plan_layouts
+    // Every work item starts its processes afresh (k8s-job: a pod per Job index), so each pays
+    // its model's cold start (the profile's cold_start_s): priced by cold_start_work.
+    bool cold_start_per_process = false;
     cluster_limits limits;
     unmeasured_policy on_unmeasured = unmeasured_policy::fail;
     bool strict = false;                     // exit 65 when an axis is assumed or there is no profile
@@ -157,6 +165,16 @@ struct family_work {
 };
 family_work predict_family_work(const std::vector<model_in_family>& models, const run_lengths& lengths,
                                 std::uint64_t series, double time_margin, double default_wall_s);
+
+// The work a family's cold starts add when every work item starts its processes afresh:
+// one cold start per process of an item (items × slots per item, at most one per cell), each
+// the mean over the family's models of their cold_start_s (a model without one: 0), times the
+// time margin. The longest cell grows by the largest cold start (margin applied).
+struct cold_start_cost {
+    double work_s = 0, longest_extra_s = 0;
+};
+cold_start_cost cold_start_work(const std::vector<model_in_family>& models, std::uint64_t cells,
+                                std::uint64_t processes, double time_margin);
 
 // Where each axis of a family's slot came from: "measured" | "reference" | "assumed"
 // (the profile's provenance.basis, or assumed where a model of the family took a default).
@@ -254,6 +272,9 @@ struct family_plan {
     std::string longest_cell_model;
     std::optional<std::uint64_t> longest_cell_n_obs;
     std::string wall_estimator;                      // curve | median | default | mixed
+    // The cold starts in work_s (margin applied) when every work item starts its processes
+    // afresh (cold_start_work); null when the target keeps its workers warm.
+    std::optional<double> cold_start_work_s;
     std::optional<std::uint64_t> oom_floor_bytes;    // memory proven needed by an OOM kill
     std::vector<std::string> unmeasured_models;      // sized from the defaults (--on-unmeasured defaults)
     std::uint64_t nodes = 0;                         // the nodes the family uses

@@ -460,7 +460,7 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("unit_start_s":0,"retry_unit_memory_bytes":null,"retry_units_per_node":null,"retry_items":null,)"
           R"("retry_makespan_s":null,"limited_by":"cores"},"cells":4,)"
           R"("work_s":1.25,"longest_cell_s":0.3125,"longest_cell_model":"theta","longest_cell_n_obs":null,)"
-          R"("wall_estimator":"median","oom_floor_bytes":null,"unmeasured_models":[],)"
+          R"("wall_estimator":"median","cold_start_work_s":null,"oom_floor_bytes":null,"unmeasured_models":[],)"
           R"("nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,"meets_deadline":true,)"
           R"("size_classes":[{"n_obs_min":null,"n_obs_max":null,"first_cell":0,"cells":4,"slot_cores":1,)"
           R"("slot_rss_bytes":131072000,"slots_per_node":16,"layout":{"unit":"task","slots_per_unit":1,)"
@@ -1366,4 +1366,51 @@ TEST_CASE("GPU slots spread over every device: 96 slots on 8 devices are 12 a de
     rq.layout = "spark";
     auto s = prof::render_spark(prof::make_plan(&p, rq));
     CHECK(s.find("\nspark.task.resource.gpu.amount                   0.08333333333333333\n") != std::string::npos);
+}
+
+TEST_CASE("k8s-job prices a cold start per process, k8s keeps its workers warm and does not") {
+    // theta's cold start 2 s, arima none (0). 1000 series x 2 models = 2000 cells, one cell per
+    // Job index and process: 2000 starts x mean(2, 0) = 2000 s, x the time margin 1.25 = 2500 s.
+    // The work without them: 1000 x (0.25 + 0.5) x 1.25 = 937.5 s; the longest cell 0.5 x 1.25
+    // = 0.625 s grows by 2 x 1.25 = 2.5 s.
+    auto p = statistical();
+    p.models.at("theta").cold_start_s = 2.0;
+    auto rq = cpu_request();
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    prof::set_target(rq, "k8s-job", "");
+    CHECK(rq.layout == "k8s");
+    auto job = prof::make_plan(&p, rq);
+    const auto& f = job.families.at("statistical");
+    REQUIRE(f.cold_start_work_s);
+    CHECK(*f.cold_start_work_s == doctest::Approx(2500.0));
+    CHECK(f.work_s == doctest::Approx(937.5 + 2500.0));
+    CHECK(f.longest_cell_s == doctest::Approx(0.625 + 2.5));
+    prof::set_target(rq, "k8s", "");
+    auto pods = prof::make_plan(&p, rq);
+    CHECK_FALSE(pods.families.at("statistical").cold_start_work_s.has_value());
+    CHECK(pods.families.at("statistical").work_s == doctest::Approx(937.5));
+}
+
+TEST_CASE("cold starts: one per process, never more than one per cell") {
+    std::vector<prof::model_cost> costs = {model("a", "f", 5, 1.0, MiB, std::nullopt, 1.0),
+                                           model("b", "f", 5, 1.0, MiB, std::nullopt, 1.0)};
+    costs[0].cold_start_s = 3.0;
+    costs[1].cold_start_s = 1.0;
+    std::vector<prof::model_in_family> ms = {{"a", &costs[0]}, {"b", &costs[1]}};
+    // 10 processes of 40 cells: 10 x mean(3, 1) = 20 s, x 1.1 = 22 s; longest extra 3 x 1.1.
+    auto c = prof::cold_start_work(ms, 40, 10, 1.1);
+    CHECK(c.work_s == doctest::Approx(22.0));
+    CHECK(c.longest_extra_s == doctest::Approx(3.3));
+    // 50 processes for 40 cells: 40 starts, 80 s x 1.1.
+    CHECK(prof::cold_start_work(ms, 40, 50, 1.1).work_s == doctest::Approx(88.0));
+}
+
+TEST_CASE("a replayed worker peak above the cells' sizes the plan's slot") {
+    // theta's cells peak at 100 MiB but its replay reached 300 MiB: 300 x 1.25 = 375 MiB, above
+    // arima's 200 x 1.25 = 250 MiB.
+    auto p = statistical();
+    p.models.at("theta").max_replay_rss_bytes = 300 * MiB;
+    auto plan = prof::make_plan(&p, cpu_request());
+    CHECK(plan.families.at("statistical").slot_rss_bytes == 375 * MiB);
 }

@@ -56,6 +56,7 @@ std::map<std::string, family_cost> roll_up_families(const std::map<std::string, 
         f.n_fits += m.n_fits;
         f.n_ok += m.n_ok;
         keep_max(f.max_process_rss_bytes, m.max_process_rss_bytes);
+        keep_max(f.max_replay_rss_bytes, m.max_replay_rss_bytes);
         keep_max(f.max_peak_rss_bytes, m.max_peak_rss_bytes);
         keep_max(f.max_peak_gpu_bytes, m.max_peak_gpu_bytes);
         keep_max(f.max_effective_cores, m.max_effective_cores);
@@ -85,6 +86,18 @@ std::vector<curve_point> curve_of(const value_blocks& wall, const blocks<std::ui
                                 [&](auto fn) { cpu.for_each_with(cpu_n, fn); });
 }
 
+// The median extra wall of the cold warm-up runs over the warm wall at their length.
+std::optional<double> cold_start_of(const std::vector<std::pair<std::uint32_t, double>>& cold, const model_cost& m) {
+    std::vector<double> extra;
+    for (const auto& [n, wall] : cold) {
+        std::optional<double> warm;
+        if (n > 0 && !m.wall_curve.empty()) warm = curve_wall_at(m.wall_curve, n);
+        else warm = m.median_wall_s;
+        if (warm && std::isfinite(*warm)) extra.push_back(std::max(0.0, wall - *warm));
+    }
+    return median(extra);
+}
+
 // A model's raw cost from its accumulator (profile_builder's private model_acc, deduced).
 template <class Acc>
 model_cost cost_of(const std::string& name, const std::string& family, const Acc& acc) {
@@ -110,10 +123,26 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
     m.oom_limit_bytes = acc.oom_limit;
     m.n_gpu_oom = acc.n_gpu_oom;
     m.gpu_oom_peak_bytes = acc.gpu_oom_peak;
+    m.n_warmup = acc.n_warmup;
+    m.n_replay = acc.n_replay;
+    m.max_replay_rss_bytes = acc.max_replay_rss;
+    m.memory_basis = model_memory_basis(m);
+    m.cold_start_s = cold_start_of(acc.cold_walls, m);
     return m;
 }
 
 }  // namespace
+
+std::optional<std::uint64_t> slot_memory_evidence(const model_cost& m) {
+    std::optional<std::uint64_t> rss = m.max_process_rss_bytes;
+    keep_max(rss, m.max_replay_rss_bytes);
+    return rss;
+}
+
+std::optional<std::string> model_memory_basis(const model_cost& m) {
+    if (!m.max_process_rss_bytes && !m.max_replay_rss_bytes) return std::nullopt;
+    return m.max_replay_rss_bytes > m.max_process_rss_bytes ? "replay" : "per-cell";
+}
 
 std::optional<double> median(std::vector<double>& v) {
     if (v.empty()) return std::nullopt;
@@ -285,8 +314,13 @@ std::optional<double> median_of_parts(const std::vector<std::span<const double>>
 void size_family(family_cost& f, const margins& m) {
     f.memory_margin = m.memory();
     f.time_margin = m.time();
-    const slot_size s = size_slot({f.max_effective_cores, f.max_process_rss_bytes, f.max_peak_gpu_bytes,
-                                   f.oom_floor_bytes, f.gpu_oom_floor_bytes},
+    // The replayed worker peak sizes the slot when it is above every cell's own peak.
+    std::optional<std::uint64_t> rss = f.max_process_rss_bytes;
+    keep_max(rss, f.max_replay_rss_bytes);
+    f.memory_basis.reset();
+    if (rss) f.memory_basis = rss == f.max_process_rss_bytes ? "per-cell" : "replay";
+    const slot_size s = size_slot({f.max_effective_cores, rss, f.max_peak_gpu_bytes, f.oom_floor_bytes,
+                                   f.gpu_oom_floor_bytes},
                                   m.memory());
     f.slot_cores = s.cores;
     f.slot_rss_bytes = s.rss_bytes;
@@ -345,7 +379,39 @@ void profile_builder::add(const measured_fit& f) {
                      .peak_rss_bytes = f.peak_rss_bytes, .peak_gpu_bytes = f.peak_gpu_bytes,
                      .intraop_threads = f.intraop_threads, .measured_at = f.measured_at, .signal = f.signal,
                      .memory_limit_bytes = f.memory_limit_bytes, .oom_killed = f.oom_killed,
-                     .params_digest = f.params_digest, .contended = contended(f)});
+                     .params_digest = f.params_digest, .contended = contended(f), .phase = f.phase, .cold = f.cold,
+                     .worker_peak_bytes = f.worker_peak_bytes});
+}
+
+profile_builder::model_acc& profile_builder::model_of(const fit_evidence& f) {
+    std::uint32_t id = model_ids_.intern_next(f.model_type);
+    if (id == models_.size()) models_.emplace_back();
+    model_acc& m = models_[id];
+    // A model nearly always has one family: that case is one short compare, not a search.
+    if (m.families.size() != 1 || !same_text(m.families.front(), f.family)) {
+        auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
+        if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
+    }
+    return m;
+}
+
+// An ok warm-up or replay run: its wall (cold warm-ups) or its worker's lifetime peak (replays).
+void profile_builder::add_beside_sample(const fit_evidence& f) {
+    if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
+    model_acc& m = model_of(f);
+    if (f.phase == fit_phase_warmup) {
+        ++m.n_warmup;
+        const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
+        if (f.cold.value_or(false) && usable(f.wall_s)) m.cold_walls.emplace_back(n, *f.wall_s);
+        return;
+    }
+    ++m.n_replay;
+    keep_max(m.max_replay_rss, usable(f.worker_peak_bytes) ? f.worker_peak_bytes : std::nullopt);
+    keep_max(m.max_replay_rss, usable(f.process_rss_bytes) ? f.process_rss_bytes : std::nullopt);
+    // The replayed peak also stands on the memory curve at the replayed cell's length, so the
+    // size class holding the heaviest cells is sized for what a worker carries into them.
+    const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
+    if (n && m.max_replay_rss) m.add_rss(n, *m.max_replay_rss);
 }
 
 namespace {
@@ -364,6 +430,7 @@ void vote_threads(Acc& m, std::optional<std::uint64_t> threads) {
 }  // namespace
 
 void profile_builder::add(const fit_evidence& f) {
+    if (f.ok && f.phase != fit_phase_sample) return add_beside_sample(f);
     ++n_measurements_;
     if (f.ok) ++n_ok_;
     if ((!last_ts_pending_ && ts_ids_.size() == 0) || !same_text(f.ts_id, last_ts_id_)) {
@@ -374,9 +441,7 @@ void profile_builder::add(const fit_evidence& f) {
         last_ts_pending_ = true;
     }
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
-    std::uint32_t id = model_ids_.intern_next(f.model_type);
-    if (id == models_.size()) models_.emplace_back();
-    model_acc& m = models_[id];
+    model_acc& m = model_of(f);
     ++m.n_fits;
     if (f.contended) ++n_contended_;
     if (!m.params_seen) {
@@ -385,11 +450,6 @@ void profile_builder::add(const fit_evidence& f) {
     } else if (!m.other_params && (m.params.has_value() != f.params_digest.has_value() ||
                                    (m.params && !same_text(*m.params, *f.params_digest)))) {
         m.other_params = f.params_digest ? std::string(*f.params_digest) : std::string();
-    }
-    // A model nearly always has one family: that case is one short compare, not a search.
-    if (m.families.size() != 1 || !same_text(m.families.front(), f.family)) {
-        auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
-        if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
     }
     if (!f.ok) {
         if (m.n_ok == 0) vote_threads(m, f.intraop_threads);  // until a fit runs: see below
@@ -492,6 +552,10 @@ void profile_builder::merge(profile_builder&& other) {
         keep_max(m.oom_limit, o.oom_limit);
         keep_max(m.gpu_oom_peak, o.gpu_oom_peak);
         keep_max(m.max_eff, o.max_eff);
+        m.n_warmup += o.n_warmup;
+        m.n_replay += o.n_replay;
+        m.cold_walls.insert(m.cold_walls.end(), o.cold_walls.begin(), o.cold_walls.end());
+        keep_max(m.max_replay_rss, o.max_replay_rss);
         if (o.threads_seen) {
             if (!m.threads_seen) m.threads = o.threads;
             m.threads_mixed |= o.threads_mixed || (m.threads_seen && m.threads != o.threads);
@@ -562,7 +626,8 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
         const model_acc& acc = models_[k];
         if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
         bool any_axis = acc.max_process_rss || acc.max_peak_rss || (acc.max_peak_gpu && *acc.max_peak_gpu > 0) ||
-                        !acc.wall.empty() || !acc.cpu.empty() || acc.oom_limit || acc.gpu_oom_peak;
+                        !acc.wall.empty() || !acc.cpu.empty() || acc.oom_limit || acc.gpu_oom_peak ||
+                        acc.max_replay_rss;
         const std::string& family = acc.families.front();
         append_oom_warnings(p.provenance.warnings, name, acc.n_oom_no_limit, acc.n_gpu_oom, acc.gpu_oom_peak);
         if (!any_axis) {
@@ -603,7 +668,8 @@ void recompute_derived(compute_profile& p) {
     p.n_failed = p.n_measurements >= p.n_ok ? p.n_measurements - p.n_ok : 0;
     std::map<std::string, std::optional<double>> family_median;
     for (const auto& [name, f] : p.families) family_median[name] = f.median_wall_s;
-    for (const auto& [name, m] : p.models) {
+    for (auto& [name, m] : p.models) {
+        m.memory_basis = model_memory_basis(m);
         if (!p.families.count(m.family))
             throw field_error(fmt::format("model '{}' names family '{}', which has no entry in 'families'", name,
                                           m.family));
@@ -663,6 +729,16 @@ std::string format_profile_table(const compute_profile& p) {
                                                                   human_bytes(double(*m.gpu_oom_peak_bytes)),
                                                                   human_bytes(double(oom_floor_bytes(*m.gpu_oom_peak_bytes))))
                                                     : std::string(", peak not recorded: no bound on its GPU memory"));
+    for (const auto& [name, m] : p.models) {
+        if (m.memory_basis == "replay")
+            out += fmt::format("history: {}'s worker reached {} with its heaviest cells back to back, above its cells' "
+                               "{}: its family's slot is sized from the replay\n",
+                               name, human_bytes(double(*m.max_replay_rss_bytes)),
+                               m.max_process_rss_bytes ? human_bytes(double(*m.max_process_rss_bytes)) : std::string("-"));
+        if (m.cold_start_s)
+            out += fmt::format("cold start: {}'s first cell in a fresh worker takes {} more ({} warm-up run(s) left out)\n",
+                               name, human_seconds(*m.cold_start_s), m.n_warmup);
+    }
     for (const auto& w : p.provenance.warnings) out += "warning: " + w + "\n";
     return out;
 }

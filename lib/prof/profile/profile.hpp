@@ -39,7 +39,24 @@ struct model_cost {
     // memory, never host memory. The device limit they hit is seldom recorded.
     std::uint64_t n_gpu_oom = 0;
     std::optional<std::uint64_t> gpu_oom_peak_bytes;  // the largest peak_gpu_bytes one of them reached
+    // Beside the sample (prof-measure --warmup and --replay), never in the values above:
+    std::uint64_t n_warmup = 0, n_replay = 0;  // ok warm-up and replay runs read
+    // The cost of a cold start: the median over the cold warm-up runs (a worker's first cell
+    // of the model) of max(0, their wall - the warm wall at their length: on the wall curve,
+    // else median_wall_s). Null without a cold warm-up run.
+    std::optional<double> cold_start_s;
+    // The largest worker lifetime peak (worker_peak_bytes, else process_rss_bytes) of its
+    // replay runs: what a worker reaches after the heaviest cells back to back.
+    std::optional<std::uint64_t> max_replay_rss_bytes;
+    // Which reading sizes the model's memory (derived): "replay" when max_replay_rss_bytes is
+    // above max_process_rss_bytes, "per-cell" otherwise; null with neither.
+    std::optional<std::string> memory_basis;
 };
+
+// The memory a slot for the model must hold, raw: the larger of its largest per-cell peak and
+// its replayed worker peak (model_memory_basis says which).
+std::optional<std::uint64_t> slot_memory_evidence(const model_cost& m);
+std::optional<std::string> model_memory_basis(const model_cost& m);
 
 // The raw roll-up of a family's models, then the sized values (margins applied).
 struct family_cost {
@@ -53,6 +70,10 @@ struct family_cost {
     std::optional<std::uint64_t> intraop_threads;
     std::optional<std::uint64_t> oom_floor_bytes;   // max over models of oom_floor_bytes(limit)
     std::optional<std::uint64_t> gpu_oom_floor_bytes;  // max over models of oom_floor_bytes(gpu_oom_peak_bytes)
+    std::optional<std::uint64_t> max_replay_rss_bytes;  // max over models (see model_cost)
+    // "replay" when a replayed worker peak sizes slot_rss_bytes, "per-cell" when a cell's
+    // peak does; null without a memory reading.
+    std::optional<std::string> memory_basis;
     double memory_margin = default_memory_margin, time_margin = default_time_margin;
     // sized (derived) values; slot_rss_bytes is never below oom_floor_bytes, slot_gpu_bytes never
     // below gpu_oom_floor_bytes
@@ -199,6 +220,9 @@ struct fit_evidence {
     std::optional<bool> oom_killed = {};                   // the kernel killed it for that limit
     std::optional<std::string_view> params_digest = {};    // the tuned params it ran under; null = none
     bool contended = false;                                // measured on a busy host (records.hpp contended())
+    std::string_view phase = fit_phase_sample;             // sample, warmup or replay (records.hpp)
+    std::optional<bool> cold = {};                         // the first cell of its model in a process
+    std::optional<std::uint64_t> worker_peak_bytes = {};   // the worker's lifetime peak through it
 };
 
 // Whether a failed fit was killed for memory, from its record:
@@ -234,7 +258,10 @@ void append_oom_warnings(std::vector<std::string>& out, const std::string& model
 void append_family_warning(std::vector<std::string>& out, const std::string& model,
                            const std::vector<std::string>& families);
 
-// Streaming form of build_profile: add() each record (any order), then finish(). Memory per
+// Streaming form of build_profile: add() each record (any order), then finish(). An ok fit of
+// phase warmup or replay is kept beside the sample (model_cost's n_warmup, cold_start_s,
+// n_replay, max_replay_rss_bytes) and counts in nothing else; a failed one counts as a failed
+// fit of its model, as a fit of the sample would (an OOM kill in a replay is evidence). Memory per
 // usable record is the two clock values and the n_obs beside each (24 bytes) plus the set of
 // distinct ts_ids; finish() copies one model's (n_obs, seconds) pairs at a time for its curve.
 class profile_builder {
@@ -277,8 +304,13 @@ private:
         std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
         bool params_seen = false;
         std::optional<std::string> params, other_params;  // the first digest, and another seen
+        std::uint64_t n_warmup = 0, n_replay = 0;
+        std::vector<std::pair<std::uint32_t, double>> cold_walls;  // (n_obs or 0, wall) of cold warm-ups
+        std::optional<std::uint64_t> max_replay_rss;
     };
     static constexpr std::uint32_t rss_dense_lengths = 1u << 16;
+    model_acc& model_of(const fit_evidence& f);  // the model's accumulator, its family noted
+    void add_beside_sample(const fit_evidence& f);
     margins margins_;
     std::uint64_t n_measurements_ = 0, n_ok_ = 0, n_contended_ = 0;
     string_interner model_ids_;     // model name → index into models_ (finish() sorts by name)
@@ -299,7 +331,7 @@ compute_profile build_profile(const std::vector<measured_fit>& fits, const margi
                               profile_provenance provenance = {});
 
 // Recomputes every derived value of a profile from its raw fields: the families' roll-ups
-// from `models`, their sized values from the margins, n_failed. Family median_wall_s (which
+// from `models`, their sized values from the margins, n_failed, each model's memory_basis. Family median_wall_s (which
 // needs the records) is kept. Throws field_error when a model's family has no entry.
 void recompute_derived(compute_profile& p);
 

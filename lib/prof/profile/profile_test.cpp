@@ -462,3 +462,80 @@ TEST_CASE("a model's memory curve is the peak process RSS per point and survives
     CHECK(back.models.at("ets").wall_curve[0].max_process_rss_bytes == 300u);
     CHECK(write_profile(back) == text);
 }
+
+TEST_CASE("warm-up runs are left out of the times, peaks and curve, and their cold extra wall is the cold start") {
+    // Sample fits of m at n_obs 100 (wall 1.0) and 300 (wall 3.0): median 2.0, curve through both.
+    // Cold warm-ups at n 100 (wall 3.5) and 300 (wall 3.2), a warm one at 100 (wall 9, not cold):
+    // extras 3.5 - 1.0 = 2.5 and max(0, 3.2 - 3.0) = 0.2, median (2.5 + 0.2) / 2 = 1.35.
+    const std::string lines =
+        R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0,"cpu_s":1.0,"process_rss_bytes":1000,"phase":"sample"}
+{"ts_id":"b","model_type":"m","n_obs":300,"ok":true,"wall_s":3.0,"cpu_s":3.0,"process_rss_bytes":3000}
+{"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":3.5,"cpu_s":3.5,"process_rss_bytes":90000,"phase":"warmup","cold":true}
+{"ts_id":"b","model_type":"m","n_obs":300,"ok":true,"wall_s":3.2,"cpu_s":3.2,"process_rss_bytes":90000,"phase":"warmup","cold":true}
+{"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":9.0,"cpu_s":9.0,"process_rss_bytes":90000,"phase":"warmup","cold":false}
+)";
+    auto p = profile_from_lines(lines);
+    const model_cost& m = p.models.at("m");
+    CHECK(p.n_measurements == 2);
+    CHECK(m.n_fits == 2);
+    CHECK(m.n_warmup == 3);
+    CHECK(m.median_wall_s.value() == doctest::Approx(2.0));
+    CHECK(m.max_process_rss_bytes.value() == 3000);
+    REQUIRE(m.wall_curve.size() == 2);
+    CHECK(m.cold_start_s.value() == doctest::Approx(1.35));
+    CHECK(m.memory_basis.value() == "per-cell");
+    CHECK_FALSE(m.max_replay_rss_bytes.has_value());
+    // The fields survive a write and a read back.
+    auto back = parse_profile_text(write_profile(p), "t");
+    CHECK(back.models.at("m").cold_start_s.value() == doctest::Approx(1.35));
+    CHECK(back.models.at("m").n_warmup == 3);
+}
+
+TEST_CASE("a replayed worker peak above every cell's sizes the family's slot, and the profile says so") {
+    // Cells peak at 1000 and 3000 bytes; the replay's worker peaked at 8000 (its process reading
+    // 5000): max_replay_rss_bytes 8000, slot = ceil(8000 x 1.25) = 10000, basis replay.
+    const std::string lines =
+        R"({"ts_id":"a","model_type":"m","family":"f","n_obs":100,"ok":true,"wall_s":1.0,"process_rss_bytes":1000}
+{"ts_id":"b","model_type":"m","family":"f","n_obs":300,"ok":true,"wall_s":3.0,"process_rss_bytes":3000}
+{"ts_id":"b","model_type":"m","family":"f","n_obs":300,"ok":true,"wall_s":30.0,"process_rss_bytes":5000,"worker_peak_bytes":8000,"phase":"replay"}
+{"ts_id":"x","model_type":"k","family":"f","n_obs":100,"ok":true,"wall_s":1.0,"process_rss_bytes":6000}
+)";
+    auto p = profile_from_lines(lines);
+    const model_cost& m = p.models.at("m");
+    CHECK(m.n_replay == 1);
+    CHECK(m.max_replay_rss_bytes.value() == 8000);
+    CHECK(m.memory_basis.value() == "replay");
+    CHECK(m.max_process_rss_bytes.value() == 3000);
+    CHECK(m.median_wall_s.value() == doctest::Approx(2.0));  // the replay's 30 s is not a sample
+    CHECK(slot_memory_evidence(m).value() == 8000);
+    CHECK(p.models.at("k").memory_basis.value() == "per-cell");
+    const family_cost& f = p.families.at("f");
+    CHECK(f.max_process_rss_bytes.value() == 6000);
+    CHECK(f.max_replay_rss_bytes.value() == 8000);
+    CHECK(f.memory_basis.value() == "replay");
+    CHECK(f.slot_rss_bytes.value() == 10000);
+    // Read back: the derived basis and slot are recomputed from the raw fields.
+    auto back = parse_profile_text(write_profile(p), "t");
+    CHECK(back.families.at("f").slot_rss_bytes.value() == 10000);
+    CHECK(back.models.at("m").memory_basis.value() == "replay");
+}
+
+TEST_CASE("a failed replay run counts as a failed fit: an OOM kill in it raises the slot's floor") {
+    // Killed at a 4000-byte limit: floor max(ceil(4000 x 1.2), 4000 + 100 MiB) = 4000 + 104857600.
+    const std::string lines =
+        R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0,"process_rss_bytes":1000}
+{"ts_id":"a","model_type":"m","n_obs":100,"ok":false,"error":"worker died mid-cell: killed by SIGKILL","signal":"SIGKILL","memory_limit_bytes":4000,"oom_killed":true,"phase":"replay"}
+)";
+    auto p = profile_from_lines(lines);
+    CHECK(p.models.at("m").n_fits == 2);
+    CHECK(p.models.at("m").n_oom_killed == 1);
+    CHECK(p.models.at("m").n_replay == 0);
+    CHECK(p.families.at("m").slot_rss_bytes.value() == 4000 + 104857600);
+}
+
+TEST_CASE("a fit's phase other than sample, warmup or replay is refused, naming the field") {
+    line_reader in(string_source(R"({"ts_id":"a","model_type":"m","ok":true,"phase":"warm"})" "\n", "t"));
+    CHECK_THROWS_WITH_AS(for_each_object(in, 0, [&](simdjson::ondemand::object& o, std::size_t) { read_fit(o); }),
+                         doctest::Contains("field 'phase': expected sample, warmup or replay, found \"warm\""),
+                         std::exception);
+}

@@ -89,6 +89,16 @@ const record_schema<measured_fit>& fit_schema() {
         }),
         member<&F::pressure_method>("pressure_method"),
         member_via<&F::measured_at, time_stamp_or_null>("measured_at"),
+        member<&F::phase>("phase").reads([](F& f, od::value v, std::string_view) {
+            auto p = read_string(v, "phase");  // null or absent: a fit of the sample
+            f.phase = p.value_or(std::string(fit_phase_sample));
+            if (f.phase != fit_phase_sample && f.phase != fit_phase_warmup && f.phase != fit_phase_replay)
+                throw field_error(fmt::format("field 'phase': expected sample, warmup or replay, found {}",
+                                              shown_value("\"" + f.phase + "\"")));
+            return true;
+        }),
+        member<&F::cold>("cold"),
+        member<&F::worker_peak_bytes>("worker_peak_bytes"),
     }};
     return s;
 }

@@ -133,6 +133,7 @@ const record_schema<family_plan>& family_plan_schema() {
         member<&F::longest_cell_model>("longest_cell_model"),
         member<&F::longest_cell_n_obs>("longest_cell_n_obs"),
         member<&F::wall_estimator>("wall_estimator"),
+        member<&F::cold_start_work_s>("cold_start_work_s"),
         member<&F::oom_floor_bytes>("oom_floor_bytes"),
         member<&F::unmeasured_models>("unmeasured_models"),
         member<&F::nodes>("nodes"),

@@ -105,6 +105,11 @@ const record_schema<model_cost>& model_cost_schema() {
         member<&M::oom_limit_bytes>("oom_limit_bytes"),
         member<&M::n_gpu_oom>("n_gpu_oom"),
         member<&M::gpu_oom_peak_bytes>("gpu_oom_peak_bytes"),
+        member<&M::n_warmup>("n_warmup"),
+        member<&M::cold_start_s>("cold_start_s"),
+        member<&M::n_replay>("n_replay"),
+        member<&M::max_replay_rss_bytes>("max_replay_rss_bytes"),
+        member<&M::memory_basis>("memory_basis").derived(),
         object_array<&M::wall_curve, &curve_point_schema>("wall_curve").reads(read_curve),
     }};
     return s;
@@ -127,6 +132,8 @@ const record_schema<family_cost>& family_cost_schema() {
         member<&F::intraop_threads>("intraop_threads").derived(),
         member<&F::oom_floor_bytes>("oom_floor_bytes").derived(),
         member<&F::gpu_oom_floor_bytes>("gpu_oom_floor_bytes").derived(),
+        member<&F::max_replay_rss_bytes>("max_replay_rss_bytes").derived(),
+        member<&F::memory_basis>("memory_basis").derived(),
         member<&F::memory_margin>("memory_margin").derived(),
         member<&F::time_margin>("time_margin").derived(),
         member<&F::slot_cores>("slot_cores").derived(),
@@ -159,8 +166,10 @@ bool read_models(compute_profile& p, od::value v, std::string_view path) {
         for (auto* d : {&m.median_wall_s, &m.median_cpu_s, &m.max_effective_cores})
             if (*d && !(std::isfinite(**d) && **d > 0)) d->reset();
         // (max_peak_gpu_bytes 0 is kept: a measured "no device memory".)
-        for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes, &m.gpu_oom_peak_bytes})
+        for (auto* b : {&m.max_process_rss_bytes, &m.max_peak_rss_bytes, &m.gpu_oom_peak_bytes, &m.max_replay_rss_bytes})
             if (*b && **b == 0) b->reset();
+        // A cold start may cost nothing (0), never less, and never an infinite time.
+        if (m.cold_start_s && !(std::isfinite(*m.cold_start_s) && *m.cold_start_s >= 0)) m.cold_start_s.reset();
         p.models[name] = std::move(m);
     });
     return true;

@@ -28,6 +28,11 @@ struct cell {
 // exactly when their digests are equal (key order and spacing do not matter).
 std::string params_digest(const std::string& canonical_params);
 
+// The phases of a fit (prof-measure --warmup and --replay; prof-records(5) FIT).
+inline constexpr std::string_view fit_phase_sample = "sample";
+inline constexpr std::string_view fit_phase_warmup = "warmup";
+inline constexpr std::string_view fit_phase_replay = "replay";
+
 // One measured cell (MeasuredFit; prof-records(5) FIT). Units: seconds (*_s, double),
 // bytes (*_bytes, integer). Every optional is JSON null = not measured, never zero.
 struct measured_fit {
@@ -57,6 +62,16 @@ struct measured_fit {
                                                      // runnable tasks waiting for a CPU (0..1)
     std::optional<std::string> pressure_method;      // "psi" or "proc-stat"
     std::optional<std::string> measured_at;          // RFC 3339 UTC
+    // Why the cell ran (fit_phase_*): the sample the profile is built from, a warm-up run
+    // before it (kept on the record, left out of the arithmetic), or a replay of the heaviest
+    // sampled cells back to back (what a worker carries from earlier cells).
+    std::string phase = std::string(fit_phase_sample);
+    // The first cell of its model in a fresh process (every cell in process mode; in worker
+    // mode the worker had served no cell of this model before); null = unknown.
+    std::optional<bool> cold;
+    // Worker mode: the worker's (tree's) memory high-water mark from its start through this
+    // cell, never reset: what a production worker that ran the same cells would reach.
+    std::optional<std::uint64_t> worker_peak_bytes;
 };
 
 // effective_cores = max(1.0, cpu_s / wall_s); 1.0 when wall_s < 1e-3; null unless both clocks are
