@@ -58,7 +58,7 @@ int run(int argc, char** argv) {
                  "data signature matches, or the baseline shipped with prof; print it as one profile whose\n"
                  "provenance says where it came from. Never measures; refuses a pin that has drifted (78).",
                  "prof-resolve"};
-    prof::cli::configure(app, "prof-resolve --registry reg/ --signature sig.json | prof-plan --series 85 --node-cores 16 --node-memory 64GiB --deadline 2h",
+    prof::cli::configure(app, "prof-resolve --registry reg/ --signature sig.json | prof-plan --models theta,sarimax --series 85 --node-cores 16 --node-memory 64GiB --deadline 2h",
                          "reads a registry (index.jsonl, runs/*.json), a baseline profile and a signature; "
                          "writes one profile record");
     app.add_option("--source", c.source, "auto, none, baseline, or a RUN_ID to pin")

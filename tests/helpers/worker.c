@@ -4,7 +4,7 @@
    kill (SIGKILL itself), hang (never reply), chatty (print to stdout, then reply),
    keep200 (allocate and touch 200 MiB and keep it: a leak), bigreply (an ok reply line
    padded to 8 MiB), closereply (close the reply descriptor, then wait for ever), closestdin
-   (reply, close stdin, then wait for ever).
+   (close stdin, reply, then wait for ever).
    With PROF_TEST_READY=1 it sends {"ready":true} first; with PROF_TEST_CLOSE_FIRST=1 it closes
    the reply descriptor at start and waits for ever. */
 #include <signal.h>
@@ -66,8 +66,8 @@ int main(void) {
             close(fd);
             for (;;) pause();
         } else if (strstr(line, "\"model_type\":\"closestdin\"")) {
+            close(0); /* before the reply: the next cell's write then always meets the closed pipe */
             reply(fd, "{\"ok\":true}\n");
-            close(0);
             for (;;) pause();
         } else if (strstr(line, "\"model_type\":\"chatty\"")) {
             printf("{\"ok\":false,\"error\":\"this is stdout, not a reply\"}\n");

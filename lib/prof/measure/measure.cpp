@@ -44,6 +44,12 @@ bool ends_within(int pidfd, double seconds) {
     }
 }
 
+// Why a worker that closed its reply descriptor before its ready line, and kept running, was killed.
+std::string closed_before_ready(const std::string& command) {
+    return fmt::format("worker '{}' closed descriptor 3 before it was ready and kept running; it was killed (replies "
+                       "go to descriptor 3, PROF_REPLY_FD)", command);
+}
+
 // Passes a child's stderr through to ours while remembering its last non-empty line.
 struct stderr_tee {
     std::string partial, last;
@@ -622,8 +628,7 @@ void warm_worker::start() {
     close(rep[1]);
     in_fd_ = in[1];
     reply_fd_ = rep[0];
-    fcntl(in_fd_, F_SETFL, O_NONBLOCK);
-    fcntl(reply_fd_, F_SETFL, O_NONBLOCK);
+    for (int fd : {in_fd_, reply_fd_}) fcntl(fd, F_SETFL, O_NONBLOCK);
     replies_.clear();
     served_.clear();
     lifetime_peak_ = 0;
@@ -652,14 +657,11 @@ void warm_worker::start() {
             char buf[4096];
             ssize_t r = ::read(reply_fd_, buf, sizeof buf);
             if (r > 0) replies_.append(buf, static_cast<std::size_t>(r));
-            else if (r == 0 && !ends_within(child_.pidfd, closed_channel_grace_s)) {
+            if (r == 0 && !ends_within(child_.pidfd, closed_channel_grace_s)) {
                 stop(0);
-                throw unavailable_error(fmt::format("worker '{}' closed descriptor 3 before it was ready and kept "
-                                                    "running; it was killed (replies go to descriptor 3, PROF_REPLY_FD)",
-                                                    command_text()));
-            } else if (r == 0) {
-                pfds[1].revents = POLLIN;  // the worker closed its reply pipe as it ended
+                throw unavailable_error(closed_before_ready(command_text()));
             }
+            if (r == 0) pfds[1].revents = POLLIN;  // the worker closed its reply pipe as it ended
         }
         if ((pfds[1].revents & POLLIN) && !read_reply_line(line)) {
             int code = -1, sig = 0;
