@@ -633,9 +633,12 @@ void warm_worker::start() {
     served_.clear();
     lifetime_peak_ = 0;
     alive_ = true;
-    if (!wait_ready_) return;
-    // Optional handshake: a worker built on prof_worker.py writes {"ready":true} on fd 3 once its
-    // imports are done, so the import never lands in the first cell's reading.
+    if (wait_ready_) await_ready();
+}
+
+// Optional handshake: a worker built on prof_worker.py writes {"ready":true} on fd 3 once its
+// imports are done, so the import never lands in the first cell's reading.
+void warm_worker::await_ready() {
     double deadline = monotonic_seconds() + ready_timeout_s_;
     std::string line;
     while (!read_reply_line(line)) {

@@ -135,6 +135,7 @@ private:
     // One cell's readings before it is sent and how the wait for its reply ended (measure.cpp).
     struct cell_run;
     void start();
+    void await_ready();  // the {"ready":true} line (--ready), within ready_timeout_s_
     void drain_stale_replies();            // takes and warns about replies no cell asked for
     void read_before(cell_run& r);         // the worker's and its cgroup's readings, peaks reset
     void send_cell(cell_run& r, const std::string& line);  // the cell line, within the deadline

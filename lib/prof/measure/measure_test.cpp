@@ -392,7 +392,7 @@ TEST_CASE("a worker that closes its reply descriptor or its stdin and keeps runn
     std::string path = "/tmp/prof-test-closed-" + std::to_string(getpid());
     std::ofstream(path) << cells({"closereply", "noop", "closestdin", "noop", "noop"});
     double t0 = monotonic_seconds();
-    auto r = sh(fmt::format("timeout -s KILL 60 {}/prof-measure --no-cgroup --worker {} --timeout 50s < {}", bin(),
+    auto r = sh(fmt::format("timeout -s KILL 60 {}/prof-measure --no-cgroup --worker-scope run --warmup 0 --replay 0 --worker {} --timeout 50s < {}", bin(),
                             helper("worker"), path));
     unlink(path.c_str());
     CHECK_MESSAGE(r.status == 0, r.err);
@@ -411,7 +411,7 @@ TEST_CASE("a worker that closes its reply descriptor or its stdin and keeps runn
 
 TEST_CASE("a worker reply line past --max-line kills the worker and fails the cell; the next cell is measured") {
     // tests/helpers/worker.c answers "bigreply" with an 8 MiB line: held whole before, however long.
-    auto v = run_cells(cells({"bigreply", "noop"}), "--no-cgroup --worker " + helper("worker") + " --max-line 1MiB --timeout 60s");
+    auto v = run_cells(cells({"bigreply", "noop"}), "--no-cgroup --worker-scope run --warmup 0 --replay 0 --worker " + helper("worker") + " --max-line 1MiB --timeout 60s");
     REQUIRE(v.size() == 2);
     CHECK(v[0].error.value() ==
           "worker killed: its reply line grew past the line limit: line longer than 1 MiB (--max-line raises the limit)");
@@ -828,7 +828,7 @@ TEST_CASE("an OOM kill of a child whose parent waits on it ends the fit within a
                           << killed << "; sleep 61.75;; esac\n  echo '{\"ok\":true}' >&3\ndone\n";
     std::string cell_file = script + ".cells";
     std::ofstream(cell_file) << cells({"hog", "noop"});
-    auto raw = sh(bin() + "/prof-measure --memory-limit 64MiB --worker 'sh " + script + "' < " + cell_file + "; date +%s.%N > " + ended);
+    auto raw = sh(bin() + "/prof-measure --memory-limit 64MiB --worker-scope run --warmup 0 --replay 0 --worker 'sh " + script + "' < " + cell_file + "; date +%s.%N > " + ended);
     unlink(script.c_str());
     unlink(cell_file.c_str());
     auto w = fits_of(raw.out);
