@@ -1,5 +1,6 @@
 // prof-aggregate: fit records (any order, any number of files) → one cost profile (build_profile).
 #include "prof/core/cli.hpp"
+#include "prof/profile/margin_flags.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/harvest/harvest.hpp"
@@ -16,7 +17,7 @@ namespace {
 
 struct config {
     std::vector<std::string> files;
-    prof::cli::margin_flags margins;
+    prof::margin_flags margins;
     std::string format = "json";
     std::uint64_t max_bad_lines = 0;
     bool mixed_params = false;
@@ -31,7 +32,7 @@ int run(int argc, char** argv) {
                               "| prof-aggregate --format table",
                          "reads fit records (and prof-sample's sample record, kept on the profile); writes one profile record (or a table)");
     app.add_option("files", c.files, "Fit record files ('-' = stdin; default stdin)");
-    prof::cli::add_margin_options(app, c.margins);
+    prof::add_margin_options(app, c.margins);
     app.add_option("--format", c.format, "json (one profile record) or table (for people)")
         ->capture_default_str()
         ->check(CLI::IsMember({"json", "table"}));

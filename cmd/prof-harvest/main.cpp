@@ -1,6 +1,7 @@
 // prof-harvest: a completed run's warehouse rows (files, .gz, stdin, http(s) URLs) → one
 // profile per run_id through build_profile, optionally stored in a run registry.
 #include "prof/core/cli.hpp"
+#include "prof/profile/margin_flags.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
@@ -24,7 +25,7 @@ struct config {
     std::string run_id, family_map, signature, signature_map, registry, format = "json";
     bool force = false, quiet = false, from_aggregates = false;
     std::string emit_sql, sql_table = "forecast_metadata";
-    prof::cli::margin_flags margins;
+    prof::margin_flags margins;
     std::uint64_t max_bad_lines = 0;
     prof::cli::http_flags http;
     unsigned jobs = prof::allowed_cpu_count();
@@ -45,7 +46,7 @@ void add_options(CLI::App& app, config& c) {
     prof::cli::add_choice_option(app, "--format", c.format, "json (profile records) or table (for people)", {"json", "table"});
     app.add_option("--registry", c.registry, "Also store each profile in this registry directory");
     app.add_flag("--force", c.force, "Replace a run already in the registry (default: skip it with a note)");
-    prof::cli::add_margin_options(app, c.margins);
+    prof::add_margin_options(app, c.margins);
     prof::cli::add_max_bad_lines_option(app, c.max_bad_lines);
     prof::cli::add_http_options(app, c.http);
     app.add_option("--jobs,-j", c.jobs, "Threads parsing rows (default: the CPUs this process may use)")

@@ -179,10 +179,6 @@ CLI::Option* add_max_bad_lines_option(CLI::App& app, std::uint64_t& n, const std
     return add_count_option(app, "--max-bad-lines", n, "Skip up to N malformed " + lines + " (counted on stderr)");
 }
 
-void add_margin_options(CLI::App& app, margin_flags& m) {
-    app.add_option("--memory-margin", m.memory, "Multiplier on peak memory, >= 1.0")->capture_default_str();
-    app.add_option("--time-margin", m.time, "Multiplier on median wall time, >= 1.0")->capture_default_str();
-}
 
 void add_http_options(CLI::App& app, http_flags& f) {
     // allow_extra_args(false): each --header takes one value, so a URL after it stays an input.

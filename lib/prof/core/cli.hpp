@@ -2,8 +2,6 @@
 // misuse → 64 with a hint, typed errors → exit codes in one place, the record output stream.
 #pragma once
 
-#include "prof/profile/rules.hpp"
-
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -62,12 +60,6 @@ CLI::Option* add_quiet_flag(CLI::App& app, bool& quiet);
 // --max-bad-lines N: "Skip up to N malformed <lines> (counted on stderr)"; `lines` names what
 // the program reads ("cell lines", "--panel lines").
 CLI::Option* add_max_bad_lines_option(CLI::App& app, std::uint64_t& n, const std::string& lines = "lines");
-// --memory-margin and --time-margin, read as numbers and validated once parsed (value()).
-struct margin_flags {
-    double memory = default_memory_margin, time = default_time_margin;
-    margins value() const { return margins(memory, time); }  // throws usage_error naming the flag
-};
-void add_margin_options(CLI::App& app, margin_flags& m);
 
 // The HTTP flags of a program that reads URLs, as given (io/http.hpp's http_options_from
 // reads them): --header, --header-from-env, --connect-timeout, --timeout, --stall-timeout,
