@@ -7,7 +7,7 @@
 #include "fuzz_util.hpp"
 
 #include "prof/io/json_in.hpp"
-#include "prof/measure/sample.hpp"
+#include "prof/profile/sample.hpp"
 #include "prof/records/records.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,7 +3,7 @@
 // two different keys never share a name; percent_decode of arbitrary text decodes or refuses.
 #include "fuzz_util.hpp"
 
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 
 #include <vector>
 

@@ -3,7 +3,7 @@
 // duration is finite and non-negative).
 #include "fuzz_util.hpp"
 
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <cmath>
 

@@ -8,7 +8,7 @@
 #include "prof/io/json_in.hpp"
 #include "prof/profile/profile.hpp"
 #include "prof/records/records.hpp"
-#include "prof/measure/sample.hpp"
+#include "prof/profile/sample.hpp"
 
 #include <cstdio>
 #include <fmt/format.h>

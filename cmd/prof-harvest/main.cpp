@@ -12,7 +12,7 @@
 #include "prof/io/json_in.hpp"
 #include "prof/resolve/registry.hpp"
 #include "prof/measure/spawn.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <cstdlib>
 #include <fmt/format.h>

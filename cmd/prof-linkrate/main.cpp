@@ -1,6 +1,6 @@
 // prof-linkrate: measured host↔device bandwidth (CUDA runtime, or host memcpy with --device host),
 // one link_rate line per (direction, memory, size), cached per link in the ProfileCache.
-#include "prof/resolve/cache.hpp"
+#include "prof/io/cache.hpp"
 #include "prof/core/cli.hpp"
 #include "prof/device/cuda.hpp"
 #include "prof/device/linkrate_cache.hpp"
@@ -8,7 +8,7 @@
 #include "prof/core/errors.hpp"
 #include "prof/measure/host.hpp"
 #include "prof/device/linkrate.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <cstdio>
 #include <fmt/format.h>

@@ -6,8 +6,8 @@
 #include "prof/io/json_in.hpp"
 #include "prof/plan/plan.hpp"
 #include "prof/plan/plan_cli.hpp"
-#include "prof/measure/sample.hpp"
-#include "prof/io/units.hpp"
+#include "prof/profile/sample.hpp"
+#include "prof/core/units.hpp"
 
 #include <fmt/format.h>
 #include <optional>

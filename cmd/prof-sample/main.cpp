@@ -6,7 +6,7 @@
 #include "prof/io/input.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/records/records.hpp"
-#include "prof/measure/sample.hpp"
+#include "prof/profile/sample.hpp"
 #include "prof/profile/signature.hpp"
 
 #include <fmt/format.h>

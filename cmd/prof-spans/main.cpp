@@ -1,6 +1,6 @@
 // prof-spans: one profiled query execution (Polars, Chrome trace, DuckDB) → a query_profile
 // (fixed + per-row host cost); estimate, stale, fit, and the ProfileCache (put/get/list).
-#include "prof/resolve/cache.hpp"
+#include "prof/io/cache.hpp"
 #include "prof/core/cli.hpp"
 #include "prof/core/cpus.hpp"
 #include "prof/core/diag.hpp"

@@ -7,7 +7,7 @@
 
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 namespace prof {
 

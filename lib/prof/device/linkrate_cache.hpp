@@ -3,7 +3,7 @@
 // loading CUDA, and the ProfileCache of measured link rates (freshness, listing).
 #pragma once
 
-#include "prof/resolve/cache.hpp"
+#include "prof/io/cache.hpp"
 #include "prof/device/linkrate.hpp"
 
 #include <optional>

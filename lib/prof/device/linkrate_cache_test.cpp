@@ -1,7 +1,7 @@
 // Naming a device without CUDA, and the link rate cache: fresh, stale, unreadable, listed.
 #include "prof/device/linkrate_cache.hpp"
 
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 #include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>

@@ -1,10 +1,10 @@
 // Unit tests of LinkRate (linkrate.hpp) and the pure parts of the CUDA loader (cuda.hpp); the
 // GPU cases run only where a device answers, and are skipped (and counted) elsewhere.
-#include "prof/resolve/cache.hpp"
+#include "prof/io/cache.hpp"
 #include "prof/device/cuda.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
-#include "prof/device/linkrate.hpp"
+#include "prof/device/link_rate_record.hpp"
 #include "prof/test_support.hpp"
 
 #include <algorithm>
@@ -255,4 +255,19 @@ TEST_CASE("linkrate: a cached rate that says another direction, host or size, or
     other = r;
     other.bytes_per_second = 1e12;  // disagrees with its own samples' median
     CHECK_FALSE(stored_as_key(other));
+}
+
+TEST_CASE("a link_rate record written and read back is the same record") {
+    link_rate r;
+    r.host = "h";
+    r.device = {"H200", "GPU-1", "0000:1b:00.0", 1};
+    r.direction = "h2d";
+    r.memory = "pinned";
+    r.transfer_bytes = 1 << 20;
+    r.bytes_per_second = 5e10;
+    r.samples = {4e10, 5e10, 6e10};
+    r.method = "cuda-events";
+    r.cpus = {0, 1};
+    std::string text = write_link_rate(r);
+    CHECK(write_link_rate(parse_link_rate_text(text)) == text);
 }

@@ -11,7 +11,7 @@
 #include "prof/io/input.hpp"
 #include "prof/io/interner.hpp"
 #include "prof/io/json_scan.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <algorithm>
 #include <charconv>

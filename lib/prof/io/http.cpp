@@ -6,7 +6,7 @@
 #include "prof/core/cli.hpp"
 #include "prof/core/diag.hpp"
 #include "prof/io/curl_api.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 #include "prof/io/fsutil.hpp"
 #include "prof/measure/host.hpp"
 #include "prof/measure/spawn.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <algorithm>
 #include <cerrno>

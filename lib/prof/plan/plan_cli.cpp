@@ -2,7 +2,7 @@
 #include "prof/plan/plan_cli.hpp"
 
 #include "prof/core/cli.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <cmath>
 

@@ -5,7 +5,7 @@
 #include "prof/io/json_out.hpp"
 #include "prof/plan/plan.hpp"
 #include "prof/measure/spawn.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -5,9 +5,9 @@
 #include "prof/core/errors.hpp"
 #include "prof/io/input.hpp"
 #include "prof/io/json_out.hpp"
-#include "prof/measure/sample.hpp"
+#include "prof/profile/sample.hpp"
 #include "prof/records/schema.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <charconv>
 #include <cmath>

@@ -7,7 +7,7 @@
 
 #include "prof/core/errors.hpp"
 #include "prof/io/json_out.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -2,7 +2,7 @@
 #include "prof/profile/rules.hpp"
 
 #include "prof/core/errors.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 #include "prof/profile/signature.hpp"
 
 #include "prof/core/errors.hpp"
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

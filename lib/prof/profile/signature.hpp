@@ -12,7 +12,7 @@
 #pragma once
 
 #include "prof/io/json_in.hpp"
-#include "prof/measure/sample.hpp"
+#include "prof/profile/sample.hpp"
 
 #include <string>
 #include <utility>

@@ -1,7 +1,7 @@
 // The `cell` and `fit` records' schemas, and their readers and writers (see records.hpp).
-#include "prof/records/kinds.hpp"
+#include "prof/records/fit_record.hpp"
 
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

@@ -1,10 +1,10 @@
 // The params file and the params digest of `cell` and `fit` records (see records.hpp).
 #include "prof/records/records.hpp"
 
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/json_out.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

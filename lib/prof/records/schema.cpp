@@ -1,7 +1,7 @@
 // The record schema's helpers: names of types and rules, paths, and the shared element readers.
 #include "prof/records/schema.hpp"
 
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

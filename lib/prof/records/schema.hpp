@@ -105,8 +105,6 @@ schema_description describe(const record_schema<T>& s) {
     return d;
 }
 
-// Every schema prof has, in the order of prof-records(5) (defined in schemas.cpp).
-std::vector<schema_description> all_schemas();
 
 // ---- reading and writing ------------------------------------------------------------------
 

@@ -1,9 +1,7 @@
 // Record schemas: reading and writing by the table, and each reader rule.
-#include "prof/records/kinds.hpp"
+#include "prof/records/fit_record.hpp"
 
 #include <doctest/doctest.h>
-
-#include <set>
 
 using namespace prof;
 namespace od = simdjson::ondemand;
@@ -98,31 +96,4 @@ TEST_CASE("a unit follows from a field's name") {
     CHECK(unit_of_name("peak_rss_bytes") == "bytes");
     CHECK(unit_of_name("n_obs").empty());
     CHECK(unit_of_name("effective_cores").empty());
-}
-
-TEST_CASE("every schema has distinct field names, at most 64, kind first where it has one") {
-    std::set<std::string> names;
-    for (const auto& s : all_schemas()) {
-        CAPTURE(s.name);
-        CHECK(names.insert(s.name).second);
-        std::set<std::string> fields;
-        for (const auto& f : s.fields) CHECK(fields.insert(f.name).second);
-        CHECK(s.fields.size() <= 64);
-        for (std::size_t i = 1; i < s.fields.size(); ++i) CHECK(s.fields[i].name != "kind");
-    }
-}
-
-TEST_CASE("a link_rate record written and read back is the same record") {
-    link_rate r;
-    r.host = "h";
-    r.device = {"H200", "GPU-1", "0000:1b:00.0", 1};
-    r.direction = "h2d";
-    r.memory = "pinned";
-    r.transfer_bytes = 1 << 20;
-    r.bytes_per_second = 5e10;
-    r.samples = {4e10, 5e10, 6e10};
-    r.method = "cuda-events";
-    r.cpus = {0, 1};
-    std::string text = write_link_rate(r);
-    CHECK(write_link_rate(parse_link_rate_text(text)) == text);
 }

@@ -7,9 +7,9 @@
 #include "prof/io/http.hpp"
 #include "prof/io/input.hpp"
 #include "prof/io/json_out.hpp"
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 #include "prof/core/diag.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -4,8 +4,9 @@
 #include "prof/resolve/registry.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/harvest/harvest.hpp"
 #include "prof/io/fsutil.hpp"
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 #include "prof/resolve/resolve.hpp"
 #include "prof/test_support.hpp"
 
@@ -185,4 +186,49 @@ TEST_CASE("a first run file written before the index ever existed is still found
     temp_dir empty;
     fs::create_directories(empty.path + "/runs");
     CHECK_THROWS_AS(resolve_view(empty.path), prof::no_input_error);
+}
+
+namespace {
+// The profiles prof-harvest makes of `text` (one per run).
+std::vector<prof::compute_profile> harvested(const std::string& text) {
+    prof::harvester h(prof::harvest_config{});
+    prof::line_reader in(prof::string_source(text, "rows"));
+    h.read(in);
+    return h.finish();
+}
+}  // namespace
+
+TEST_CASE("registry_store writes, skips an existing run, and --force replaces it") {
+    prof::test::temp_dir d;
+    auto ps = harvested(R"({"run_id":"night/2","ts_id":"a","model_type":"m","fit_seconds":1,"finished_at":"2026-11-29T10:00:00Z"})" "\n"
+                           R"({"run_id":"night/1","ts_id":"a","model_type":"m","fit_seconds":2})" "\n");
+    CHECK(prof::registry_store(d.path, ps[1], false) == prof::registry_write::written);
+    CHECK(prof::registry_store(d.path, ps[0], false) == prof::registry_write::written);
+    std::string path = prof::registry_run_path(d.path, "night/2");
+    CHECK(path == d.path + "/runs/night%2F2.json");
+    CHECK(prof::read_file(path) == prof::write_profile(ps[1]) + "\n");
+    std::string index = prof::read_file(d.path + "/index.jsonl");
+    CHECK(index == "{\"run_id\":\"night/1\",\"signature\":null,\"measured_at\":null}\n"
+                   "{\"run_id\":\"night/2\",\"signature\":null,\"measured_at\":\"2026-11-29T10:00:00Z\"}\n");
+    CHECK(prof::registry_store(d.path, ps[0], false) == prof::registry_write::skipped_exists);
+    CHECK(prof::read_file(d.path + "/index.jsonl") == index);
+    ps[0].provenance.signature = prof::parse_signature(R"({"k":1})", "s");
+    CHECK(prof::registry_store(d.path, ps[0], true) == prof::registry_write::replaced);
+    CHECK(prof::read_file(d.path + "/index.jsonl") ==
+          "{\"run_id\":\"night/1\",\"signature\":{\"k\":1},\"measured_at\":null}\n"
+          "{\"run_id\":\"night/2\",\"signature\":null,\"measured_at\":\"2026-11-29T10:00:00Z\"}\n");
+}
+
+TEST_CASE("registry_store refuses a corrupt index and changes nothing") {
+    prof::test::temp_dir d;
+    prof::make_dirs(d.path + "/runs");
+    {
+        FILE* f = std::fopen((d.path + "/index.jsonl").c_str(), "w");
+        std::fputs("{\"run_id\":\"a\"}\n{\"signature\":null}\n", f);
+        std::fclose(f);
+    }
+    auto ps = harvested(R"({"run_id":"b","ts_id":"a","model_type":"m","fit_seconds":1})");
+    CHECK_THROWS_WITH_AS(prof::registry_store(d.path, ps[0], false), (d.path + "/index.jsonl:2: field 'run_id': missing").c_str(),
+                         prof::input_error);
+    CHECK_FALSE(std::filesystem::exists(prof::registry_run_path(d.path, "b")));
 }

@@ -4,7 +4,7 @@
 #include "prof/io/fsutil.hpp"
 #include "prof/io/http.hpp"
 #include "prof/io/input.hpp"
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -7,7 +7,7 @@
 #include "prof/io/http.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/profile/profile.hpp"
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <functional>
 #include <memory>

@@ -3,7 +3,7 @@
 #include "prof/resolve/resolve.hpp"
 
 #include "prof/io/fsutil.hpp"
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 #include "prof/test_support.hpp"
 
 #include <doctest/doctest.h>

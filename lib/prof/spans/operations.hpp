@@ -3,7 +3,7 @@
 // they and the build take.
 #pragma once
 
-#include "prof/resolve/cache.hpp"
+#include "prof/io/cache.hpp"
 #include "prof/spans/spans.hpp"
 
 #include <cstdint>

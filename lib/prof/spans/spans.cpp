@@ -8,7 +8,7 @@
 #include "prof/io/json_out.hpp"
 #include "prof/io/interner.hpp"
 #include "prof/io/json_scan.hpp"
-#include "prof/records/kinds.hpp"
+#include "prof/spans/query_profile_record.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

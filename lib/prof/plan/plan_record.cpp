@@ -1,7 +1,8 @@
 // The `plan` record's schemas (the plan, its node, run, families with their layout and basis,
 // and totals) and its writer (see plan.hpp). No prof program reads a plan back: the renderings
 // are computed from the plan_record itself.
-#include "prof/records/kinds.hpp"
+#include "prof/plan/plan_record.hpp"
+#include "prof/profile/profile_record.hpp"
 
 namespace prof {
 

@@ -1,12 +1,12 @@
 // ProfileCache (see cache.hpp).
-#include "prof/resolve/cache.hpp"
+#include "prof/io/cache.hpp"
 
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/io/json_scan.hpp"
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // The `link_rate` record's schema, reader and writer (see linkrate.hpp).
-#include "prof/records/kinds.hpp"
+#include "prof/device/link_rate_record.hpp"
 
 #include <cmath>
 #include <fmt/format.h>

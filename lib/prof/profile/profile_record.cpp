@@ -1,8 +1,8 @@
 // The `profile` record's schemas (the profile, its provenance, ModelCost with its wall_curve
 // points, FamilyCost), its reader and its writer (see profile.hpp).
-#include "prof/records/kinds.hpp"
+#include "prof/profile/profile_record.hpp"
 
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // The gate and the sample (prof-sample(1)).
-#include "prof/measure/sample.hpp"
+#include "prof/profile/sample.hpp"
 
 #include "prof/core/errors.hpp"
 

@@ -1,5 +1,5 @@
 // Unit tests of the ProfileCache directory (cache.hpp): keys, refusals, atomic replace, listing.
-#include "prof/resolve/cache.hpp"
+#include "prof/io/cache.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
 #include "prof/io/json_in.hpp"

@@ -1,6 +1,6 @@
 // The `diff` record's schemas (the record, its two sides, its gate, its model and family rows
 // and their axes) and its writer (see diff.hpp). No prof program reads a diff back.
-#include "prof/records/kinds.hpp"
+#include "prof/profile/diff_record.hpp"
 
 namespace prof {
 

@@ -1,6 +1,6 @@
 // The `query_profile` record's schema (read and written by read_query_profile and
 // write_query_profile in spans.cpp).
-#include "prof/records/kinds.hpp"
+#include "prof/spans/query_profile_record.hpp"
 #include "prof/io/json_out.hpp"
 
 #include <cmath>

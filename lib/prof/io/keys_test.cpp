@@ -1,5 +1,5 @@
 // SHA-256 against FIPS 180-2's known answers; key components and file names.
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 
 #include "prof/core/errors.hpp"
 

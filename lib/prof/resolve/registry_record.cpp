@@ -1,6 +1,5 @@
 // The registry index line's schema and writer (see registry.hpp); prof-resolve reads the index.
-#include "prof/records/kinds.hpp"
-#include "prof/resolve/registry.hpp"
+#include "prof/resolve/registry_record.hpp"
 
 namespace prof {
 

@@ -1,6 +1,6 @@
 // The `sample` record's schemas (the record, its length bins and its models) and its writer
 // (see sample.hpp). A profile carries the record as a JSON value; sample_lengths reads it back.
-#include "prof/records/kinds.hpp"
+#include "prof/profile/sample_record.hpp"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // Keys in file names (see keys.hpp).
-#include "prof/resolve/keys.hpp"
+#include "prof/io/keys.hpp"
 
 #include "prof/core/errors.hpp"
 

@@ -1,5 +1,5 @@
 // Size and duration flags, RFC 3339 time stamps, human renderings (see units.hpp).
-#include "prof/io/units.hpp"
+#include "prof/core/units.hpp"
 
 #include "prof/core/errors.hpp"
 

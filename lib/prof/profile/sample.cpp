@@ -1,5 +1,5 @@
 // The gate and the sample (see sample.hpp).
-#include "prof/measure/sample.hpp"
+#include "prof/profile/sample.hpp"
 
 #include "prof/core/errors.hpp"
 #include "prof/io/json_out.hpp"

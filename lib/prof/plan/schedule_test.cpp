@@ -1,0 +1,234 @@
+// Unit tests of the schedulers' own rules: headroom, pod start and the Job controller's rate,
+// failed indexes, YARN's containers, the Spark driver, GPU spread and cold starts.
+#include "prof/plan/plan_test_support.hpp"
+
+#include <doctest/doctest.h>
+
+namespace {
+// m: 1 core, 100 MiB, 48 s measured (60 s with the 1.25 margin): equal cells.
+prof::compute_profile one_minute_cells() { return profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 48.0)}); }
+}  // namespace
+
+TEST_CASE("the default headroom holds the makespan to 90% of the deadline, and buys the node that needs") {
+    auto p = one_minute_cells();
+    auto rq = cpu_request();
+    rq.series = 320;
+    rq.deadline_s = 600;
+    // No headroom: 10 waves of 60 s on 32 slots, 2 nodes, exactly 600 s.
+    CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 2);
+    rq.slack.headroom = 0.1;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    CHECK(plan.run.planned_deadline_s == 540);
+    // 540 s holds 9 waves: ceil(320 / 9) = 36 slots, 3 nodes of 16; then ceil(320 / 48) = 7 waves.
+    CHECK(f.nodes == 3);
+    CHECK(f.waves == 7);
+    CHECK(f.makespan_s == 420);
+}
+
+TEST_CASE("a deadline no node count meets is exit 65 by default, naming the way to write it anyway") {
+    auto p = one_minute_cells();
+    prof::plan_request rq;
+    rq.series = 10;
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
+    rq.deadline_s = 50;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "family 'f' cannot meet the deadline 50.00 s less 10% headroom (45.00 s): one cell of model 'm' takes 60.00 s "
+          "(planned); 1 node(s) run every cell at once and take 60.00 s; raise --deadline; or write it anyway with "
+          "--allow-missed-deadline");
+    CHECK(code == 65);
+    rq.allow_missed_deadline = true;
+    CHECK(prof::make_plan(&p, rq).families.at("f").meets_deadline == false);
+}
+
+TEST_CASE("k8s: every Job index pays the pod start, and the controller's rate bounds short cells") {
+    auto p = one_minute_cells();
+    prof::plan_request rq;  // the defaults: 10% headroom, 10 s pod start, 20 pods/s
+    rq.series = 320;
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
+    rq.deadline_s = 600;
+    rq.layout = "k8s";
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    // An index lasts 70 s; 540 s holds 7 of them: ceil(320 / 7) = 46 pods, 3 nodes; 7 rounds = 490 s.
+    CHECK(f.layout.unit_start_s == 10);
+    CHECK(f.nodes == 3);
+    CHECK(f.makespan_s == doctest::Approx(490 + 47.0 / 20));  // the 48 first pods are created over 2.35 s
+    // 15000 cells of 0.25 s (0.2 s measured): the controller creates the last pod at 14999 / 20 s.
+    auto q = profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 0.2)});
+    rq.series = 15000;
+    rq.deadline_s.reset();
+    rq.nodes = 100;  // 1600 pods: 10 rounds of 10.25 s, but the rate binds
+    auto short_cells = prof::make_plan(&q, rq).families.at("f");
+    CHECK(short_cells.makespan_s == doctest::Approx(14999.0 / 20 + 10 + 0.25));
+    CHECK(short_cells.makespan_lower_s == doctest::Approx(14999.0 / 20 + 10));
+    CHECK(prof::rate_limited_makespan(100, 15000, 1600, 0.25, 10, 20) == doctest::Approx(749.95 + 10.25));
+    CHECK(prof::rate_limited_makespan(900, 15000, 1600, 0.25, 10, 20) == doctest::Approx(900 + 1599.0 / 20));
+}
+
+TEST_CASE("k8s-job: the failed indexes a Job tolerates follow the profile's failure share") {
+    // 10000 indexes of 1 cell, 1% failing: mean 100, sd sqrt(99) = 9.95: 100 + 39.8 + 10 = 149.8.
+    CHECK(prof::failed_items_allowance(10000, 1, 0.01) == 150);
+    CHECK(prof::failed_items_allowance(500, 1, 0) == 10);
+    CHECK(prof::failed_items_allowance(5, 1, 0) == 5);  // never more than the indexes
+    // 4 cells per index: q = 1 - 0.99^4 = 0.0394; 2500 indexes: 98.5 + 4 x 9.73 + 10 = 147.4.
+    CHECK(prof::failed_items_allowance(2500, 4, 0.01) == 148);
+    auto p = profile_of({model("m", "f", 99, 1.0, 100 * MiB, std::nullopt, 0.8)});
+    p.models.at("m").n_fits = 100;  // 1 of 100 fits failed
+    auto rq = cpu_request();
+    rq.layout = "k8s";
+    rq.series = 10000;
+    rq.deadline_s = 3600;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    CHECK(f.failure_share == 0.01);
+    CHECK(f.max_failed_items == 150);
+    CHECK(f.layout.retry_unit_memory_bytes == 225 * MiB);  // max(ceil(125 MiB x 1.2), 125 + 100 MiB)
+    CHECK(f.layout.retry_units_per_node == 16);
+    CHECK(f.layout.retry_items == 0u);  // no fit was killed for memory
+    // 2 of 100 fits killed for memory: 2% of 10000 one-cell indexes, 200, run by the retry pods
+    // (16 a node) on the family's nodes after its Job, each a 1 s cell and no pod start.
+    p.models.at("m").n_ok = 98;
+    p.models.at("m").n_oom_killed = 2;
+    p.models.at("m").oom_limit_bytes = 100 * MiB;
+    auto oom = prof::make_plan(&p, rq).families.at("f");
+    CHECK(oom.layout.retry_items == 200u);
+    CHECK(oom.layout.retry_makespan_s == static_cast<double>((200 + 16 * oom.nodes - 1) / (16 * oom.nodes)) * 1.0);
+    auto j = prof::render_k8s_job(plan);
+    CHECK(j.find("  maxFailedIndexes: 150\n  podFailurePolicy:\n    rules:\n    - action: Ignore\n      onPodConditions:\n"
+                 "      - type: DisruptionTarget\n    - action: FailIndex\n") != std::string::npos);
+    prof::render_options o;
+    o.retry_indexes = prof::parse_index_list("7,1,3-5", "--retry-indexes");
+    CHECK(*o.retry_indexes == std::vector<std::uint64_t>{1, 3, 4, 5, 7});
+    auto r = prof::render_k8s_job(plan, o);
+    CHECK(r.find("  name: prof-f-retry\n") != std::string::npos);
+    CHECK(r.find("  completions: 5\n  parallelism: 5\n  backoffLimitPerIndex: 1\n  maxFailedIndexes: 5\n") != std::string::npos);
+    CHECK(r.find("        - name: PROF_INDEXES\n          value: \"1,3-5,7\"\n") != std::string::npos);
+    CHECK(r.find("memory: \"225Mi\"") != std::string::npos);
+    CHECK(r.find("activeDeadlineSeconds") == std::string::npos);
+    o.retry_indexes = std::vector<std::uint64_t>{10000};
+    CHECK_THROWS_AS(prof::render_k8s_job(plan, o), prof::usage_error);
+    CHECK_THROWS_AS(prof::parse_index_list("3-", "--retry-indexes"), prof::usage_error);
+    CHECK_THROWS_AS(prof::parse_index_list("5-3", "--retry-indexes"), prof::usage_error);
+}
+
+TEST_CASE("spark on YARN: containers round up to the minimum allocation, and the node holds what YARN grants") {
+    // 3.75 GiB slots of 1 core on 64 GiB, 16-core nodes under a 16 GiB container cap.
+    auto p = profile_of({model("m", "f", 5, 1.0, 3 * GiB, std::nullopt, 48.0)});  // x 1.25 = 3840 MiB
+    prof::plan_request rq;
+    rq.series = 1000;
+    rq.node = {16, 64 * GiB, 0, std::nullopt};
+    rq.nodes = 4;
+    rq.layout = "spark";
+    rq.limits.max_container_memory_bytes = 16 * GiB;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& L = plan.families.at("f").layout;
+    // 4 slots: 1024 + 384 + 15360 = 16768 MiB > 16384. 3 slots: 12928 MiB, granted 13312: 4 of them,
+    // 12 slots (unrounded, 5 executors and 15 slots would be planned and 4 would fit). 2 slots:
+    // 1024 + 384 + 7680 = 9088 MiB, granted 9216: 7 of them, 14 slots, the most.
+    CHECK(L.slots_per_unit == 2);
+    CHECK(L.units_per_node == 7);
+    CHECK(L.container_bytes == 9216 * MiB);
+    CHECK(L.overhead_bytes == 8192 * MiB);
+    // The ApplicationMaster (1408 MiB, granted 2048) leaves 63488 MiB: 6 executors on its node.
+    CHECK(L.reserved_units == 1);
+    CHECK(plan.families.at("f").slots == 54);  // 4 x 14 - 2
+    auto s = prof::render_spark(plan);
+    CHECK(s.find("\nspark.executor.memoryOverhead                    8192m\n") != std::string::npos);
+    CHECK(s.find("\nspark.executor.instances                         27\n") != std::string::npos);
+    CHECK(s.find("\nspark.submit.deployMode                          cluster\n") != std::string::npos);
+    // The default maximum-allocation-vcores of 4 splits a 16-core executor of 4-core slots.
+    auto q = profile_of({model("m", "f", 5, 3.5, 1 * GiB, std::nullopt, 48.0)});
+    rq.limits.max_container_memory_bytes.reset();
+    auto plan2 = prof::make_plan(&q, rq);
+    CHECK(plan2.families.at("f").layout.slots_per_unit == 1);
+    CHECK(plan2.families.at("f").layout.unit_cores == 4);
+    rq.limits.yarn_max_vcores = 3;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&q, rq); }, &code).find("more than YARN's "
+                                                                   "yarn.scheduler.maximum-allocation-vcores 3") != std::string::npos);
+    CHECK(code == 65);
+}
+
+TEST_CASE("spark: the driver's container displaces the executors it does not leave room for") {
+    // 4 executors of 4 slots x 3 GiB (heap 1 GiB + 384 MiB + 12 GiB = 13696 MiB, granted 14336)
+    // fill a 56 GiB node; the AM's 2048 MiB leaves 55296: 3 executors there.
+    auto p = profile_of({model("m", "f", 5, 1.0, 2458 * MiB, std::nullopt, 48.0)});  // x 1.25 = 3072.5 MiB
+    prof::plan_request rq;
+    rq.series = 100;
+    rq.node = {16, 56 * GiB, 0, std::nullopt};
+    rq.nodes = 2;
+    rq.layout = "spark";
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("f");
+    CHECK(f.layout.slots_per_unit == 4);
+    CHECK(f.layout.units_per_node == 4);
+    CHECK(f.layout.reserved_units == 1);
+    CHECK(f.slots == 28);  // 2 nodes x 16 slots - 4
+    CHECK(prof::render_spark(plan).find("\nspark.executor.instances                         7\n") != std::string::npos);
+}
+
+TEST_CASE("GPU slots spread over every device: 96 slots on 8 devices are 12 a device, not 39") {
+    auto p = profile_of({model("nbeats", "neural", 5, 1.0, 1 * GiB, 1638 * MiB, 2.0, 1)});  // x 1.25 = 2047.5 MiB
+    prof::plan_request rq = bare_request();
+    rq.series = 1000;
+    rq.node = {96, 1024 * GiB, 8, 81559 * MiB};
+    rq.nodes = 1;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("neural");
+    CHECK(f.gpu_fraction == doctest::Approx(1.0 / 39));     // floor(81559 / 2048) = 39 by memory
+    CHECK(f.layout.slots_per_device == 12u);                  // ceil(96 / 8)
+    CHECK(f.layout.unit_gpus == doctest::Approx(0.0833));     // Ray: 833 units, 10000 / 833 = 12
+    CHECK(f.slots_per_node == 96);
+    rq.layout = "spark";
+    auto s = prof::render_spark(prof::make_plan(&p, rq));
+    CHECK(s.find("\nspark.task.resource.gpu.amount                   0.08333333333333333\n") != std::string::npos);
+}
+
+TEST_CASE("k8s-job prices a cold start per process, k8s keeps its workers warm and does not") {
+    // theta's cold start 2 s, arima none (0). 1000 series x 2 models = 2000 cells, one cell per
+    // Job index and process: 2000 starts x mean(2, 0) = 2000 s, x the time margin 1.25 = 2500 s.
+    // The work without them: 1000 x (0.25 + 0.5) x 1.25 = 937.5 s; the longest cell 0.5 x 1.25
+    // = 0.625 s grows by 2 x 1.25 = 2.5 s.
+    auto p = statistical();
+    p.models.at("theta").cold_start_s = 2.0;
+    auto rq = cpu_request();
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    prof::set_target(rq, "k8s-job", "");
+    CHECK(rq.layout == "k8s");
+    auto job = prof::make_plan(&p, rq);
+    const auto& f = job.families.at("statistical");
+    REQUIRE(f.cold_start_work_s);
+    CHECK(*f.cold_start_work_s == doctest::Approx(2500.0));
+    CHECK(f.work_s == doctest::Approx(937.5 + 2500.0));
+    CHECK(f.longest_cell_s == doctest::Approx(0.625 + 2.5));
+    prof::set_target(rq, "k8s", "");
+    auto pods = prof::make_plan(&p, rq);
+    CHECK_FALSE(pods.families.at("statistical").cold_start_work_s.has_value());
+    CHECK(pods.families.at("statistical").work_s == doctest::Approx(937.5));
+}
+
+TEST_CASE("cold starts: one per process, never more than one per cell") {
+    std::vector<prof::model_cost> costs = {model("a", "f", 5, 1.0, MiB, std::nullopt, 1.0),
+                                           model("b", "f", 5, 1.0, MiB, std::nullopt, 1.0)};
+    costs[0].cold_start_s = 3.0;
+    costs[1].cold_start_s = 1.0;
+    std::vector<prof::model_in_family> ms = {{"a", &costs[0]}, {"b", &costs[1]}};
+    // 10 processes of 40 cells: 10 x mean(3, 1) = 20 s, x 1.1 = 22 s; longest extra 3 x 1.1.
+    auto c = prof::cold_start_work(ms, 40, 10, 1.1);
+    CHECK(c.work_s == doctest::Approx(22.0));
+    CHECK(c.longest_extra_s == doctest::Approx(3.3));
+    // 50 processes for 40 cells: 40 starts, 80 s x 1.1.
+    CHECK(prof::cold_start_work(ms, 40, 50, 1.1).work_s == doctest::Approx(88.0));
+}
+
+TEST_CASE("a replayed worker peak above the cells' sizes the plan's slot") {
+    // theta's cells peak at 100 MiB but its replay reached 300 MiB: 300 x 1.25 = 375 MiB, above
+    // arima's 200 x 1.25 = 250 MiB.
+    auto p = statistical();
+    p.models.at("theta").max_replay_rss_bytes = 300 * MiB;
+    auto plan = prof::make_plan(&p, cpu_request());
+    CHECK(plan.families.at("statistical").slot_rss_bytes == 375 * MiB);
+}

@@ -1,0 +1,142 @@
+// Unit tests of size classes: the partition of lengths, each class's slot from the memory
+// curve, and every rendering's class form.
+#include "prof/plan/plan_test_support.hpp"
+
+#include <doctest/doctest.h>
+
+TEST_CASE("size classes: the partition of least slot memory x time, with the fewest classes within 1 %") {
+    using prof::choose_size_classes;
+    // Memory 1, 1, 4, 4 over equal work: one size costs 4 × 40 = 160; cut after bin 2 costs
+    // 1 × 20 + 4 × 20 = 100, and no third class does better.
+    CHECK(choose_size_classes({{10, 1}, {10, 1}, {10, 4}, {10, 4}}, 4) == std::vector<std::size_t>{2, 4});
+    // Memory 1, 2, 3, 4: one class 160; two 120 (cut after 2: 2 × 20 + 4 × 20); three 110 (cut
+    // after 1 and 2: 10 + 20 + 80, the earlier boundary of the ties); four 100.
+    const std::vector<prof::length_cost> rising{{10, 1}, {10, 2}, {10, 3}, {10, 4}};
+    CHECK(choose_size_classes(rising, 1) == std::vector<std::size_t>{4});
+    CHECK(choose_size_classes(rising, 2) == std::vector<std::size_t>{2, 4});
+    CHECK(choose_size_classes(rising, 3) == std::vector<std::size_t>{1, 2, 4});
+    CHECK(choose_size_classes(rising, 4) == std::vector<std::size_t>{1, 2, 3, 4});
+    CHECK(choose_size_classes(rising, 16) == std::vector<std::size_t>{1, 2, 3, 4});  // at most one per bin
+    // Flat memory: no class saves anything, so one.
+    CHECK(choose_size_classes({{5, 7}, {9, 7}, {1, 7}}, 4) == std::vector<std::size_t>{3});
+    CHECK(choose_size_classes({}, 4).empty());
+}
+
+namespace {
+// ets with a memory curve: 100 MiB at n_obs 12, 200 MiB at 203, 400 MiB at 2284.
+prof::compute_profile curved_memory() {
+    auto p = curved();
+    auto& c = p.models.at("ets");
+    c.max_process_rss_bytes = 400 * MiB;
+    c.wall_curve[0].max_process_rss_bytes = 100 * MiB;
+    c.wall_curve[1].max_process_rss_bytes = 200 * MiB;
+    c.wall_curve[2].max_process_rss_bytes = 400 * MiB;
+    return p;
+}
+}  // namespace
+
+TEST_CASE("size classes: a family's cells by length get their own slot memory from the memory curve") {
+    // Panel {12, 12, 203, 2284}, one model; work per length (before the 1.25 margin) 2 × 0.006,
+    // 0.049, 0.292; slot memory at each length's class end 125, 250, 500 MiB (× 1.25).
+    // One size: 500 × 0.353 = 176.5 MiB·s; cut after 203: 250 × 0.061 + 500 × 0.292 = 161.25;
+    // three classes 125 × 0.012 + 250 × 0.049 + 146 = 159.75, within 1 % of 176.5 of the two: two.
+    auto p = curved_memory();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.slot_rss_bytes == 500 * MiB);  // the one size
+    REQUIRE(f.size_classes.size() == 2);
+    const auto& a = f.size_classes[0];
+    const auto& b = f.size_classes[1];
+    CHECK(a.n_obs_min == 12u);
+    CHECK(a.n_obs_max == 203u);
+    CHECK(a.first_cell == 0);
+    CHECK(a.cells == 3);
+    CHECK(a.slot_rss_bytes == 250 * MiB);
+    CHECK(a.work_s == doctest::Approx((2 * 0.006 + 0.049) * 1.25));
+    CHECK(a.longest_cell_s == doctest::Approx(0.049 * 1.25));
+    CHECK(b.n_obs_min == 2284u);
+    CHECK(b.first_cell == 3);
+    CHECK(b.cells == 1);
+    CHECK(b.slot_rss_bytes == 500 * MiB);
+    CHECK(f.size_class_saving == doctest::Approx(1 - 161.25 / 176.5));
+    CHECK(f.one_size_slot_gib_hours == doctest::Approx(500.0 / 1024 * 0.353 * 1.25 / 3600));
+    // Classes run one after another: the family's makespan is theirs summed (each one cell long here).
+    CHECK(f.makespan_s == doctest::Approx(a.makespan_s + b.makespan_s));
+    CHECK(a.makespan_s == doctest::Approx(0.049 * 1.25));
+    // --size-classes 1: one size, today's plan.
+    rq.size_classes = 1;
+    auto one = prof::make_plan(&p, rq);
+    const auto& g = one.families.at("statistical");
+    REQUIRE(g.size_classes.size() == 1);
+    CHECK(g.size_classes[0].slot_rss_bytes == 500 * MiB);
+    CHECK(g.size_classes[0].cells == 4);
+    CHECK(g.size_class_saving == 0);
+    CHECK(g.makespan_s == doctest::Approx(0.292 * 1.25));
+}
+
+TEST_CASE("size classes: a run longer than the sample grows the one size along the memory curve") {
+    // Past 2284: 400 MiB + (400 − 200) MiB / (2284 − 203) per observation × (4568 − 2284).
+    auto p = curved_memory();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 4568});
+    rq.size_classes = 1;
+    auto plan = prof::make_plan(&p, rq);
+    const double grown = 400.0 * MiB + 200.0 * MiB / 2081 * 2284;
+    const auto want = prof::scale_bytes_up(static_cast<std::uint64_t>(std::ceil(grown)), 1.25);
+    CHECK(plan.families.at("statistical").slot_rss_bytes == want);
+    CHECK(want > 500 * MiB);  // never below the largest measured peak × margin
+}
+
+TEST_CASE("size classes: a model without a memory curve keeps its maximum in every class") {
+    auto p = curved();  // no memory on its curve: every class 125 MiB, so one class
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    REQUIRE(f.size_classes.size() == 1);
+    CHECK(f.size_classes[0].slot_rss_bytes == 125 * MiB);
+    CHECK(f.size_classes[0].n_obs_min == 12u);
+    CHECK(f.size_classes[0].n_obs_max == 2284u);
+    // No lengths at all: one class, its range null.
+    auto none = prof::make_plan(&p, cpu_request());
+    CHECK(!none.families.at("statistical").size_classes[0].n_obs_min);
+    rq.size_classes = 0;
+    CHECK_THROWS_AS(prof::make_plan(&p, rq), prof::usage_error);
+    rq.size_classes = 17;
+    CHECK_THROWS_AS(prof::make_plan(&p, rq), prof::usage_error);
+}
+
+TEST_CASE("size classes in every rendering: a Job, a resource block, Spark block and Ray options per class") {
+    auto p = curved_memory();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    rq.layout = "k8s";
+    auto plan = prof::make_plan(&p, rq);
+    const std::string job = prof::render_k8s_job(plan);
+    CHECK(job.find("name: prof-statistical-c1\n") != std::string::npos);
+    CHECK(job.find("name: prof-statistical-c2\n") != std::string::npos);
+    CHECK(job.find("- name: PROF_FIRST_CELL\n          value: \"3\"\n") != std::string::npos);
+    CHECK(job.find("memory: \"250Mi\"") != std::string::npos);
+    CHECK(job.find("memory: \"500Mi\"") != std::string::npos);
+    const std::string k8s = prof::render_k8s(plan);
+    CHECK(k8s.find("size class 2 of 2 (n_obs 2284 to 2284: cells 3 to 3") != std::string::npos);
+    rq.layout = "ray";
+    const std::string ray = prof::render_ray(prof::make_plan(&p, rq));
+    const std::string line = ray.substr(ray.rfind('\n') + 1);
+    auto j = prof::parse_json_text(line);
+    const prof::json_value& classes = *j.find("statistical");
+    REQUIRE(classes.t == prof::json_value::type::array);
+    REQUIRE(classes.arr.size() == 2);
+    CHECK(classes.arr[0].find("options")->find("memory")->i == std::int64_t(250 * MiB));
+    CHECK(classes.arr[1].find("first_cell")->i == 3);
+    rq.layout = "spark";
+    const std::string spark = prof::render_spark(prof::make_plan(&p, rq));
+    CHECK(spark.find("# 2 size classes below, one block each") != std::string::npos);
+    CHECK(spark.find("size class 1 of 2") != std::string::npos);
+}
