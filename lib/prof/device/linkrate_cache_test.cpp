@@ -2,7 +2,8 @@
 #include "prof/device/linkrate_cache.hpp"
 
 #include "prof/core/units.hpp"
-#include "prof/test_support.hpp"
+#include "prof/core/test_support.hpp"
+#include "prof/device/test_support.hpp"
 
 #include <doctest/doctest.h>
 

@@ -5,7 +5,8 @@
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
 #include "prof/device/link_rate_record.hpp"
-#include "prof/test_support.hpp"
+#include "prof/core/test_support.hpp"
+#include "prof/device/test_support.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -3,7 +3,7 @@
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
 #include "prof/io/json_in.hpp"
-#include "prof/test_support.hpp"
+#include "prof/core/test_support.hpp"
 
 #include <doctest/doctest.h>
 #include <atomic>

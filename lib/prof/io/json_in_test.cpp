@@ -4,7 +4,7 @@
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
 #include "prof/io/input.hpp"
-#include "prof/test_support.hpp"
+#include "prof/core/test_support.hpp"
 
 #include <doctest/doctest.h>
 

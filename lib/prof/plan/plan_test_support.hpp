@@ -6,7 +6,7 @@
 #include "prof/io/json_in.hpp"
 #include "prof/io/json_out.hpp"
 #include "prof/plan/plan.hpp"
-#include "prof/test_support.hpp"
+#include "prof/profile/test_support.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // prof-diff's arithmetic: axis changes, the gate's rules, ratio parsing.
 #include "prof/profile/diff.hpp"
 #include "prof/core/errors.hpp"
-#include "prof/test_support.hpp"
+#include "prof/profile/test_support.hpp"
 
 #include <doctest/doctest.h>
 

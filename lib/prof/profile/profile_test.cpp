@@ -2,7 +2,7 @@
 #include "prof/profile/profile.hpp"
 
 #include "prof/core/errors.hpp"
-#include "prof/test_support.hpp"
+#include "prof/profile/test_support.hpp"
 
 #include <algorithm>
 #include <doctest/doctest.h>

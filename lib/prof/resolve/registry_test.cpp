@@ -8,7 +8,8 @@
 #include "prof/io/fsutil.hpp"
 #include "prof/io/keys.hpp"
 #include "prof/resolve/resolve.hpp"
-#include "prof/test_support.hpp"
+#include "prof/core/test_support.hpp"
+#include "prof/resolve/test_support.hpp"
 
 #include <doctest/doctest.h>
 

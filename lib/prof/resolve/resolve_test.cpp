@@ -4,7 +4,9 @@
 
 #include "prof/io/fsutil.hpp"
 #include "prof/io/keys.hpp"
-#include "prof/test_support.hpp"
+#include "prof/core/test_support.hpp"
+#include "prof/profile/test_support.hpp"
+#include "prof/resolve/test_support.hpp"
 
 #include <doctest/doctest.h>
 

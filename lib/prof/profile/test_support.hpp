@@ -1,50 +1,20 @@
-// Fixtures the unit tests share: a scratch directory, the loaders of a registry directory, and
-// builders of fit records, model costs, profiles and a link rate in which every field a test does not name stays null (or zero), so each test
-// states only the values its hand-computed expectation uses. Included by *_test.cpp only: never
-// part of libprof.a.
+// Builders of fit records, model costs and profiles for unit tests, in which every field a test
+// does not name stays null (or zero), so each test states only the values its hand-computed
+// expectation uses.
+// Included by *_test.cpp only: never part of libprof.a.
 #pragma once
 
-#include "prof/device/linkrate.hpp"
+#include "prof/core/test_support.hpp"
 #include "prof/profile/profile.hpp"
 #include "prof/records/records.hpp"
-#include "prof/resolve/resolve.hpp"
-
-#include <cerrno>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <optional>
-#include <stdexcept>
 #include <string>
-#include <system_error>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 namespace prof::test {
-
-// A fresh directory /tmp/prof-WHAT.XXXXXX, removed with everything in it when the object goes
-// out of scope, also when a REQUIRE ends the test early.
-class temp_dir {
-public:
-    explicit temp_dir(const std::string& what = "test") : path("/tmp/prof-" + what + ".XXXXXX") {
-        if (!::mkdtemp(path.data())) throw std::runtime_error("mkdtemp " + path + ": " + std::strerror(errno));
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        std::filesystem::remove_all(path, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-
-    std::string path;
-};
-
-// The loaders prof-resolve uses for the registry directory `dir` (named by its path).
-inline evidence_loaders directory_registry(const std::string& dir) {
-    return registry_loaders(directory_fetch(dir), dir);
-}
 
 // The measured values of one fit, in measured_fit's units; those left out stay null.
 // (Each member has an initializer, so designated initializers may leave any out.)
@@ -96,25 +66,6 @@ inline compute_profile profile_of(std::vector<model_cost> models, double memory_
     p.time_margin = time_margin;
     for (auto& m : models) p.models[m.model_type] = std::move(m);
     return p;
-}
-
-// A host-to-device rate of a pinned 64 MiB copy on an H200 of host "h", measured
-// 2026-11-29T15:00:00Z by CUDA events: three samples, their median 5.1e10 bytes/s.
-inline link_rate sample_link_rate() {
-    link_rate r;
-    r.host = "h";
-    r.device = {"NVIDIA H200", "GPU-0a1b2c3d-0000-1111-2222-333344445555", "0000:1b:00.0", 0};
-    r.direction = "h2d";
-    r.memory = "pinned";
-    r.transfer_bytes = 67108864;
-    r.samples = {5.0e10, 5.2e10, 5.1e10};
-    r.bytes_per_second = 5.1e10;
-    r.measured_at = "2026-11-29T15:00:00Z";
-    r.method = "cuda-events";
-    r.driver_version = "12.4";
-    r.runtime_version = "12.4";
-    r.cpus = {0, 1, 2, 3};
-    return r;
 }
 
 }  // namespace prof::test
