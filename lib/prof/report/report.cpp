@@ -108,7 +108,7 @@ td{white-space:nowrap}td.l{white-space:normal}
 th{background:#f3f4f6;font-weight:600}td:first-child,th:first-child{text-align:left}
 td.l,th.l{text-align:left}
 .badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:12px;font-weight:600;color:#fff}
-.b-measured{background:#2a9d3a}.b-reference{background:#1f5fbf}.b-assumed{background:#c2410c}
+.b-measured{background:#15803d}.b-reference{background:#1f5fbf}.b-assumed{background:#c2410c}
 .good{color:#15803d;font-weight:600}.bad{color:#b91c1c;font-weight:600}.null{color:#9ca3af}
 .warn{color:#92400e;background:#fffbeb;border-left:3px solid #f59e0b;padding:4px 8px;margin:4px 0;list-style:none}
 ul.warnings{padding:0;margin:6px 0}
@@ -118,8 +118,8 @@ tr.regression td{background:#fef2f2}
 figure{margin:12px 0 20px}figcaption{color:#4b5563;font-size:13px;max-width:760px}
 .legend span.sw{display:inline-block;width:12px;height:12px;margin:0 4px -2px 10px;border-radius:2px}
 .sw-fit{background:#374151}.sw-wall{background:#1f5fbf}.sw-mem{background:#7b3fb5}.sw-fail{background:#d62728}
-.sw-cont{border:2px solid #f28e2b;box-sizing:border-box}.sw-len{background:#9aa5b1}.sw-slot{background:#2a9d3a}
-.sw-sched{background:#138d90}.sw-dl{background:#d62728}
+.sw-cont{border:2px solid #f28e2b;box-sizing:border-box}.sw-len{background:#b08d57}.sw-slot{background:#2a9d3a}
+.sw-sched{background:#138d90}.sw-dl{background:#e11d48}
 svg{max-width:100%;height:auto;font:11px system-ui,"DejaVu Sans",sans-serif;display:block}
 svg text{fill:#374151}svg .yl{text-anchor:end}svg .xl{text-anchor:middle}svg .t{font-weight:600;font-size:12px}
 svg .r{text-anchor:end}svg .m{text-anchor:middle}svg .w{fill:#fff;font-weight:600}
@@ -128,12 +128,12 @@ svg .wall{stroke:#1f5fbf;stroke-width:2.5;fill:none}svg .mem{stroke:#7b3fb5;stro
 svg .ext{stroke-dasharray:6 4;stroke-width:1.8}
 svg .cpt{fill:#1f5fbf;stroke:#fff;stroke-width:1.5}svg .mpt{fill:#7b3fb5;stroke:#fff;stroke-width:1.5}
 svg .fit{fill:#374151;fill-opacity:.7}svg .cont{fill:none;stroke:#f28e2b;stroke-width:2}
-svg .fail{stroke:#d62728;stroke-width:2.2;fill:none}svg .len{fill:#9aa5b1}
+svg .fail{stroke:#d62728;stroke-width:2.2;fill:none}svg .len{fill:#b08d57}
 svg .slot{stroke:#2a9d3a;stroke-width:3}svg .onesize{stroke:#2a9d3a;stroke-width:1.5;stroke-dasharray:5 4}
 svg .cls{fill:#2a9d3a;fill-opacity:.16;stroke:#2a9d3a;stroke-width:2.5}
 svg .peak{fill:#7b3fb5}svg .replay{stroke:#111827;stroke-width:2.5}svg .replay.ext{stroke:#6b7280;stroke-width:1.2}svg .floor{stroke:#d62728;stroke-width:2;stroke-dasharray:4 3}
 svg .sched{fill:#138d90}svg .schedup{fill:#138d90;fill-opacity:.35}svg .sep{stroke:#fff;stroke-width:2}
-svg .dl{stroke:#d62728;stroke-width:2.5}svg .pdl{stroke:#d62728;stroke-width:1.5;stroke-dasharray:5 3}
+svg .dl{stroke:#e11d48;stroke-width:2.5}svg .pdl{stroke:#e11d48;stroke-width:1.5;stroke-dasharray:5 3}
 svg .unit{fill:#138d90;stroke:#fff;stroke-width:2}svg .slotdiv{stroke:#fff;stroke-width:1;stroke-dasharray:2 2}
 svg .munit{fill:#7b3fb5;fill-opacity:.8;stroke:#fff;stroke-width:2}svg .idle{fill:#eef0f3;stroke:#d1d5db}
 svg .failbar{fill:#d62728}svg.inline{display:inline-block;max-width:none;width:120px;height:14px;vertical-align:middle}

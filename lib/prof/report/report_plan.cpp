@@ -237,8 +237,9 @@ std::string plan_section(const placed<plan_view>& pp, std::size_t index, const r
     o += "<h3>Schedule</h3>\n<figure>\n" + schedule_figure(p) +
          "<figcaption class=\"legend\"><span class=\"sw sw-sched\"></span>at least (work / slots, or the longest cell) "
          "<span class=\"sw\" style=\"background:#a3d6d7\"></span>at most (whole cells handed to free slots); white cuts: "
-         "size classes, run one after another <span class=\"sw sw-dl\"></span>deadline (dashed: planned, after "
-         "headroom)</figcaption>\n</figure>\n";
+         "size classes, run one after another" +
+         std::string(p.deadline_s ? " <span class=\"sw sw-dl\"></span>deadline (dashed: planned, after headroom)" : "") +
+         "</figcaption>\n</figure>\n";
     for (const auto& f : p.families) o += family_block(p, f, in);
     return o + "</section>\n";
 }
