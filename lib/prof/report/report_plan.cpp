@@ -11,9 +11,6 @@ namespace prof::report {
 
 namespace {
 
-// Seconds as the schedule labels them, to 3 significant digits.
-std::string seconds_label_of(double s) { return human_seconds(s); }
-
 constexpr int sched_w = 860, sched_l = 150, sched_r = 740, lane = 34;
 
 // The families one after another on the plan's nodes (prof-records(5), PLAN: totals), each bar
@@ -45,7 +42,7 @@ std::string schedule_figure(const plan_view& p) {
             c += f.size_classes[i].makespan_s;
             g.line(x.at(c), y + 4, x.at(c), y + lane - 6, "sep");
         }
-        g.text(x.at(start + f.makespan_s) + 4, y + 19, "≤ " + seconds_label_of(f.makespan_s));
+        g.text(x.at(start + f.makespan_s) + 4, y + 19, "≤ " + human_seconds(f.makespan_s));
         start += f.makespan_s;
         y += lane;
     }
@@ -54,7 +51,7 @@ std::string schedule_figure(const plan_view& p) {
            "the run: at most " + human_seconds(p.total_makespan_s));
     g.rect(x.at(0), y + 4, x.at(p.total_makespan_lower_s) - x.at(0), lane - 10, "sched",
            "the run: at least " + human_seconds(p.total_makespan_lower_s));
-    g.text(x.at(p.total_makespan_s) + 4, y + 19, "≤ " + seconds_label_of(p.total_makespan_s));
+    g.text(x.at(p.total_makespan_s) + 4, y + 19, "≤ " + human_seconds(p.total_makespan_s));
     if (p.planned_deadline_s) {
         g.line(x.at(*p.planned_deadline_s), 14, x.at(*p.planned_deadline_s), bottom, "pdl");
         g.text(x.at(*p.planned_deadline_s) - 3, 12, "planned " + seconds_label(*p.planned_deadline_s), "r");
@@ -108,7 +105,7 @@ std::string node_figure(const plan_view& p, const plan_family& f) {
 
 // The family's size classes (their slot memory over their length ranges) over the measured
 // memory of its models, with the one-size slot.
-std::string classes_figure(const plan_view& p, const plan_family& f, const std::vector<memory_point>& pts) {
+std::string classes_figure(const plan_family& f, const std::vector<memory_point>& pts) {
     double lo = INFINITY, hi = 0, top = double(f.slot_rss_bytes);
     for (const auto& c : f.size_classes) {
         if (!c.n_obs_min || !c.n_obs_max) return {};
@@ -149,7 +146,6 @@ std::string classes_figure(const plan_view& p, const plan_family& f, const std::
     for (double v : at) labels.push_back(count_label(v));
     g.x_axis(x, at, labels, b);
     g.text((l + r) / 2, b + 32, x.log ? "series length n_obs (log scale)" : "series length n_obs", "m");
-    (void)p;
     return g.finish();
 }
 
@@ -194,7 +190,7 @@ std::string family_block(const plan_view& p, const plan_family& f, const report_
     o += "<figure>\n" + node_figure(p, f) +
          "<figcaption class=\"legend\">One node: <span class=\"sw sw-sched\"></span>cores per unit (dotted: its slots) "
          "<span class=\"sw sw-mem\"></span>memory per unit; grey: left free.</figcaption>\n</figure>\n";
-    std::string classes = classes_figure(p, f, measured_memory(f.models, profile_of(p, in), in));
+    std::string classes = classes_figure(f, measured_memory(f.models, profile_of(p, in), in));
     if (!classes.empty())
         o += "<figure>\n" + classes +
              "<figcaption class=\"legend\"><span class=\"sw sw-slot\"></span>each size class's slot memory over its lengths "
