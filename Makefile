@@ -63,7 +63,7 @@ $(BUILD)/config.mk: scripts/install-deps
 	   echo "DEP_LIBS := $$(pkg-config --libs simdjson fmt zlib libisal) -ldl -lpthread"; } > $@.tmp
 	@mv $@.tmp $@
 
-.PHONY: all check check-cgroup2 unit demo bench install sanitize fuzz fuzz-build fuzz-targets clean help
+.PHONY: all check check-cgroup2 unit demo bench install deb deb-check sanitize fuzz fuzz-build fuzz-targets clean help
 # Objects of the mains are intermediates of a pattern chain; keep them so a rebuild relinks only.
 .SECONDARY:
 all: $(BINS) $(UNIT) $(SCHEMAS) $(HELPER_BINS) $(FUZZ_REPLAY)
@@ -139,6 +139,18 @@ install: $(BINS)
 	install -m 644 python/prof_worker.py python/prof_record.py share/prof/forecast_metadata.sql $(DESTDIR)$(PREFIX)/share/prof/
 	if [ -f share/prof/baseline.json ]; then install -m 644 share/prof/baseline.json $(DESTDIR)$(PREFIX)/share/prof/; fi
 
+# The Debian package of what `install` installs (PREFIX=/usr), assembled by dpkg-buildpackage and
+# debhelper from the binaries built here (packaging/debian/ is its debian/ folder), then checked
+# by lintian: an error fails (scripts/make-deb). Leaves $(BUILD)/deb/prof_$(PROF_VERSION)_ARCH.deb.
+deb: $(BINS)
+	@scripts/install-deps deb
+	@scripts/make-deb $(BUILD) $(PROF_VERSION)
+
+# The package installed with dpkg into a scratch root and used from there: every program, the
+# Python helpers, the baseline, every manual page's example (scripts/deb-check; CI runs it).
+deb-check: deb
+	@scripts/deb-check $(BUILD)
+
 # AddressSanitizer + UBSan in a separate tree, then the whole check suite over it.
 sanitize:
 	$(MAKE) BUILD=build-sanitize CXXFLAGS="-O1 -fsanitize=address,undefined -fno-omit-frame-pointer" \
@@ -161,7 +173,7 @@ clean:
 	rm -rf $(BUILD) build-sanitize $(FUZZ_BUILD)
 
 help:
-	@echo "targets: all check check-cgroup2 demo bench install PREFIX=... sanitize fuzz FUZZ_SECONDS=N fuzz-build clean"
+	@echo "targets: all check check-cgroup2 demo bench install PREFIX=... deb deb-check sanitize fuzz FUZZ_SECONDS=N fuzz-build clean"
 
 -include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(TOOLS:%=$(BUILD)/obj/cmd/%/main.d) \
          $(FUZZ_TARGETS:%=$(BUILD)/obj/fuzz/%.d) $(BUILD)/obj/fuzz/replay_main.d
