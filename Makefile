@@ -109,8 +109,9 @@ check: all
 	@scripts/check $(BUILD)
 
 # The cgroup unit tests and the measurement ground truth inside real cgroup v2 kernels (Linux
-# 6.1 and 6.12 under User-Mode Linux), from the root cgroup and from one holding a process,
-# with a negative control; skipped (counted) where UML cannot run. About 25 minutes.
+# 6.1 and 6.12 under User-Mode Linux), from the root cgroup, from one holding a process and
+# below a delegated ancestor, with a negative control on each kernel; skipped (counted) where
+# UML cannot run. About 20 minutes.
 check-cgroup2: all
 	@scripts/check-cgroup2 $(BUILD)
 
