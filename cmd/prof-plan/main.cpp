@@ -27,18 +27,6 @@ struct config {
     prof::render_options ro;
 };
 
-// The profile on the input, or nothing (a skipped gate, an empty pre-pass): the static-config
-// case. More than one record is refused: a plan sizes one profile.
-std::optional<prof::compute_profile> read_one_profile(const std::string& path) {
-    std::optional<prof::compute_profile> profile;
-    prof::for_each_record({path}, prof::bad_line_policy(), [&](simdjson::ondemand::object& obj, const prof::record_place&) {
-        if (profile)
-            throw prof::field_error("a second record: prof-plan sizes one profile (pick one with prof-resolve)");
-        profile = prof::read_profile(obj);
-    });
-    return profile;
-}
-
 void add_options(CLI::App& app, config& c) {
     prof::cli::configure(app,
                          "prof-aggregate fits.jsonl | prof-plan --series 5000 --node-cores 16 --node-memory 64GiB "
@@ -130,7 +118,7 @@ int run(int argc, char** argv) {
         for (const auto& s : panel.usable) lengths.push_back(s.n_obs);
         c.rq.panel = prof::distribution_of_lengths(lengths);
     }
-    auto profile = read_one_profile(c.file);
+    auto profile = prof::read_one_profile(c.file, "prof-plan sizes one profile (pick one with prof-resolve)");
     for (const auto& w : profile ? profile->provenance.warnings : std::vector<std::string>{})
         prof::warn("profile: " + w);
     prof::plan_record plan = prof::make_plan(profile ? &*profile : nullptr, c.rq);

@@ -1,6 +1,8 @@
 // LinkRate record, staleness, locality and the host backend (see linkrate.hpp).
 #include "prof/device/linkrate.hpp"
 
+#include "prof/core/median.hpp"
+
 #include "prof/core/cpus.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/fsutil.hpp"
@@ -56,7 +58,8 @@ std::vector<std::string> link_rate_record_key(std::string_view text) {
     link_rate r = parse_link_rate_text(text);
     if (r.samples.empty()) throw field_error("field 'samples': empty; a cached rate must carry its samples");
     if (r.transfer_bytes == 0) throw field_error("field 'transfer_bytes': 0");
-    double median = *median_of(r.samples);
+    std::vector<double> samples = r.samples;
+    double median = *prof::median(samples);
     if (!(r.bytes_per_second == median))
         throw field_error(fmt::format("field 'bytes_per_second': {} is not the median of its samples ({})",
                                       r.bytes_per_second, median));
@@ -72,13 +75,6 @@ std::optional<std::string> link_rate_stale(const link_rate& r, time_point_ns now
     if (age > max_age_s)
         return fmt::format("measured {} ago, older than --max-age {}", human_seconds(age), human_seconds(max_age_s));
     return std::nullopt;
-}
-
-std::optional<double> median_of(std::vector<double> v) {
-    if (v.empty()) return std::nullopt;
-    std::sort(v.begin(), v.end());
-    std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 std::vector<int> parse_cpulist(std::string_view text) {
@@ -206,7 +202,8 @@ link_rate measure_link_rate(link_backend& backend, const std::string& host, cons
     r.memory = memory;
     r.transfer_bytes = bytes;
     r.samples = measure_samples(*copier, bytes, samples, warmups);
-    r.bytes_per_second = *median_of(r.samples);
+    std::vector<double> rates = r.samples;
+    r.bytes_per_second = *median(rates);
     r.measured_at = format_rfc3339(now_ns());
     r.method = backend.method();
     r.driver_version = backend.driver_version();

@@ -72,9 +72,6 @@ std::string format_cached_rates(const std::vector<cached_rate_row>& rows, time_p
 
 std::optional<std::string> link_rate_stale(const link_rate& r, time_point_ns now, double max_age_s);
 
-// Median (even count: mean of the two middle values); nullopt for an empty list.
-std::optional<double> median_of(std::vector<double> v);
-
 // "0-3,8,10-11" (Linux cpulist, sysfs local_cpulist) → {0,1,2,3,8,10,11}; throws field_error.
 std::vector<int> parse_cpulist(std::string_view text);
 // "0000:1B:00.0" → "0000:1b:00.0" (sysfs spelling).

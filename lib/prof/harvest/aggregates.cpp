@@ -352,11 +352,12 @@ std::string text_of(const json_value& row, std::string_view key) {
     return v.s;
 }
 
-// The mean of the two middle values, as median() takes it; nullopt when the set was empty.
+// The mean of the two middle values (mean_of_middle, as median() takes it); nullopt when the set
+// was empty.
 std::optional<double> median_of(const json_value& row, std::string_view lo_key, std::string_view hi_key) {
     auto lo = number_of(row, lo_key), hi = number_of(row, hi_key);
     if (!lo || !hi) return std::nullopt;
-    return *lo + (*hi - *lo) / 2;
+    return mean_of_middle(*lo, *hi);
 }
 
 // A model's cost curve from its point rows, refusing rows that cannot be the curve the query
@@ -387,8 +388,8 @@ std::vector<curve_point> curve_of_points(const std::string& run_id, const std::s
         c.n_obs_min = pt.n_obs_min;
         c.n_obs_max = pt.n_obs_max;
         c.n_fits = pt.n_fits;
-        c.wall_s = pt.wall_lo + (pt.wall_hi - pt.wall_lo) / 2;
-        if (pt.cpu_lo && pt.cpu_hi) c.cpu_s = *pt.cpu_lo + (*pt.cpu_hi - *pt.cpu_lo) / 2;
+        c.wall_s = mean_of_middle(pt.wall_lo, pt.wall_hi);
+        if (pt.cpu_lo && pt.cpu_hi) c.cpu_s = mean_of_middle(*pt.cpu_lo, *pt.cpu_hi);
         c.max_process_rss_bytes = pt.max_rss;
         out.push_back(c);
     }

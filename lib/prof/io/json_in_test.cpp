@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <functional>
 #include <sys/wait.h>
 #include <tuple>
 #include <unistd.h>
@@ -41,6 +42,28 @@ std::vector<std::string> ids(const std::string& text, std::size_t max_bad = 0, s
     });
     if (bad) *bad = st.bad_lines;
     return out;
+}
+// Runs `body` in a forked child whose stderr is a pipe (the body ends the child with _exit; one
+// that returns exits 5): the child's exit code and what it wrote to stderr.
+std::pair<int, std::string> in_child(const std::function<void()>& body) {
+    int err[2];
+    REQUIRE(::pipe(err) == 0);
+    pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::dup2(err[1], 2);
+        body();
+        _exit(5);
+    }
+    ::close(err[1]);
+    std::string said;
+    char buf[512];
+    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(n));
+    ::close(err[0]);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    return {WEXITSTATUS(status), said};
 }
 std::string error_of(const std::string& text) {
     try {
@@ -410,12 +433,7 @@ TEST_CASE("a mapped file that shrinks under the reader ends the process with 74 
     std::string text;
     while (text.size() < (1u << 20)) text += "{\"k\":" + std::to_string(text.size()) + "}\n";
     write_file(path, text);
-    int err[2];
-    REQUIRE(::pipe(err) == 0);
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ::dup2(err[1], 2);
+    auto [code, said] = in_child([&] {
         line_reader in(open_input(path));
         text_line l;
         in.next(l);
@@ -423,16 +441,8 @@ TEST_CASE("a mapped file that shrinks under the reader ends the process with 74 
         while (in.next(l)) {
         }
         _exit(0);  // not reached: the pages past 4096 are gone
-    }
-    ::close(err[1]);
-    std::string said;
-    char buf[512];
-    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(n));
-    ::close(err[0]);
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 74);
+    });
+    CHECK(code == 74);
     CHECK(said.find(path + ": the file shrank while it was read (SIGBUS)") != std::string::npos);
 }
 
@@ -445,27 +455,14 @@ TEST_CASE("a trace mapped whole (padded_input) that shrinks under the reader end
     while (text.size() < (1u << 20)) text += "{\"name\":\"x\",\"ph\":\"X\",\"ts\":1,\"dur\":1},";
     text += "{}]";
     write_file(path, text);
-    int err[2];
-    REQUIRE(::pipe(err) == 0);
-    pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-        ::dup2(err[1], 2);
+    auto [code, said] = in_child([&] {
         padded_input in(path);
         if (::truncate(path.c_str(), 4096) != 0) _exit(3);
         std::size_t sum = 0;
         for (char c : in.text()) sum += static_cast<unsigned char>(c);
         _exit(sum == 0 ? 4 : 0);  // not reached: the pages past 4096 are gone
-    }
-    ::close(err[1]);
-    std::string said;
-    char buf[512];
-    for (ssize_t n; (n = ::read(err[0], buf, sizeof buf)) > 0;) said.append(buf, static_cast<std::size_t>(n));
-    ::close(err[0]);
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    REQUIRE(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 74);
+    });
+    CHECK(code == 74);
     CHECK(said.find(path + ": the file shrank while it was read (SIGBUS)") != std::string::npos);
 }
 

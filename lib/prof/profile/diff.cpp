@@ -185,13 +185,8 @@ std::string percent(double ratio) {
 }  // namespace
 
 compute_profile read_single_profile(const std::string& path) {
-    std::optional<compute_profile> profile;
-    for_each_record({path}, bad_line_policy(), [&](simdjson::ondemand::object& obj, const record_place&) {
-        if (profile)
-            throw field_error("a second record: each side of a diff is one profile (pick one with jq, or name "
-                              "run:ID with --registry)");
-        profile = read_profile(obj);
-    });
+    auto profile = read_one_profile(
+        path, "each side of a diff is one profile (pick one with jq, or name run:ID with --registry)");
     if (!profile)
         throw error(exit_code::data_err,
                     fmt::format("{}: no profile record (each side of a diff is one profile)", path == "-" ? "<stdin>" : path));

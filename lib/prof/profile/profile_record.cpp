@@ -3,6 +3,7 @@
 #include "prof/profile/profile_record.hpp"
 
 #include "prof/core/units.hpp"
+#include "prof/io/input.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -267,6 +268,15 @@ compute_profile parse_profile_text(std::string_view text, const std::string& sou
         throw input_error(source, 1, e.what());
     }
     return p;
+}
+
+std::optional<compute_profile> read_one_profile(const std::string& path, std::string_view why_one) {
+    std::optional<compute_profile> profile;
+    for_each_record({path}, bad_line_policy(), [&](simdjson::ondemand::object& obj, const record_place&) {
+        if (profile) throw field_error(fmt::format("a second record: {}", why_one));
+        profile = read_profile(obj);
+    });
+    return profile;
 }
 
 }  // namespace prof

@@ -267,15 +267,23 @@ TEST_CASE("query profile: a selectivity outside 0 to 1 is refused on read, as on
     }
 }
 
-TEST_CASE("stale: a per-row cost of 0 cannot price more rows than it measured, even within the factor") {
+namespace {
+// A fit of plan "q" on host "h" over 100,000 rows: fixed and per-row seconds as given.
+query_profile fitted_profile(double fixed_s, double per_row_s) {
     query_profile p;
     p.plan_key = "q";
     p.host = "h";
     p.rows = 100000;
-    p.fixed_seconds = 0.003;
-    p.per_row_seconds = 0;
-    p.engine_version = "1.5.6";
+    p.fixed_seconds = fixed_s;
+    p.per_row_seconds = per_row_s;
     p.source = "fit";
+    return p;
+}
+}  // namespace
+
+TEST_CASE("stale: a per-row cost of 0 cannot price more rows than it measured, even within the factor") {
+    query_profile p = fitted_profile(0.003, 0);
+    p.engine_version = "1.5.6";
     CHECK_FALSE(stale_reason(p, 100000, "1.5.6"));
     CHECK_FALSE(stale_reason(p, 20000, "1.5.6"));  // within what it measured: over-priced, never under
     CHECK(*stale_reason(p, 1000000, "1.5.6") ==
@@ -286,13 +294,7 @@ TEST_CASE("stale: a per-row cost of 0 cannot price more rows than it measured, e
 }
 
 TEST_CASE("estimate: a clamped or extrapolated fit says so; a profile of one run, or a fit within its runs, does not") {
-    query_profile p;
-    p.plan_key = "q";
-    p.host = "h";
-    p.rows = 100000;
-    p.fixed_seconds = 0.001;
-    p.per_row_seconds = 1e-8;
-    p.source = "fit";
+    query_profile p = fitted_profile(0.001, 1e-8);
     p.residuals = {{1000, 0, 0, 0}, {100000, 0, 0, 0}};
     CHECK_FALSE(estimate_caveat(p, 1000));
     CHECK_FALSE(estimate_caveat(p, 50000));
