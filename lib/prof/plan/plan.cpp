@@ -43,8 +43,6 @@ void validate_request(const plan_request& rq) {
     if (rq.defaults.memory_bytes == 0) throw usage_error("--default-memory must be more than 0 bytes");
     if (!(std::isfinite(rq.defaults.wall_s) && rq.defaults.wall_s > 0))
         throw usage_error("--default-wall must be a positive duration");
-    if (rq.defaults.gpu_memory_bytes && *rq.defaults.gpu_memory_bytes == 0)
-        throw usage_error("--default-gpu-memory must be more than 0 bytes");
     if (std::find(std::begin(plan_layouts), std::end(plan_layouts), rq.layout) == std::end(plan_layouts))
         throw usage_error(fmt::format("--layout must be ray, spark or k8s, not '{}'", rq.layout));
     if (rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes == 0)
@@ -210,6 +208,7 @@ family_groups group_models(const std::set<std::string>& names, const plan_contex
 struct family_evidence {
     bool any_cost = false;
     std::vector<std::string> no_cores, no_rss, no_wall;  // measured models that took a default
+    std::vector<std::string> no_gpu;   // models with a null GPU axis, on a node with GPUs
     std::vector<std::string> caps;     // "model cap" per model, for the mixed-caps warning
     std::vector<std::string> failing;  // "model (k of n fits failed)" for the failure warning
     bool threads_common = true;
@@ -232,6 +231,16 @@ std::optional<std::string> failing_share(const run_model& rm) {
 
 // One model's slot from its measured maxima (size_slot), the --default-* values where it has
 // none; a measured GPU peak of 0 is "measured none": the slot asks no GPU.
+// A null GPU peak is "not measured", never "needs none": on a node with GPUs it takes
+// --default-gpu-memory, else one whole device (the share a scheduler that cannot split a
+// device gives any GPU request, and the one that never undersizes); on a node without GPUs
+// it asks none, as there is none to give (a fit that needs one cannot run there at all).
+std::optional<std::uint64_t> unmeasured_gpu_bytes(const plan_request& rq) {
+    if (rq.defaults.gpu_memory_bytes) return rq.defaults.gpu_memory_bytes;
+    if (rq.node.gpus > 0) return rq.node.gpu_memory_bytes;
+    return std::nullopt;
+}
+
 // The model's memory at n_obs on its memory curve (curve_rss_at), when the curve holds every
 // reading the model's maximum counts; null otherwise (an older profile, a reading without a
 // length): such a model is sized from its maximum at every length.
@@ -257,7 +266,7 @@ slot_size model_slot(const run_model& rm, const plan_context& cx, std::optional<
     }
     e.oom_floor_bytes = rm.oom_floor;
     const plan_defaults& d = cx.rq.defaults;
-    slot_size s = size_slot(e, cx.margin.memory(), {d.cores, d.memory_bytes, d.gpu_memory_bytes});
+    slot_size s = size_slot(e, cx.margin.memory(), {d.cores, d.memory_bytes, unmeasured_gpu_bytes(cx.rq)});
     if (s.gpu_bytes == std::uint64_t{0}) s.gpu_bytes.reset();
     return s;
 }
@@ -291,6 +300,7 @@ void add_model(family_plan& f, family_evidence& ev, const run_model& rm, const p
             format_double(oom_bump_ratio), human_bytes(double(oom_min_bump_bytes))));
     }
     if (s.gpu_bytes && (!f.slot_gpu_bytes || *s.gpu_bytes > *f.slot_gpu_bytes)) f.slot_gpu_bytes = s.gpu_bytes;
+    if (!(c && c->max_peak_gpu_bytes) && cx.rq.node.gpus > 0) ev.no_gpu.push_back(rm.name);
     if (c && !c->median_wall_s) ev.no_wall.push_back(rm.name);
     // Memory was measured on the lengths the fits had: a longer series may need more.
     if (c && cx.lengths.lengths && c->max_n_obs && cx.lengths.lengths->max_n_obs() > *c->max_n_obs)
@@ -636,6 +646,21 @@ void schedule_family(family_plan& f, const family_schedule& sched, const plan_re
 // Warnings the operator can act on; a family with no evidence at all is already said to be
 // assumed (plan-wide), so it gets none of the per-axis ones.
 void advise_family(family_plan& f, const family_evidence& ev, const plan_request& rq) {
+    // A null GPU axis on a GPU node is said even without any evidence when no --default-gpu-memory
+    // chose its share: the plan-wide warning says every axis is assumed, not that each slot
+    // then takes a whole device.
+    if (!ev.no_gpu.empty() && (ev.any_cost || !rq.defaults.gpu_memory_bytes)) {
+        const std::string share =
+            rq.defaults.gpu_memory_bytes
+                ? (*rq.defaults.gpu_memory_bytes == 0 ? std::string("no GPU (--default-gpu-memory 0)")
+                                                      : fmt::format("--default-gpu-memory {}",
+                                                                    bytes_text(*rq.defaults.gpu_memory_bytes)))
+                : fmt::format("one whole device per slot, {}", bytes_text(*rq.node.gpu_memory_bytes));
+        f.warnings.push_back(fmt::format(
+            "no measured GPU peak for model(s) {} (null: not measured, not \"needs none\"): on this GPU node they "
+            "take {}, assumed; measure them on a GPU host, or give --default-gpu-memory (0 if they use no GPU)",
+            join(ev.no_gpu), share));
+    }
     if (!ev.any_cost) return;
     auto axis_warn = [&](const std::vector<std::string>& ms, std::string_view axis, std::string_view dflt) {
         if (!ms.empty())
@@ -728,7 +753,7 @@ void check_strict(const plan_record& p, const plan_request& rq) {
         std::vector<std::string> axes;
         if (f.basis.cores == "assumed") axes.push_back("cores");
         if (f.basis.memory == "assumed") axes.push_back("memory");
-        if (f.basis.gpu == "assumed" && f.slot_gpu_bytes) axes.push_back("gpu");
+        if (f.basis.gpu == "assumed" && (f.slot_gpu_bytes || rq.node.gpus > 0)) axes.push_back("gpu");
         if (f.basis.wall == "assumed") axes.push_back("wall");
         if (!axes.empty()) assumed.push_back(fmt::format("family '{}' ({})", name, join(axes)));
     }
