@@ -746,6 +746,46 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
         p.totals.makespan_lower_s += sc.lower_bound(std::min(p.totals.nodes, sc.enough_nodes()));
 }
 
+// A number the arithmetic could not hold: infinite, NaN, or saturated at the largest double
+// (work and curve sums saturate rather than wrap). prof-records(5) documents these fields as
+// always a number, so a plan that holds one is refused, never written with null or 1.8e308.
+bool overflowed(double v) { return !(std::isfinite(v) && v < std::numeric_limits<double>::max()); }
+bool overflowed(const std::optional<double>& v) { return v && overflowed(*v); }
+
+void check_finite(const plan_record& p) {
+    auto refuse = [](const std::string& where, std::string_view field) {
+        throw error(exit_code::data_err,
+                    fmt::format("{}: field '{}' overflows (no finite number of seconds or GiB-hours holds it): "
+                                "no plan; check --series, --panel and the profile's times",
+                                where, field));
+    };
+    for (const auto& [name, f] : p.families) {
+        const std::string where = fmt::format("family '{}'", name);
+        for (const auto& [field, v] : {std::pair<std::string_view, double>{"work_s", f.work_s},
+                                       {"longest_cell_s", f.longest_cell_s},
+                                       {"makespan_s", f.makespan_s},
+                                       {"makespan_lower_s", f.makespan_lower_s},
+                                       {"one_size_slot_gib_hours", f.one_size_slot_gib_hours},
+                                       {"slot_gib_hours", f.slot_gib_hours},
+                                       {"size_class_saving", f.size_class_saving}})
+            if (overflowed(v)) refuse(where, field);
+        if (overflowed(f.cold_start_work_s)) refuse(where, "cold_start_work_s");
+        for (std::size_t i = 0; i < f.size_classes.size(); ++i) {
+            const size_class& c = f.size_classes[i];
+            for (const auto& [field, v] : {std::pair<std::string_view, double>{"work_s", c.work_s},
+                                           {"longest_cell_s", c.longest_cell_s},
+                                           {"makespan_s", c.makespan_s},
+                                           {"slot_gib_hours", c.slot_gib_hours}})
+                if (overflowed(v)) refuse(fmt::format("{} size class {}", where, i + 1), field);
+        }
+    }
+    for (const auto& [field, v] : {std::pair<std::string_view, double>{"work_s", p.totals.work_s},
+                                   {"longest_cell_s", p.totals.longest_cell_s},
+                                   {"makespan_s", p.totals.makespan_s},
+                                   {"makespan_lower_s", p.totals.makespan_lower_s}})
+        if (overflowed(v)) refuse("totals", field);
+}
+
 // --strict: no assumed axis, and every deadline met.
 void check_strict(const plan_record& p, const plan_request& rq) {
     std::vector<std::string> assumed;
@@ -860,6 +900,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     }
     warn_median_priced(mp, p);
     schedule_totals(p, schedules, rq);
+    check_finite(p);
     if (rq.strict) check_strict(p, rq);
     check_deadline(p, rq);
     return p;

@@ -495,3 +495,19 @@ TEST_CASE("mixed thread caps are a warning naming the models") {
                            "thread-pool variables; measure them under one cap (prof-measure --threads) or plan them "
                            "apart (--models)");
 }
+
+TEST_CASE("a plan whose work overflows is refused naming the field, never written as null or the largest double") {
+    auto rq = cpu_request();
+    rq.models = {"m"};
+    rq.series = UINT64_MAX;
+    rq.defaults.wall_s = 1e300;                   // 1.8e19 cells × 1e300 s: past any double
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(nullptr, rq); }, &code) ==
+          "family 'm': field 'work_s' overflows (no finite number of seconds or GiB-hours holds it): no plan; check "
+          "--series, --panel and the profile's times");
+    CHECK(code == 65);
+    rq.series = 1000;                             // the same plan at a sane size is written
+    CHECK(prof::make_plan(nullptr, rq).totals.makespan_s > 0);
+}
