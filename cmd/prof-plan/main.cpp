@@ -76,7 +76,7 @@ void add_options(CLI::App& app, config& c) {
     app.add_option("--default-wall", c.default_wall, "Wall time per cell of a model the profile does not time")
         ->capture_default_str();
     app.add_option("--default-gpu-memory", c.default_gpu_memory,
-                   "GPU memory of a slot the profile does not size (default: no GPU)");
+                   "GPU memory of a slot with a null GPU peak on a GPU node (default: one whole device; 0: none)");
     prof::cli::add_count_option(app, "--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence");
     prof::cli::add_count_option(app, "--size-classes", c.rq.size_classes,
                                 "Size classes per family at most: cells grouped by length, each with its own slot memory (1 = one size)");

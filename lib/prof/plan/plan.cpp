@@ -43,8 +43,6 @@ void validate_request(const plan_request& rq) {
     if (rq.defaults.memory_bytes == 0) throw usage_error("--default-memory must be more than 0 bytes");
     if (!(std::isfinite(rq.defaults.wall_s) && rq.defaults.wall_s > 0))
         throw usage_error("--default-wall must be a positive duration");
-    if (rq.defaults.gpu_memory_bytes && *rq.defaults.gpu_memory_bytes == 0)
-        throw usage_error("--default-gpu-memory must be more than 0 bytes");
     if (std::find(std::begin(plan_layouts), std::end(plan_layouts), rq.layout) == std::end(plan_layouts))
         throw usage_error(fmt::format("--layout must be ray, spark or k8s, not '{}'", rq.layout));
     if (rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes == 0)
@@ -210,6 +208,7 @@ family_groups group_models(const std::set<std::string>& names, const plan_contex
 struct family_evidence {
     bool any_cost = false;
     std::vector<std::string> no_cores, no_rss, no_wall;  // measured models that took a default
+    std::vector<std::string> no_gpu;   // models with a null GPU axis, on a node with GPUs
     std::vector<std::string> caps;     // "model cap" per model, for the mixed-caps warning
     std::vector<std::string> failing;  // "model (k of n fits failed)" for the failure warning
     bool threads_common = true;
@@ -232,6 +231,16 @@ std::optional<std::string> failing_share(const run_model& rm) {
 
 // One model's slot from its measured maxima (size_slot), the --default-* values where it has
 // none; a measured GPU peak of 0 is "measured none": the slot asks no GPU.
+// A null GPU peak is "not measured", never "needs none": on a node with GPUs it takes
+// --default-gpu-memory, else one whole device (the share a scheduler that cannot split a
+// device gives any GPU request, and the one that never undersizes); on a node without GPUs
+// it asks none, as there is none to give (a fit that needs one cannot run there at all).
+std::optional<std::uint64_t> unmeasured_gpu_bytes(const plan_request& rq) {
+    if (rq.defaults.gpu_memory_bytes) return rq.defaults.gpu_memory_bytes;
+    if (rq.node.gpus > 0) return rq.node.gpu_memory_bytes;
+    return std::nullopt;
+}
+
 // The model's memory at n_obs on its memory curve (curve_rss_at), when the curve holds every
 // reading the model's maximum counts; null otherwise (an older profile, a reading without a
 // length): such a model is sized from its maximum at every length.
@@ -257,7 +266,7 @@ slot_size model_slot(const run_model& rm, const plan_context& cx, std::optional<
     }
     e.oom_floor_bytes = rm.oom_floor;
     const plan_defaults& d = cx.rq.defaults;
-    slot_size s = size_slot(e, cx.margin.memory(), {d.cores, d.memory_bytes, d.gpu_memory_bytes});
+    slot_size s = size_slot(e, cx.margin.memory(), {d.cores, d.memory_bytes, unmeasured_gpu_bytes(cx.rq)});
     if (s.gpu_bytes == std::uint64_t{0}) s.gpu_bytes.reset();
     return s;
 }
@@ -291,6 +300,7 @@ void add_model(family_plan& f, family_evidence& ev, const run_model& rm, const p
             format_double(oom_bump_ratio), human_bytes(double(oom_min_bump_bytes))));
     }
     if (s.gpu_bytes && (!f.slot_gpu_bytes || *s.gpu_bytes > *f.slot_gpu_bytes)) f.slot_gpu_bytes = s.gpu_bytes;
+    if (!(c && c->max_peak_gpu_bytes) && cx.rq.node.gpus > 0) ev.no_gpu.push_back(rm.name);
     if (c && !c->median_wall_s) ev.no_wall.push_back(rm.name);
     // Memory was measured on the lengths the fits had: a longer series may need more.
     if (c && cx.lengths.lengths && c->max_n_obs && cx.lengths.lengths->max_n_obs() > *c->max_n_obs)
@@ -636,6 +646,21 @@ void schedule_family(family_plan& f, const family_schedule& sched, const plan_re
 // Warnings the operator can act on; a family with no evidence at all is already said to be
 // assumed (plan-wide), so it gets none of the per-axis ones.
 void advise_family(family_plan& f, const family_evidence& ev, const plan_request& rq) {
+    // A null GPU axis on a GPU node is said even without any evidence when no --default-gpu-memory
+    // chose its share: the plan-wide warning says every axis is assumed, not that each slot
+    // then takes a whole device.
+    if (!ev.no_gpu.empty() && (ev.any_cost || !rq.defaults.gpu_memory_bytes)) {
+        const std::string share =
+            rq.defaults.gpu_memory_bytes
+                ? (*rq.defaults.gpu_memory_bytes == 0 ? std::string("no GPU (--default-gpu-memory 0)")
+                                                      : fmt::format("--default-gpu-memory {}",
+                                                                    bytes_text(*rq.defaults.gpu_memory_bytes)))
+                : fmt::format("one whole device per slot, {}", bytes_text(*rq.node.gpu_memory_bytes));
+        f.warnings.push_back(fmt::format(
+            "no measured GPU peak for model(s) {} (null: not measured, not \"needs none\"): on this GPU node they "
+            "take {}, assumed; measure them on a GPU host, or give --default-gpu-memory (0 if they use no GPU)",
+            join(ev.no_gpu), share));
+    }
     if (!ev.any_cost) return;
     auto axis_warn = [&](const std::vector<std::string>& ms, std::string_view axis, std::string_view dflt) {
         if (!ms.empty())
@@ -721,6 +746,46 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
         p.totals.makespan_lower_s += sc.lower_bound(std::min(p.totals.nodes, sc.enough_nodes()));
 }
 
+// A number the arithmetic could not hold: infinite, NaN, or saturated at the largest double
+// (work and curve sums saturate rather than wrap). prof-records(5) documents these fields as
+// always a number, so a plan that holds one is refused, never written with null or 1.8e308.
+bool overflowed(double v) { return !(std::isfinite(v) && v < std::numeric_limits<double>::max()); }
+bool overflowed(const std::optional<double>& v) { return v && overflowed(*v); }
+
+void check_finite(const plan_record& p) {
+    auto refuse = [](const std::string& where, std::string_view field) {
+        throw error(exit_code::data_err,
+                    fmt::format("{}: field '{}' overflows (no finite number of seconds or GiB-hours holds it): "
+                                "no plan; check --series, --panel and the profile's times",
+                                where, field));
+    };
+    for (const auto& [name, f] : p.families) {
+        const std::string where = fmt::format("family '{}'", name);
+        for (const auto& [field, v] : {std::pair<std::string_view, double>{"work_s", f.work_s},
+                                       {"longest_cell_s", f.longest_cell_s},
+                                       {"makespan_s", f.makespan_s},
+                                       {"makespan_lower_s", f.makespan_lower_s},
+                                       {"one_size_slot_gib_hours", f.one_size_slot_gib_hours},
+                                       {"slot_gib_hours", f.slot_gib_hours},
+                                       {"size_class_saving", f.size_class_saving}})
+            if (overflowed(v)) refuse(where, field);
+        if (overflowed(f.cold_start_work_s)) refuse(where, "cold_start_work_s");
+        for (std::size_t i = 0; i < f.size_classes.size(); ++i) {
+            const size_class& c = f.size_classes[i];
+            for (const auto& [field, v] : {std::pair<std::string_view, double>{"work_s", c.work_s},
+                                           {"longest_cell_s", c.longest_cell_s},
+                                           {"makespan_s", c.makespan_s},
+                                           {"slot_gib_hours", c.slot_gib_hours}})
+                if (overflowed(v)) refuse(fmt::format("{} size class {}", where, i + 1), field);
+        }
+    }
+    for (const auto& [field, v] : {std::pair<std::string_view, double>{"work_s", p.totals.work_s},
+                                   {"longest_cell_s", p.totals.longest_cell_s},
+                                   {"makespan_s", p.totals.makespan_s},
+                                   {"makespan_lower_s", p.totals.makespan_lower_s}})
+        if (overflowed(v)) refuse("totals", field);
+}
+
 // --strict: no assumed axis, and every deadline met.
 void check_strict(const plan_record& p, const plan_request& rq) {
     std::vector<std::string> assumed;
@@ -728,7 +793,7 @@ void check_strict(const plan_record& p, const plan_request& rq) {
         std::vector<std::string> axes;
         if (f.basis.cores == "assumed") axes.push_back("cores");
         if (f.basis.memory == "assumed") axes.push_back("memory");
-        if (f.basis.gpu == "assumed" && f.slot_gpu_bytes) axes.push_back("gpu");
+        if (f.basis.gpu == "assumed" && (f.slot_gpu_bytes || rq.node.gpus > 0)) axes.push_back("gpu");
         if (f.basis.wall == "assumed") axes.push_back("wall");
         if (!axes.empty()) assumed.push_back(fmt::format("family '{}' ({})", name, join(axes)));
     }
@@ -835,6 +900,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     }
     warn_median_priced(mp, p);
     schedule_totals(p, schedules, rq);
+    check_finite(p);
     if (rq.strict) check_strict(p, rq);
     check_deadline(p, rq);
     return p;

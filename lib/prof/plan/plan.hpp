@@ -36,7 +36,8 @@ struct plan_defaults {
     std::uint64_t cores = 1;
     std::uint64_t memory_bytes = 4ULL << 30;         // 4 GiB
     double wall_s = 60;                              // per cell
-    std::optional<std::uint64_t> gpu_memory_bytes;   // null: an unmeasured GPU axis asks no GPU
+    std::optional<std::uint64_t> gpu_memory_bytes;   // an unmeasured GPU axis on a GPU node; null:
+                                                     // one whole device; 0: no GPU (still assumed)
 };
 
 // Limits of the cluster beyond one node's resources. A deployment unit (a Spark executor, a
@@ -357,7 +358,8 @@ void check_run_size(bool series_given, std::uint64_t series, bool panel_given);
 // Per model of the run (a model the profile lacks forms a family of its own name, assumed), by
 // size_slot with the --default-* values as its fallback:
 //   cores = snap_cores(max_effective_cores) | default; rss = ceil(max_process_rss × memory
-//   margin) | default; gpu = ceil(max_peak_gpu × memory margin) | default GPU | none;
+//   margin) | default; gpu = ceil(max_peak_gpu × memory margin) (0: none) | on a node with
+//   GPUs --default-gpu-memory, else one whole device (warned, assumed) | none on a CPU node;
 //   rss is at least oom_floor_bytes(oom_limit_bytes) when a fit was killed for memory;
 //   work and the longest cell from predict_family_work.
 // Per family: the slot is the max over its models; gpu_fraction = 1 / floor(device memory /

@@ -199,7 +199,8 @@ TEST_CASE("k8s-job: more cells than an Indexed Job's completions run in rounds p
 }
 
 TEST_CASE("ray: num_gpus rounded to Ray's 0.0001, a note on memory, per family the options of a remote task") {
-    auto p = profile_of({model("theta", "statistical", 5, 1.0, 100 * MiB, std::nullopt, 0.25, std::nullopt),
+    // theta measured on the GPU host, using none (0); a null peak would take a whole device.
+    auto p = profile_of({model("theta", "statistical", 5, 1.0, 100 * MiB, 0, 0.25, std::nullopt),
                          model("nbeats", "neural", 5, 2.0, 1 * GiB, 2 * GiB, 1.0, std::nullopt)});
     prof::plan_request rq = cpu_request();
     rq.node.gpus = 1;

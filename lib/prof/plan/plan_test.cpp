@@ -112,12 +112,46 @@ TEST_CASE("an axis the profile leaves null takes the default and is marked assum
     CHECK(f.warnings[1] == "no usable wall time for model(s) arima: they take --default-wall (assumed)");
 }
 
-TEST_CASE("a null GPU axis asks a GPU only when --default-gpu-memory is given") {
+TEST_CASE("a null GPU axis asks no GPU on a node without GPUs: there is none to give") {
+    auto p = statistical();
+    auto plan = prof::make_plan(&p, cpu_request());
+    const auto& f = plan.families.at("statistical");
+    CHECK(!f.slot_gpu_bytes);
+    CHECK(f.basis.gpu == "assumed");
+    auto rq = cpu_request();
+    rq.strict = true;
+    rq.defaults.wall_s = 1;
+    CHECK_NOTHROW(prof::make_plan(&p, rq));
+}
+
+TEST_CASE("a null GPU axis on a GPU node takes one whole device, says so, and --strict refuses it") {
     auto p = statistical();
     auto rq = cpu_request();
     rq.node.gpus = 1;
     rq.node.gpu_memory_bytes = 16 * GiB;
-    CHECK(!prof::make_plan(&p, rq).families.at("statistical").slot_gpu_bytes);
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.slot_gpu_bytes == 16 * GiB);
+    CHECK(f.gpu_fraction == 1.0);
+    CHECK(f.slots_per_node == 1);                 // 1 device × floor(16 / 16)
+    CHECK(f.basis.gpu == "assumed");
+    REQUIRE(!f.warnings.empty());
+    CHECK(f.warnings[0] ==
+          "no measured GPU peak for model(s) arima, theta (null: not measured, not \"needs none\"): on this GPU node "
+          "they take one whole device per slot, 16.00 GiB (17179869184 bytes), assumed; measure them on a GPU host, or give "
+          "--default-gpu-memory (0 if they use no GPU)");
+    rq.strict = true;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
+          "--strict: assumed axes in family 'statistical' (gpu): measure them, or plan without --strict");
+    CHECK(code == 65);
+}
+
+TEST_CASE("--default-gpu-memory sizes a null GPU axis; 0 says it asks none, still assumed") {
+    auto p = statistical();
+    auto rq = cpu_request();
+    rq.node.gpus = 1;
+    rq.node.gpu_memory_bytes = 16 * GiB;
     rq.defaults.gpu_memory_bytes = 5 * GiB;
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("statistical");
@@ -125,6 +159,16 @@ TEST_CASE("a null GPU axis asks a GPU only when --default-gpu-memory is given") 
     CHECK(f.gpu_fraction == doctest::Approx(1.0 / 3));
     CHECK(f.slots_per_node == 3);                 // 1 device × floor(16 / 5)
     CHECK(f.basis.gpu == "assumed");
+    rq.defaults.gpu_memory_bytes = 0;
+    auto none = prof::make_plan(&p, rq);
+    const auto& g = none.families.at("statistical");
+    CHECK(!g.slot_gpu_bytes);
+    CHECK(g.slots_per_node == 8);                 // cores alone: 16 / 2 (arima's 1.9 snaps to 2)
+    CHECK(g.basis.gpu == "assumed");
+    REQUIRE(!g.warnings.empty());
+    CHECK(g.warnings[0].find("take no GPU (--default-gpu-memory 0), assumed") != std::string::npos);
+    rq.strict = true;
+    CHECK_THROWS(prof::make_plan(&p, rq));
 }
 
 TEST_CASE("a model the profile lacks stops the plan by default, naming it and the three choices") {
@@ -450,4 +494,20 @@ TEST_CASE("mixed thread caps are a warning naming the models") {
     CHECK(f.warnings[0] == "its models ran under different thread caps (arima 2, theta 1): the renderings set no "
                            "thread-pool variables; measure them under one cap (prof-measure --threads) or plan them "
                            "apart (--models)");
+}
+
+TEST_CASE("a plan whose work overflows is refused naming the field, never written as null or the largest double") {
+    auto rq = cpu_request();
+    rq.models = {"m"};
+    rq.series = UINT64_MAX;
+    rq.defaults.wall_s = 1e300;                   // 1.8e19 cells × 1e300 s: past any double
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    int code = 0;
+    CHECK(error_text([&] { prof::make_plan(nullptr, rq); }, &code) ==
+          "family 'm': field 'work_s' overflows (no finite number of seconds or GiB-hours holds it): no plan; check "
+          "--series, --panel and the profile's times");
+    CHECK(code == 65);
+    rq.series = 1000;                             // the same plan at a sane size is written
+    CHECK(prof::make_plan(nullptr, rq).totals.makespan_s > 0);
 }

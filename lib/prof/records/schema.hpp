@@ -18,7 +18,9 @@
 #include "prof/io/json_in.hpp"
 #include "prof/io/json_out.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <fmt/format.h>
 #include <map>
 #include <optional>
 #include <string>
@@ -251,6 +253,14 @@ void write_member(const owner_t<M>& t, json_writer& w, std::string_view key) {
         w.key(key);
         if (t.*M) w.raw((t.*M)->dump());
         else w.null();
+    } else if constexpr (std::is_same_v<V, double>) {
+        // A field documented as always a number never becomes null: json_writer writes a
+        // non-finite double as null, so the arithmetic that made it must be refused instead.
+        if (!std::isfinite(t.*M))
+            throw error(exit_code::data_err,
+                        fmt::format("field '{}' is not a finite number ({}): the arithmetic overflowed; nothing written",
+                                    key, t.*M));
+        w.field(key, t.*M);
     } else w.field(key, t.*M);
 }
 

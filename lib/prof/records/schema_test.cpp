@@ -97,3 +97,30 @@ TEST_CASE("a unit follows from a field's name") {
     CHECK(unit_of_name("n_obs").empty());
     CHECK(unit_of_name("effective_cores").empty());
 }
+
+namespace {
+struct total {
+    double makespan_s = 0;
+    std::optional<double> cold_start_s;
+};
+const record_schema<total>& total_schema() {
+    static const record_schema<total> s{"total", "total", false, {
+        member<&total::makespan_s>("makespan_s"),
+        member<&total::cold_start_s>("cold_start_s"),
+    }};
+    return s;
+}
+}  // namespace
+
+TEST_CASE("a field documented as always a number is refused when not finite, never written as null") {
+    CHECK(write_record(total_schema(), total{1.5, std::nullopt}) == R"({"kind":"total","makespan_s":1.5,"cold_start_s":null})");
+    for (double bad : {std::numeric_limits<double>::infinity(), std::nan("")}) {
+        try {
+            write_record(total_schema(), total{bad, 2.0});
+            FAIL("a non-finite makespan_s was written");
+        } catch (const prof::error& e) {
+            CHECK(e.code() == exit_code::data_err);
+            CHECK(std::string(e.what()).find("field 'makespan_s' is not a finite number") == 0);
+        }
+    }
+}
