@@ -67,7 +67,6 @@ int run(int argc, char** argv) {
     pv.source = "prepass";
     auto profile = builder.finish(pv);
     profile.sample = std::move(sample);
-    if (profile.models.empty()) profile.provenance.warnings.push_back(prof::sizes_nothing_warning);
     for (const auto& w : profile.provenance.warnings) prof::warn(w);
     if (c.format == "table") {
         std::fputs(prof::printable(prof::format_profile_table(profile), true).c_str(), stdout);

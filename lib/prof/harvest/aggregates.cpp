@@ -542,7 +542,7 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
         p.models.emplace(name, std::move(m));
     }
     recompute_derived(p);
-    if (p.models.empty()) p.provenance.warnings.push_back(sizes_nothing_warning);
+    warn_if_sizes_nothing(p);
     harvest_counts c = r.counts;
     c.bad_lines_skipped = bad_lines_;
     p.harvest = harvest_counts_json(c);

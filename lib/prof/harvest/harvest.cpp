@@ -328,10 +328,6 @@ std::map<std::string, json_value> parse_signature_map(std::string_view text, con
     return out;
 }
 
-const char* const sizes_nothing_warning =
-    "no model has a usable measurement (see first_error_by_model): this profile sizes nothing, and a consumer falls "
-    "back to its static defaults";
-
 profile_provenance harvest_provenance(const harvest_config& config, const std::string& run_id,
                                       const latest_instant& latest,
                                       const std::vector<std::string>& unmapped_models) {
@@ -484,7 +480,6 @@ std::vector<compute_profile> harvester::finish() const {
     for (const auto& [run_id, r] : runs_) {  // a sorted map: profiles come out by run_id
         std::vector<std::string> unmapped(r.unmapped_models.begin(), r.unmapped_models.end());
         compute_profile p = r.builder.finish(harvest_provenance(config_, run_id, r.latest, unmapped), threads_);
-        if (p.models.empty()) p.provenance.warnings.push_back(sizes_nothing_warning);
         harvest_counts c = r.counts;
         c.bad_lines_skipped = bad_lines_;
         p.harvest = harvest_counts_json(c);

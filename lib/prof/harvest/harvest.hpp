@@ -173,11 +173,6 @@ struct harvest_option_files {
 void read_harvest_option_files(const harvest_option_files& files, const std::vector<std::string>& rows,
                                const http_options* http, harvest_config& config);
 
-// The warning of a profile with no usable model (every fit failed, or none measured an axis):
-// it sizes nothing. A harvested run's profile carries it, from rows or from aggregate rows
-// alike, as prof-aggregate's does.
-extern const char* const sizes_nothing_warning;
-
 // A harvested run's provenance: basis "measured", source "harvest", the run_id, its
 // signature (the signature_map entry, else the config's), measured_at = the latest finished_at
 // when there was one, and the warning naming the models (sorted) that had no family.

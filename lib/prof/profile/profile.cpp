@@ -487,7 +487,16 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
     std::map<std::string, std::optional<double>> family_median;
     for (std::size_t i = 0; i < families.size(); ++i) family_median[families[i].first] = medians[i];
     p.families = roll_up_families(p.models, family_median, margins_);
+    warn_if_sizes_nothing(p);
     return p;
+}
+
+const char* const sizes_nothing_warning =
+    "no model has a usable measurement (see first_error_by_model): this profile sizes nothing, and a consumer falls "
+    "back to its static defaults";
+
+void warn_if_sizes_nothing(compute_profile& p) {
+    if (p.models.empty()) p.provenance.warnings.push_back(sizes_nothing_warning);
 }
 
 compute_profile build_profile(const std::vector<measured_fit>& fits, const margins& m, profile_provenance provenance) {

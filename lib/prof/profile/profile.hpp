@@ -165,6 +165,14 @@ void append_oom_warnings(std::vector<std::string>& out, const std::string& model
 void append_family_warning(std::vector<std::string>& out, const std::string& model,
                            const std::vector<std::string>& families);
 
+// The warning of a profile with no usable model (every fit failed, or none measured an axis):
+// it sizes nothing. profile_builder::finish adds it last, so prof-aggregate's and prof-harvest's
+// profiles carry it alike; a profile made another way (the warehouse's aggregate rows) adds it
+// through warn_if_sizes_nothing, and prof-resolve quotes it for reference evidence.
+extern const char* const sizes_nothing_warning;
+// Adds sizes_nothing_warning to p's provenance warnings when p has no model.
+void warn_if_sizes_nothing(compute_profile& p);
+
 // Streaming form of build_profile: add() each record (any order), then finish(). An ok fit of
 // phase warmup or replay is kept beside the sample (model_cost's n_warmup, cold_start_s,
 // n_replay, max_replay_rss_bytes) and counts in nothing else; a failed one counts as a failed

@@ -51,9 +51,8 @@ auto attempt(F&& f, std::string& why) -> std::optional<decltype(f())> {
 // sizes nothing.
 compute_profile as_reference(compute_profile p, std::string source, std::vector<std::string> warnings) {
     if (p.models.empty())
-        warnings.push_back(fmt::format("the evidence ({}) has no usable measurement ({} fit(s), {} ok): its "
-                                       "consumer sizes every family from static defaults",
-                                       source, p.n_measurements, p.n_ok));
+        warnings.push_back(
+            fmt::format("the evidence ({}, {} fit(s), {} ok): {}", source, p.n_measurements, p.n_ok, sizes_nothing_warning));
     p.provenance.basis = "reference";
     p.provenance.source = std::move(source);
     p.provenance.warnings = std::move(warnings);

@@ -248,8 +248,7 @@ TEST_CASE("evidence in which every fit failed is used, with a warning that it si
     auto p = prof::resolve_profile_source(request("bad", A), reg.loaders());
     CHECK(p.provenance.source == "run:bad");
     REQUIRE(p.provenance.warnings.size() == 1);
-    CHECK(p.provenance.warnings[0] == "the evidence (run:bad) has no usable measurement (2 fit(s), 0 ok): its consumer "
-                                      "sizes every family from static defaults");
+    CHECK(p.provenance.warnings[0] == std::string("the evidence (run:bad, 2 fit(s), 0 ok): ") + prof::sizes_nothing_warning);
     CHECK(p.first_error_by_model.at("sarimax") == "exit 1: LinAlgError");
 }
 
