@@ -40,6 +40,8 @@ void add_scheduler_options(CLI::App& app, scheduler_flags& f, plan_request& rq, 
         ->allow_extra_args(false);
     app.add_option("--retry-indexes", f.retry_indexes,
                    "k8s-job: render the retry tier Job for these failed indexes of one family (1,3-5,7)");
+    cli::add_count_option(app, "--retry-class", ro.retry_class,
+                          "k8s-job, with --retry-indexes: the size class whose Job failed (N of prof-FAMILY-cN)");
 }
 
 void apply_scheduler_options(const scheduler_flags& f, const std::string& target, plan_request& rq, render_options& ro) {

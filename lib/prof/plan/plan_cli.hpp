@@ -18,8 +18,8 @@ struct scheduler_flags {
 
 // Declares --headroom, --allow-missed-deadline, --pod-start, --job-pod-rate, --spark-cluster,
 // --yarn-min-allocation, --yarn-max-vcores, --spark-allocation, --spark-gpu-discovery-script,
-// --k8s-image, --cpu-limit, --k8s-ttl, --k8s-node-selector, --k8s-toleration and
-// --retry-indexes on `app`, bound to `flags`, `rq` and `ro`.
+// --k8s-image, --cpu-limit, --k8s-ttl, --k8s-node-selector, --k8s-toleration,
+// --retry-indexes and --retry-class on `app`, bound to `flags`, `rq` and `ro`.
 void add_scheduler_options(CLI::App& app, scheduler_flags& flags, plan_request& rq, render_options& ro);
 
 // Parses the flags' text into `rq` and `ro` and checks them against `target`; throws
