@@ -18,7 +18,7 @@ struct config {
     std::string file = "-", node_memory, node_gpu_memory, deadline;
     std::string default_memory = "4GiB", default_wall = "60s", default_gpu_memory;
     std::string target = "json", layout, max_container_memory;
-    std::string panel, on_unmeasured = "fail", min_class_saving = "5%";
+    std::string panel, on_unmeasured = "fail";
     prof::scheduler_flags scheduler;
     std::vector<std::string> models;
     std::uint64_t max_bad_lines = 0;
@@ -92,9 +92,6 @@ void add_options(CLI::App& app, config& c) {
     prof::cli::add_count_option(app, "--min-fits", c.rq.min_fits, "Fewer ok fits than this marks a family low-confidence");
     prof::cli::add_count_option(app, "--size-classes", c.rq.size_classes,
                                 "Size classes per family at most: cells grouped by length, each with its own slot memory (1 = one size)");
-    app.add_option("--min-class-saving", c.min_class_saving,
-                   "Share of one size's slot memory x time a split into size classes must save (5% or 0.05)")
-        ->capture_default_str();
 }
 
 int run(int argc, char** argv) {
@@ -125,7 +122,6 @@ int run(int argc, char** argv) {
     c.rq.defaults.wall_s = prof::parse_duration(c.default_wall, "--default-wall");
     c.rq.defaults.gpu_memory_bytes = prof::parse_size_if_given(c.default_gpu_memory, "--default-gpu-memory");
     prof::apply_scheduler_options(c.scheduler, c.target, c.rq, c.ro);
-    c.rq.min_class_saving = prof::parse_share(c.min_class_saving, "--min-class-saving");
     prof::check_plan_goal(c.rq.deadline_s, c.rq.nodes);
 
     if (!c.panel.empty()) {
