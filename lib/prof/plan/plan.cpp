@@ -60,6 +60,8 @@ void validate_request(const plan_request& rq) {
     if (rq.limits.yarn_max_vcores == 0) throw usage_error("--yarn-max-vcores must be a positive integer");
     if (rq.size_classes == 0 || rq.size_classes > max_size_classes)
         throw usage_error(fmt::format("--size-classes must be 1 (one size) to {}, not {}", max_size_classes, rq.size_classes));
+    if (!(std::isfinite(rq.min_class_saving) && rq.min_class_saving >= 0 && rq.min_class_saving < 1))
+        throw usage_error("--min-class-saving must be a share from 0 to below 100%");
 }
 
 // What every step of make_plan reads: the request, the profile (null: none on the input) and
@@ -517,12 +519,8 @@ double gib_hours(std::uint64_t bytes, double seconds) {
     return static_cast<double>(bytes) / static_cast<double>(1ULL << 30) * seconds / 3600.0;
 }
 
-// The family's size classes (choose_size_classes over the run's length bins, each class's slot
-// from the memory curve at its longest series, laid out as the family is) and their schedules.
-// One class, the family's own slot, when the run's lengths are unknown, --size-classes is 1, or
-// more classes would not save.
-void split_size_classes(const std::string& fname, family_plan& f, const std::vector<run_model>& models,
-                        const family_evidence& ev, const plan_context& cx, family_schedule& sched) {
+// The family as one class: its own slot for every cell, no saving.
+void set_one_size(family_plan& f) {
     size_class one;
     one.cells = f.cells;
     one.slot_cores = f.slot_cores;
@@ -536,6 +534,40 @@ void split_size_classes(const std::string& fname, family_plan& f, const std::vec
     f.size_classes.assign(1, one);
     f.slot_gib_hours = f.one_size_slot_gib_hours;
     f.size_class_saving = 0;
+}
+
+// Each class is its own Job when every work item starts its processes afresh, so the class
+// pays its own cold starts: price_family's rule over the class's work items on `laid`.
+void add_class_cold_starts(size_class& c, const family_plan& laid, const family_evidence& ev, const plan_context& cx) {
+    family_layout probe = laid.layout;
+    schedule_class(probe, laid.slots_per_node, c.cells, c.work_s, c.longest_cell_s, cx);
+    const cold_start_cost cold =
+        cold_start_work(ev.work_models, c.cells, probe.work_items * probe.slots_per_unit, cx.margin.time());
+    c.cold_start_work_s = cold.work_s;
+    c.work_s += cold.work_s;
+    c.longest_cell_s += cold.longest_extra_s;
+}
+
+// The family's work is then its classes' with their own cold starts; one size is priced on it.
+void sum_class_cold_starts(family_plan& f, const std::vector<size_class>& classes) {
+    double work = 0, cold = 0;
+    for (const auto& c : classes) {
+        work += c.work_s;
+        cold += c.cold_start_work_s.value_or(0);
+        f.longest_cell_s = std::max(f.longest_cell_s, c.longest_cell_s);
+    }
+    f.work_s = work;
+    f.cold_start_work_s = cold;
+    f.one_size_slot_gib_hours = gib_hours(f.slot_rss_bytes, f.work_s);
+}
+
+// The family's size classes (choose_size_classes over the run's length bins, each class's slot
+// from the memory curve at its longest series, laid out as the family is) and their schedules.
+// One class, the family's own slot, when the run's lengths are unknown, --size-classes is 1, or
+// more classes would not save.
+void split_size_classes(const std::string& fname, family_plan& f, const std::vector<run_model>& models,
+                        const family_evidence& ev, const plan_context& cx, family_schedule& sched) {
+    set_one_size(f);
     if (!cx.lengths.lengths) return;
     const auto& bins = cx.lengths.lengths->bins;
     f.size_classes[0].n_obs_min = bins.front().n_obs_min;
@@ -547,7 +579,7 @@ void split_size_classes(const std::string& fname, family_plan& f, const std::vec
         bc.push_back(family_bin_cost(ev.work_models, b, cx));
         lc.push_back({bc.back().work_s, class_rss_at(models, cx, b.n_obs_max)});
     }
-    std::vector<std::size_t> ends = choose_size_classes(lc, cx.rq.size_classes);
+    std::vector<std::size_t> ends = choose_size_classes(lc, cx.rq.size_classes, cx.rq.min_class_saving);
     // Classes cut at whole series: a class whose share of a scaled run rounds to no series is
     // merged into the next (its memory is below that one's), the last into the one before.
     const double scale = static_cast<double>(cx.series) / cx.lengths.lengths->series();
@@ -585,6 +617,7 @@ void split_size_classes(const std::string& fname, family_plan& f, const std::vec
         family_plan laid = f;
         laid.slot_rss_bytes = c.slot_rss_bytes;
         lay_out(fname, laid, cx);
+        if (cx.rq.cold_start_per_process) add_class_cold_starts(c, laid, ev, cx);
         parts.push_back(schedule_class(laid.layout, laid.slots_per_node, c.cells, c.work_s, c.longest_cell_s, cx));
         if (cx.rq.layout == "k8s") plan_retry_tier(laid, cx.rq);  // the class's own retry size
         c.layout = laid.layout;
@@ -595,6 +628,7 @@ void split_size_classes(const std::string& fname, family_plan& f, const std::vec
     }
     double total = 0;
     for (const auto& c : classes) total += c.slot_gib_hours;
+    if (cx.rq.cold_start_per_process) sum_class_cold_starts(f, classes);
     f.size_classes = std::move(classes);
     f.slot_gib_hours = total;
     f.size_class_saving = f.one_size_slot_gib_hours > 0 ? 1.0 - total / f.one_size_slot_gib_hours : 0.0;
@@ -844,6 +878,7 @@ plan_record start_plan(const plan_context& cx) {
     p.run.slack = rq.slack;
     if (rq.deadline_s) p.run.planned_deadline_s = planned_deadline(rq);
     p.run.size_classes = rq.size_classes;
+    p.run.min_class_saving = rq.min_class_saving;
     if (cx.profile) {
         p.provenance = cx.profile->provenance;
     } else {

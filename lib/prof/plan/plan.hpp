@@ -30,6 +30,9 @@ struct node_shape {
 inline constexpr std::uint64_t default_size_classes = 4;
 // The bound on --size-classes (more classes than this buy nothing a scheduler can use).
 inline constexpr std::uint64_t max_size_classes = 16;
+// --min-class-saving: the share of one size's slot memory x time a split into classes must save
+// (and each class beyond the fewest must earn) before the plan asks the scheduler for more units.
+inline constexpr double default_min_class_saving = 0.05;
 
 // Static configuration: what an axis takes when the profile has no value for it.
 struct plan_defaults {
@@ -132,6 +135,7 @@ struct plan_request {
     bool allow_missed_deadline = false;      // write a plan that misses --deadline (else exit 65)
     plan_slack slack;
     std::uint64_t size_classes = default_size_classes;  // --size-classes K (1 = one size)
+    double min_class_saving = default_min_class_saving; // --min-class-saving, a share in [0, 1)
     std::string profile_input = "-";         // where the profile was read: '-' (stdin) or a file,
                                              // as the no-profile messages name it
 };
@@ -234,6 +238,9 @@ struct size_class {
     std::uint64_t slots_per_node = 0;                   // under the layout
     family_layout layout;
     double work_s = 0, longest_cell_s = 0;              // margin applied
+    // The class's own cold starts in work_s (cold_start_work over its work items) when every
+    // work item starts its processes afresh; null when the target keeps its workers warm.
+    std::optional<double> cold_start_work_s;
     std::uint64_t slots = 0, waves = 0;                 // on the family's nodes
     double makespan_s = 0;                              // whole cells on those slots (schedule_makespan)
     double slot_gib_hours = 0;
@@ -250,10 +257,13 @@ struct length_cost {
 // partition into at most `max_classes` runs of consecutive bins that minimises slot memory ×
 // time, Σ over classes of (its last bin's slot_rss_bytes × its bins' work), exactly (dynamic
 // programming over the bins: O(max_classes × bins²)). Of the optimal partitions into 1, 2, ...
-// classes the one with the fewest classes whose cost exceeds the best's by at most 1 % of the
-// one-class cost is taken: a class that saves less costs a scheduler unit and a tail for nothing.
-// Ties go to the earlier boundary. Empty for no bins.
-std::vector<std::size_t> choose_size_classes(const std::vector<length_cost>& bins, std::uint64_t max_classes);
+// classes the one with the fewest classes is taken whose cost exceeds the best's by at most
+// `min_saving` × the one-class cost and, when it has more than one class, saves at least
+// `min_saving` × the one-class cost: a split that saves less costs scheduler units and a tail
+// for nothing (min_saving 0: the best partition, fewest classes among equals). Ties go to the
+// earlier boundary. Empty for no bins.
+std::vector<std::size_t> choose_size_classes(const std::vector<length_cost>& bins, std::uint64_t max_classes,
+                                             double min_saving = default_min_class_saving);
 
 // One family's share of the plan. Units: bytes, seconds.
 struct family_plan {
@@ -320,6 +330,7 @@ struct plan_run {
     std::optional<double> planned_deadline_s;        // deadline_s x (1 - headroom): what the
                                                      // makespans are held to
     std::uint64_t size_classes = default_size_classes;  // --size-classes: at most this many per family
+    double min_class_saving = default_min_class_saving; // --min-class-saving: a split saves this share
 };
 
 // Across families, run one after another on the same nodes.
@@ -427,6 +438,8 @@ struct render_options {
                                                // tolerates nvidia.com/gpu:NoSchedule unless given
     std::optional<std::vector<std::uint64_t>> retry_indexes;  // k8s-job: render the retry tier
                                                // Job for these failed indexes of one family
+    std::optional<std::uint64_t> retry_class;  // k8s-job: the size class (from 1, the N of
+                                               // prof-FAMILY-cN) whose Job the indexes are of
 };
 
 // The exit code a k8s-job worker gives when a fit of its index failed on its own (the fit's
@@ -445,6 +458,7 @@ double parse_share(const std::string& text, std::string_view flag);
 // Throws usage_error naming `flag` on anything else.
 std::vector<std::uint64_t> parse_index_list(const std::string& text, std::string_view flag);
 // Checks the rendering options against the target: --retry-indexes only with k8s-job,
+// --retry-class only with --retry-indexes and from 1,
 // --k8s-node-selector KEY=VALUE, --k8s-toleration KEY[=VALUE]:EFFECT with EFFECT NoSchedule,
 // PreferNoSchedule or NoExecute. Throws usage_error.
 void check_render_options(const std::string& target, const render_options& o);

@@ -9,6 +9,9 @@
 namespace prof {
 
 void add_scheduler_options(CLI::App& app, scheduler_flags& f, plan_request& rq, render_options& ro) {
+    app.add_option("--min-class-saving", f.min_class_saving,
+                   "Share of one size's slot memory x time a split into size classes must save (5% or 0.05)")
+        ->capture_default_str();
     app.add_option("--headroom", f.headroom, "Share of --deadline the makespan leaves free for starts and delays (10% or 0.1)")
         ->capture_default_str();
     app.add_flag("--allow-missed-deadline", rq.allow_missed_deadline, "Write a plan that cannot meet --deadline (default: exit 65)");
@@ -40,10 +43,13 @@ void add_scheduler_options(CLI::App& app, scheduler_flags& f, plan_request& rq, 
         ->allow_extra_args(false);
     app.add_option("--retry-indexes", f.retry_indexes,
                    "k8s-job: render the retry tier Job for these failed indexes of one family (1,3-5,7)");
+    cli::add_count_option(app, "--retry-class", ro.retry_class,
+                          "k8s-job, with --retry-indexes: the size class whose Job failed (N of prof-FAMILY-cN)");
 }
 
 void apply_scheduler_options(const scheduler_flags& f, const std::string& target, plan_request& rq, render_options& ro) {
     rq.slack.headroom = parse_share(f.headroom, "--headroom");
+    rq.min_class_saving = parse_share(f.min_class_saving, "--min-class-saving");
     rq.slack.pod_start_s = parse_duration(f.pod_start, "--pod-start");
     rq.slack.job_pod_rate = parse_double_flag(f.job_pod_rate, "--job-pod-rate");
     rq.limits.yarn_min_allocation_bytes = parse_size(f.yarn_min_allocation, "--yarn-min-allocation");

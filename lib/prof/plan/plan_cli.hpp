@@ -14,12 +14,13 @@ namespace prof {
 struct scheduler_flags {
     std::string headroom = "10%", pod_start = "10s", job_pod_rate = "20", yarn_min_allocation = "1GiB";
     std::string k8s_ttl = "1d", retry_indexes;
+    std::string min_class_saving = "5%";
 };
 
-// Declares --headroom, --allow-missed-deadline, --pod-start, --job-pod-rate, --spark-cluster,
+// Declares --min-class-saving, --headroom, --allow-missed-deadline, --pod-start, --job-pod-rate, --spark-cluster,
 // --yarn-min-allocation, --yarn-max-vcores, --spark-allocation, --spark-gpu-discovery-script,
-// --k8s-image, --cpu-limit, --k8s-ttl, --k8s-node-selector, --k8s-toleration and
-// --retry-indexes on `app`, bound to `flags`, `rq` and `ro`.
+// --k8s-image, --cpu-limit, --k8s-ttl, --k8s-node-selector, --k8s-toleration,
+// --retry-indexes and --retry-class on `app`, bound to `flags`, `rq` and `ro`.
 void add_scheduler_options(CLI::App& app, scheduler_flags& flags, plan_request& rq, render_options& ro);
 
 // Parses the flags' text into `rq` and `ro` and checks them against `target`; throws

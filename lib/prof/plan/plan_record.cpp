@@ -55,6 +55,7 @@ const record_schema<plan_run>& plan_run_schema() {
             w.field(key, r.slack.job_pod_rate);
         }),
         member<&R::size_classes>("size_classes"),
+        member<&R::min_class_saving>("min_class_saving"),
     }};
     return s;
 }
@@ -98,6 +99,7 @@ const record_schema<size_class>& size_class_schema() {
         nested<&C::layout, &family_layout_schema>("layout"),
         member<&C::work_s>("work_s"),
         member<&C::longest_cell_s>("longest_cell_s"),
+        member<&C::cold_start_work_s>("cold_start_work_s"),
         member<&C::slots>("slots"),
         member<&C::waves>("waves"),
         member<&C::makespan_s>("makespan_s"),

@@ -536,6 +536,21 @@ struct job_shape {
     std::optional<std::string> indexes;
 };
 
+// A Job's activeDeadlineSeconds, whole seconds rounded up: the run's deadline for a family's
+// one Job; for a class's Job (the family's class Jobs applied one after another) the deadline's
+// share that is the class's share of the family's makespan, so each class keeps the headroom
+// the family keeps and the classes' deadlines sum to the run's (plus at most a second each).
+std::uint64_t job_deadline_seconds(const plan_record& p, const std::string& family, std::size_t cls_index, bool is_class) {
+    double d = *p.run.deadline_s;
+    if (is_class) {
+        const auto& cl = p.families.at(family).size_classes;
+        double sum = 0;
+        for (const auto& c : cl) sum += c.makespan_s;
+        d = sum > 0 ? d * cl[cls_index].makespan_s / sum : d / static_cast<double>(cl.size());
+    }
+    return static_cast<std::uint64_t>(std::max(1.0, std::ceil(d - 1e-9)));
+}
+
 // `cls`: the size class this Job runs (its index from 0 in `cls_index`), or null for the family.
 std::string job_document(const plan_record& p, const std::string& family, const family_plan& f, const job_shape& j,
                          const render_options& o, const size_class* cls = nullptr, std::size_t cls_index = 0) {
@@ -553,7 +568,7 @@ std::string job_document(const plan_record& p, const std::string& family, const 
     out += fmt::format("  parallelism: {}\n", j.parallelism);
     out += failure_policy_block(j.max_failed);
     if (p.run.deadline_s && !j.indexes)
-        out += fmt::format("  activeDeadlineSeconds: {}\n", static_cast<std::uint64_t>(std::ceil(*p.run.deadline_s - 1e-9)));
+        out += fmt::format("  activeDeadlineSeconds: {}\n", job_deadline_seconds(p, family, cls_index, cls != nullptr));
     out += fmt::format("  ttlSecondsAfterFinished: {}\n", o.ttl_seconds);
     out += "  template:\n";
     out += "    spec:\n";
@@ -586,7 +601,7 @@ std::string job_document(const plan_record& p, const std::string& family, const 
 }
 
 // The comments that say how the Job fails and what to do with the indexes it gives up on.
-std::string failure_comment(const family_plan& f, const std::string& name) {
+std::string failure_comment(const family_plan& f, const std::string& name, const family_view& view) {
     const family_layout& L = f.layout;
     std::string out;
     out += fmt::format(
@@ -608,9 +623,10 @@ std::string failure_comment(const family_plan& f, const std::string& name) {
             "select(any(.status.containerStatuses[]?; .state.terminated.reason == \"OOMKilled\")) | "
             ".metadata.annotations[\"batch.kubernetes.io/job-completion-index\"]] | unique | join(\",\")', (or take "
             "every failed index, kubectl get job {} -o jsonpath='{{.status.failedIndexes}}'), then rerun this prof-plan "
-            "command with --retry-indexes LIST and apply the Job it writes; at the profile's OOM-kill share about {} "
+            "command with --retry-indexes LIST{} and apply the Job it writes; at the profile's OOM-kill share about {} "
             "index(es), which the retry Job runs in {} after this one\n",
-            *L.retry_unit_memory_bytes / mib, *L.retry_units_per_node, name, name, L.retry_items.value_or(0),
+            *L.retry_unit_memory_bytes / mib, *L.retry_units_per_node, name, name,
+            view.size ? fmt::format(" --retry-class {}", view.index + 1) : std::string(), L.retry_items.value_or(0),
             human_seconds(L.retry_makespan_s.value_or(0)));
     return out;
 }
@@ -619,17 +635,24 @@ std::string failure_comment(const family_plan& f, const std::string& name) {
 
 namespace {
 
-// The retry tier: one Job over the given failed indexes of the plan's one family, its pods at
-// the retry size (an OOM kill proved the first size too small).
+// The retry tier: one Job over the given failed indexes of the plan's one family (of its size
+// class --retry-class, when it runs as several), its pods at the retry size (an OOM kill proved
+// the first size too small).
 std::string render_k8s_retry_job(const plan_record& p, const render_options& o) {
     if (p.families.size() != 1)
         throw usage_error(fmt::format("--retry-indexes: the plan holds {} families; plan the family whose Job failed "
                                       "(--models)", p.families.size()));
-    const auto& [name, f] = *p.families.begin();
-    if (f.size_classes.size() > 1)
-        throw usage_error(fmt::format("--retry-indexes: family '{}' runs as {} size classes, one Job each; the retry "
-                                      "tier renders for a one-size Job: plan it with --size-classes 1",
-                                      name, f.size_classes.size()));
+    const auto& [name, fam] = *p.families.begin();
+    const std::vector<family_view> views = class_views(fam);
+    if (views.size() > 1 && !o.retry_class)
+        throw usage_error(fmt::format("--retry-indexes: family '{}' runs as {} size classes, one Job each (prof-...-c1 "
+                                      "to -c{}): name the class whose Job failed with --retry-class N",
+                                      name, views.size(), views.size()));
+    if (o.retry_class && *o.retry_class > views.size())
+        throw usage_error(fmt::format("--retry-class: family '{}' runs as {} size class(es), not {}", name,
+                                      views.size(), *o.retry_class));
+    const family_view& view = views[views.size() > 1 ? *o.retry_class - 1 : 0];
+    const family_plan& f = view.f;
     const family_layout& L = f.layout;
     const std::vector<std::uint64_t>& idx = *o.retry_indexes;
     if (idx.back() >= L.work_items)
@@ -640,10 +663,11 @@ std::string render_k8s_retry_job(const plan_record& p, const render_options& o) 
                                 "or passes --max-container-memory",
                                 name));
     std::set<std::string> taken;
-    const std::string jname = job_name(name, taken) + "-retry";
+    const std::string jname =
+        job_name(view.size ? fmt::format("{}-c{}", name, view.index + 1) : name, taken) + "-retry";
     const std::uint64_t n = idx.size();
     std::string out = "---\n";
-    out += "# prof-plan: Kubernetes Indexed Job, retry tier, for " + family_header(name, f) + "\n";
+    out += "# prof-plan: Kubernetes Indexed Job, retry tier, for " + family_header(name, f) + view.label + "\n";
     out += fmt::format("# {} failed index(es) of the family's Job at {} MiB per pod (was {} MiB: the OOM bump, x{} or "
                        "+{}, whichever is larger), {} pod(s) per node on {} node(s); index j of this Job runs the "
                        "original index that is the j-th of PROF_INDEXES\n",
@@ -652,7 +676,7 @@ std::string render_k8s_retry_job(const plan_record& p, const render_options& o) 
     out += job_document(p, name, f,
                         job_shape{jname, n, std::min<std::uint64_t>(n, *L.retry_units_per_node * f.nodes), n,
                                   *L.retry_unit_memory_bytes, index_ranges(idx)},
-                        o);
+                        o, view.size, view.index);
     return out;
 }
 
@@ -670,7 +694,8 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
     if (p.families.size() > 1 && p.run.deadline_s)
         out += fmt::format("# the Jobs are meant to be applied together on the {} node(s) of the totals: their pods share "
                            "the nodes and the plan prices them as the families one after another; every Job's "
-                           "activeDeadlineSeconds is the run's deadline, counted from when they are applied{}\n",
+                           "activeDeadlineSeconds is the run's deadline (a size class's Job, its share of it), counted from when "
+                           "they are applied{}\n",
                            p.totals.nodes,
                            p.totals.meets_deadline == false
                                ? fmt::format(", so together they would be stopped at {} before the last cells finish",
@@ -700,11 +725,19 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
             out += fmt::format("# an index's cells last at most {}, less than its pod's start: for short cells run a "
                                "worker pool (--target k8s) instead\n",
                                human_seconds(f.longest_cell_s * static_cast<double>(L.cells_per_item / L.slots_per_unit)));
-        if (p.run.deadline_s)
+        if (p.run.deadline_s && view.size)
+            out += fmt::format("# activeDeadlineSeconds {} s is this class's share of the deadline {}, its makespan's "
+                               "share of the family's classes one after another ({} of {}): Kubernetes fails the Job "
+                               "and stops its pods when it passes; the class's makespan keeps {}% of it free "
+                               "(--headroom)\n",
+                               job_deadline_seconds(p, name, view.index, true), human_seconds(*p.run.deadline_s),
+                               human_seconds(view.size->makespan_s), human_seconds(fam.makespan_s),
+                               format_double(p.run.slack.headroom * 100));
+        else if (p.run.deadline_s)
             out += fmt::format("# activeDeadlineSeconds is the deadline itself: Kubernetes fails the Job and stops its "
                                "pods when it passes; the plan's makespan keeps {}% of it free (--headroom)\n",
                                format_double(p.run.slack.headroom * 100));
-        out += failure_comment(f, jname);
+        out += failure_comment(f, jname, view);
         if (o.image.empty())
             out += fmt::format("# the image is a placeholder: give your worker's with --k8s-image\n");
         if (o.cpu_limit && !f.intraop_threads)
@@ -840,6 +873,10 @@ std::vector<std::uint64_t> parse_index_list(const std::string& text, std::string
 void check_render_options(const std::string& target, const render_options& o) {
     if (o.retry_indexes && target != "k8s-job")
         throw usage_error(fmt::format("--retry-indexes renders a retry Job: give it with --target k8s-job, not {}", target));
+    if (o.retry_class && !o.retry_indexes)
+        throw usage_error("--retry-class names the size class whose Job failed: give it with --retry-indexes");
+    if (o.retry_class && *o.retry_class == 0)
+        throw usage_error("--retry-class: size classes count from 1 (the N of prof-FAMILY-cN)");
     for (const auto& kv : o.node_selector)
         if (kv.find('=') == std::string::npos || kv.front() == '=')
             throw usage_error(fmt::format("--k8s-node-selector: expected KEY=VALUE, got '{}'", kv));

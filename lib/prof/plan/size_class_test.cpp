@@ -3,8 +3,9 @@
 #include "prof/plan/plan_test_support.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
-TEST_CASE("size classes: the partition of least slot memory x time, with the fewest classes within 1 %") {
+TEST_CASE("size classes: the partition of least slot memory x time, with the fewest classes that earn their share") {
     using prof::choose_size_classes;
     // Memory 1, 1, 4, 4 over equal work: one size costs 4 × 40 = 160; cut after bin 2 costs
     // 1 × 20 + 4 × 20 = 100, and no third class does better.
@@ -20,6 +21,32 @@ TEST_CASE("size classes: the partition of least slot memory x time, with the few
     // Flat memory: no class saves anything, so one.
     CHECK(choose_size_classes({{5, 7}, {9, 7}, {1, 7}}, 4) == std::vector<std::size_t>{3});
     CHECK(choose_size_classes({}, 4).empty());
+}
+
+TEST_CASE("size classes: a split that saves less than --min-class-saving stays one size") {
+    using prof::choose_size_classes;
+    // Memory 98, 100 over equal work: one size 100 × 20 = 2000; split 98 × 10 + 100 × 10 = 1980,
+    // a 1 % saving. The 5 % default keeps one class; 0.5 % or 0 takes the split.
+    const std::vector<prof::length_cost> flat{{10, 98}, {10, 100}};
+    CHECK(choose_size_classes(flat, 4) == std::vector<std::size_t>{2});
+    CHECK(choose_size_classes(flat, 4, 0.05) == std::vector<std::size_t>{2});
+    CHECK(choose_size_classes(flat, 4, 0.005) == std::vector<std::size_t>{1, 2});
+    CHECK(choose_size_classes(flat, 4, 0) == std::vector<std::size_t>{1, 2});
+    // Memory 1, 2, 3, 4 (one class 160, two 120, three 110, four 100): at 5 % (8 of 160) two
+    // classes are 20 above the best, three 10 above, four the best: four. At 10 % (16): three,
+    // 10 above the best and 50 below one size. At 25 % (40): two, 20 above and 40 below. At
+    // 30 % (48) two save 40 < 48: three (50 below). At 40 % (64): one class is 60 above the
+    // best (within 64), so one.
+    const std::vector<prof::length_cost> rising{{10, 1}, {10, 2}, {10, 3}, {10, 4}};
+    CHECK(choose_size_classes(rising, 4, 0.05) == std::vector<std::size_t>{1, 2, 3, 4});
+    CHECK(choose_size_classes(rising, 4, 0.10) == std::vector<std::size_t>{1, 2, 4});
+    CHECK(choose_size_classes(rising, 4, 0.25) == std::vector<std::size_t>{2, 4});
+    CHECK(choose_size_classes(rising, 4, 0.30) == std::vector<std::size_t>{1, 2, 4});
+    CHECK(choose_size_classes(rising, 4, 0.40) == std::vector<std::size_t>{4});
+    // A long series far heavier than the rest: one class 100 × 31 = 3100; cut after 3 bins
+    // 1 × 30 + 100 × 1 = 130, a 96 % saving.
+    const std::vector<prof::length_cost> step{{10, 1}, {10, 1}, {10, 1}, {1, 100}};
+    CHECK(choose_size_classes(step, 4, 0.05) == std::vector<std::size_t>{3, 4});
 }
 
 namespace {
@@ -39,7 +66,8 @@ TEST_CASE("size classes: a family's cells by length get their own slot memory fr
     // Panel {12, 12, 203, 2284}, one model; work per length (before the 1.25 margin) 2 × 0.006,
     // 0.049, 0.292; slot memory at each length's class end 125, 250, 500 MiB (× 1.25).
     // One size: 500 × 0.353 = 176.5 MiB·s; cut after 203: 250 × 0.061 + 500 × 0.292 = 161.25;
-    // three classes 125 × 0.012 + 250 × 0.049 + 146 = 159.75, within 1 % of 176.5 of the two: two.
+    // three classes 125 × 0.012 + 250 × 0.049 + 146 = 159.75: two are within 5 % of 176.5 (8.8)
+    // of the three and save 15.25, more than 8.8: two.
     auto p = curved_memory();
     auto rq = cpu_request();
     rq.series = 0;
@@ -139,4 +167,61 @@ TEST_CASE("size classes in every rendering: a Job, a resource block, Spark block
     const std::string spark = prof::render_spark(prof::make_plan(&p, rq));
     CHECK(spark.find("# 2 size classes below, one block each") != std::string::npos);
     CHECK(spark.find("size class 1 of 2") != std::string::npos);
+}
+
+TEST_CASE("size classes as k8s Jobs: each pays its own cold starts, takes its share of the deadline, has a retry Job") {
+    auto p = curved_memory();
+    p.models.at("ets").cold_start_s = 2.0;
+    auto rq = cpu_request();  // deadline 60 s, no headroom, no pod start
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    rq.layout = "k8s";
+    rq.cold_start_per_process = true;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    REQUIRE(f.size_classes.size() == 2);
+    const auto& a = f.size_classes[0];
+    const auto& b = f.size_classes[1];
+    // One pod per cell: class a starts 3 processes, b one, each 2 s × the 1.25 time margin.
+    REQUIRE(a.cold_start_work_s);
+    CHECK(*a.cold_start_work_s == doctest::Approx(3 * 2.0 * 1.25));
+    CHECK(*b.cold_start_work_s == doctest::Approx(2.0 * 1.25));
+    CHECK(a.work_s == doctest::Approx((2 * 0.006 + 0.049) * 1.25 + 7.5));
+    CHECK(a.longest_cell_s == doctest::Approx(0.049 * 1.25 + 2.5));
+    CHECK(b.longest_cell_s == doctest::Approx(0.292 * 1.25 + 2.5));
+    CHECK(f.work_s == doctest::Approx(a.work_s + b.work_s));
+    CHECK(*f.cold_start_work_s == doctest::Approx(10.0));
+    CHECK(f.one_size_slot_gib_hours == doctest::Approx(500.0 / 1024 * f.work_s / 3600));
+    CHECK(f.makespan_s == doctest::Approx(a.makespan_s + b.makespan_s));
+    // Each class's Job: the deadline's share that its makespan is of the two, rounded up.
+    CHECK(a.makespan_s == doctest::Approx(0.049 * 1.25 + 2.5));
+    CHECK(b.makespan_s == doctest::Approx(0.292 * 1.25 + 2.5));
+    const std::string job = prof::render_k8s_job(plan);
+    const double share_a = 60 * a.makespan_s / (a.makespan_s + b.makespan_s);  // 28.3 s
+    CHECK(job.find(fmt::format("activeDeadlineSeconds: {}\n", std::ceil(share_a))) != std::string::npos);
+    CHECK(job.find(fmt::format("activeDeadlineSeconds: {}\n", std::ceil(60 - share_a))) != std::string::npos);
+    CHECK(job.find("activeDeadlineSeconds: 60\n") == std::string::npos);
+    CHECK(job.find("--retry-indexes LIST --retry-class 2 and apply") != std::string::npos);
+    // Warm workers (one pool per class): no cold starts.
+    rq.cold_start_per_process = false;
+    auto warm = prof::make_plan(&p, rq);
+    CHECK(!warm.families.at("statistical").size_classes[0].cold_start_work_s);
+    CHECK(warm.families.at("statistical").size_classes[0].work_s == doctest::Approx((2 * 0.006 + 0.049) * 1.25));
+    // The retry tier of a class's Job: --retry-class names it; without it, or past the classes, 64.
+    prof::render_options o;
+    o.retry_indexes = std::vector<std::uint64_t>{0};
+    int code = 0;
+    CHECK(error_text([&] { prof::render_k8s_job(plan, o); }, &code).find("--retry-class N") != std::string::npos);
+    CHECK(code == 64);
+    o.retry_class = 3;
+    CHECK(error_text([&] { prof::render_k8s_job(plan, o); }, &code).find("runs as 2 size class(es), not 3") != std::string::npos);
+    o.retry_class = 2;
+    const std::string retry = prof::render_k8s_job(plan, o);
+    CHECK(retry.find("name: prof-statistical-c2-retry\n") != std::string::npos);
+    CHECK(retry.find("- name: PROF_SIZE_CLASS\n          value: \"2\"\n") != std::string::npos);
+    CHECK(retry.find("- name: PROF_FIRST_CELL\n          value: \"3\"\n") != std::string::npos);
+    CHECK(retry.find("- name: PROF_INDEXES\n          value: \"0\"\n") != std::string::npos);
+    CHECK(retry.find("activeDeadlineSeconds") == std::string::npos);
+    o.retry_indexes = std::vector<std::uint64_t>{1};  // class 2's Job has one index
+    CHECK_THROWS_AS(prof::render_k8s_job(plan, o), prof::usage_error);
 }

@@ -18,7 +18,8 @@ namespace prof {
 
 using namespace plan_detail;
 
-std::vector<std::size_t> choose_size_classes(const std::vector<length_cost>& bins, std::uint64_t max_classes) {
+std::vector<std::size_t> choose_size_classes(const std::vector<length_cost>& bins, std::uint64_t max_classes,
+                                             double min_saving) {
     const std::size_t n = bins.size();
     if (n == 0) return {};
     const std::size_t kmax = static_cast<std::size_t>(std::clamp<std::uint64_t>(max_classes, 1, n));
@@ -42,8 +43,14 @@ std::vector<std::size_t> choose_size_classes(const std::vector<length_cost>& bin
             }
     double least = none;
     for (std::size_t k = 1; k <= kmax; ++k) least = std::min(least, best[k][n]);
+    // The best partition is always eligible when it saves min_saving; when it does not, one
+    // class is (within min_saving of the best), so the loop ends by kmax.
+    const double step = min_saving * best[1][n];
+    auto eligible = [&](std::size_t k) {
+        return best[k][n] <= least + step && (k == 1 || best[k][n] <= best[1][n] - step);
+    };
     std::size_t k = 1;
-    while (k < kmax && !(best[k][n] <= least + 0.01 * best[1][n])) ++k;
+    while (k < kmax && !eligible(k)) ++k;
     std::vector<std::size_t> ends;
     for (std::size_t b = n; k > 0; --k) {
         ends.push_back(b);
