@@ -783,6 +783,49 @@ TEST_CASE("SIGKILL of prof-measure leaves no cgroup behind: the launcher empties
     CHECK(leftover_cgroups() == 0);
 }
 
+// Starts prof-measure ARGS in the background and after `after` seconds kills it with SIGKILL
+// together with its launcher: the parent of the process matching FIT (a process whose parent is
+// a prof-measure image that is not prof-measure itself). Returns "no-launcher" when none was
+// found, else whether any process matching PATTERN is left a second later.
+std::string survivors_after_sigkill_with_launcher(const std::string& args, const std::string& fit,
+                                                  const std::string& pattern, double after = 0.6) {
+    auto r = sh(fmt::format(
+        "{}/prof-measure {} & pid=$!; sleep {}; l=; "
+        "for p in $(pgrep -f '{}'); do [ \"$(cat /proc/$p/comm)\" = prof-measure ] && continue; "
+        "pp=$(awk '/^PPid:/{{print $2}}' /proc/$p/status); [ \"$pp\" != $pid ] && "
+        "[ \"$(cat /proc/$pp/comm 2>/dev/null)\" = prof-measure ] && l=$pp; done; "
+        "[ -n \"$l\" ] || echo no-launcher; kill -KILL $pid $l; wait $pid; sleep 1; "
+        "pgrep -f '{}' >/dev/null && echo survivors || echo none-left",
+        bin(), args, after, fit, pattern));
+    if (r.out.find("no-launcher") != std::string::npos) return "no-launcher";
+    return r.out.find("none-left") != std::string::npos ? "none-left" : "survivors";
+}
+
+TEST_CASE("SIGKILL of prof-measure and its launcher together leaves no fit and no descendant running") {
+    // The fit's children are no children of the launcher: only a process that outlives both
+    // (the launcher's parent, their subreaper) can find and kill them.
+    CHECK(survivors_after_sigkill_with_launcher("-- sh -c 'setsid sleep \"$1\" & sleep \"$2\"' sh 65.25 66.25",
+                                                "^sh -c .* 65.25", "[s]leep 6[56].25") == "none-left");
+    std::string cell_file = "/tmp/prof-test-kill2-" + std::to_string(getpid());
+    std::ofstream(cell_file) << cells({"m"});
+    CHECK(survivors_after_sigkill_with_launcher("--run 'sh -c \"setsid sleep $1 & sleep $2\" sh 67.25 68.25' < " + cell_file,
+                                                "^sh -c .* 67.25", "[s]leep 6[78].25") == "none-left");
+    CHECK(survivors_after_sigkill_with_launcher("--worker 'sh -c \"setsid sleep $1 & exec sleep $2\" sh 69.25 70.25' < " + cell_file,
+                                                "^slee[p] 70.25", "[s]leep (69|70).25") == "none-left");
+    unlink(cell_file.c_str());
+}
+
+TEST_CASE("SIGKILL of prof-measure and its launcher together leaves no cgroup behind" * doctest::skip(!cgroup_available())) {
+    std::string cell_file = "/tmp/prof-test-kill2-cg-" + std::to_string(getpid());
+    std::ofstream(cell_file) << cells({"m", "m"});
+    CHECK(survivors_after_sigkill_with_launcher("--memory-limit 256MiB --run 'sh -c \"setsid sleep $1 & sleep $2\" sh 71.25 72.25' < " + cell_file,
+                                                "^sh -c .* 71.25", "[s]leep 7[12].25") == "none-left");
+    CHECK(survivors_after_sigkill_with_launcher("--worker 'sh -c \"setsid sleep $1 & exec sleep $2\" sh 73.25 74.25' < " + cell_file,
+                                                "^slee[p] 74.25", "[s]leep 7[34].25") == "none-left");
+    unlink(cell_file.c_str());
+    CHECK(leftover_cgroups() == 0);
+}
+
 // ---- OOM kills, the left-behind report and delegation --------------------------------------
 
 TEST_CASE("an OOM kill of a child whose parent waits on it ends the fit within a second, in process and worker mode" *
