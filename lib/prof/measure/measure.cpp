@@ -220,8 +220,22 @@ struct fit_watch {
     bool timed_out = false, killed = false, err_open = true;
     int stop_sig = 0;  // the signal prof-measure received and forwarded
     bool oom_seen = false;  // the fit's cgroup counted an OOM kill: the rest of the tree was killed
+    bool left_cgroup = false;  // the fit's process moved itself out of its cgroup: its tree was killed
     std::size_t max_procs = 1;
 };
+
+// The error of a fit (or a worker) whose process left the cgroup it was started in: past that
+// point neither --memory-limit nor the cgroup's readings covered it.
+const char* left_cgroup_error =
+    "it moved itself out of its cgroup, where neither --memory-limit nor the cgroup's memory and CPU "
+    "readings cover it";
+
+// Whether `pid`, a process that should be in the group whose members are `members`, is alive
+// outside it (moved itself out by writing to another group's cgroup.procs). A process that is
+// exiting has left cgroup.procs already and is not counted.
+bool left_its_cgroup(pid_t pid, const std::vector<pid_t>& members) {
+    return std::find(members.begin(), members.end(), pid) == members.end() && !process_is_dying(pid);
+}
 
 // Waits for the fit in `ch` to end: samples its processes (count, GPU, CPU pressure) every
 // interval, tees its stderr, kills its tree at the timeout, forwards a signal prof-measure
@@ -253,6 +267,10 @@ fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr
             pressure.sample();
             if (cg && !w.oom_seen && !w.killed && cg->oom_kills().value_or(0) > 0) {
                 w.oom_seen = true;
+                kill_tree();
+            }
+            if (cg && !w.killed && left_its_cgroup(ch.pid, members)) {
+                w.left_cgroup = true;
                 kill_tree();
             }
             next_sample = now + o.sample_interval_s;
@@ -370,6 +388,7 @@ void settle_fit(measured_fit& f, int status, const fit_watch& w, const measure_o
         f.error = describe_failure(code, sig, w.timed_out, o.timeout_s, tee.last_line());
         *f.error += oom_error_suffix(f);
     }
+    if (w.left_cgroup) f.error = std::string("killed: ") + left_cgroup_error;
 }
 
 }  // namespace
@@ -937,13 +956,18 @@ void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_me
     while (!r.got && !r.died && !r.timed_out && !r.stop_sig && !r.channel_closed) {
         double now = monotonic_seconds();
         if (now >= next_sample) {
+            std::vector<pid_t> members;
+            if (cg_) for (int p : cg_->members()) members.push_back(p);
             if (gpu.reader) {
-                std::vector<pid_t> members;
-                if (cg_) for (int p : cg_->members()) members.push_back(p);
-                else members = group_members(r.pid);
+                if (!cg_) members = group_members(r.pid);
                 gpu.sample(members);
             }
             pressure.sample();
+            if (cg_ && left_its_cgroup(r.pid, members)) {
+                r.channel_closed = true;  // the worker is killed and the cell fails with this reason
+                r.killed_why = left_cgroup_error;
+                break;
+            }
             if (cg_ && cg_->oom_kills().value_or(0) > r.cg_before.oom_kills.value_or(0)) {
                 // A process of the worker's tree was killed for memory: the cell ends now, the
                 // worker and all it started with it (a pool waiting on the dead child never replies).
@@ -993,6 +1017,17 @@ void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_me
         if (!r.got && !r.died && r.deadline > 0 && monotonic_seconds() >= r.deadline) {
             r.timed_out = true;
             break;
+        }
+    }
+    // A reply from a worker outside its cgroup (it left before the first sample, or between two)
+    // is no measurement under the limit: checked once per cell, after its wall is taken.
+    if (r.got && cg_) {
+        std::vector<pid_t> members;
+        for (int p : cg_->members()) members.push_back(p);
+        if (left_its_cgroup(r.pid, members)) {
+            r.got = false;
+            r.channel_closed = true;
+            r.killed_why = left_cgroup_error;
         }
     }
 }

@@ -622,6 +622,37 @@ TEST_CASE("--memory-limit: a fit the kernel kills for it is recorded as an OOM k
     CHECK(leftover_cgroups() == 0);
 }
 
+TEST_CASE("a fit or a worker that moves itself out of its cgroup is killed and recorded as failed, never ok" *
+          doctest::skip(!cgroup_available())) {
+    // The process writes its own pid into the group prof-measure's processes are in (prof.leaf
+    // on cgroup v2), as root may, and then touches 400 MiB, past the 256 MiB limit it escaped.
+    const std::string script = "/tmp/prof-test-escape-" + std::to_string(getpid()) + ".sh";
+    std::ofstream(script) << "for d in \"$1/prof.leaf\" \"$1\"; do\n"
+                             "  [ -f \"$d/cgroup.procs\" ] && echo $$ > \"$d/cgroup.procs\" 2>/dev/null && break\n"
+                             "done\nshift\nexec \"$@\"\n";
+    const std::string escape = "sh " + script + " " + probe_cgroup().parent + " ";
+    auto moved = one_fit("--memory-limit 256MiB -- " + escape + helper("alloc") + " 400 1");
+    CHECK_FALSE(moved.ok);
+    CHECK(moved.memory_limit_bytes.value() == 256u << 20);
+    CHECK(moved.signal.value() == "SIGKILL");
+    CHECK(moved.error.value() == "killed: it moved itself out of its cgroup, where neither --memory-limit nor the "
+                                 "cgroup's memory and CPU readings cover it");
+    // The same fit without the move: killed for the limit, an OOM kill, as it should be.
+    auto stayed = one_fit("--memory-limit 256MiB -- " + helper("alloc") + " 400 1");
+    CHECK_FALSE(stayed.ok);
+    CHECK(stayed.oom_killed.value());
+    // A worker that moves itself out before its first cell: the cell (300 MiB, past the limit)
+    // fails with the reason and the worker is killed.
+    auto v = run_cells(cells({"alloc300"}), "--worker-scope run --warmup 0 --replay 0 --memory-limit 256MiB --worker '" +
+                                                escape + helper("worker") + "'");
+    unlink(script.c_str());
+    REQUIRE(v.size() == 1);
+    CHECK_FALSE(v[0].ok);
+    CHECK(v[0].error.value() == "worker killed: it moved itself out of its cgroup, where neither --memory-limit nor the "
+                                "cgroup's memory and CPU readings cover it");
+    CHECK(leftover_cgroups() == 0);
+}
+
 TEST_CASE("--memory-limit without a cgroup is refused, never faked") {
     auto r = sh(bin() + "/prof-measure --no-cgroup --memory-limit 64MiB -- /bin/true");
     CHECK(r.status == 64);
