@@ -664,7 +664,11 @@ TEST_CASE("--memory-limit without a cgroup is refused, never faked") {
 TEST_CASE("SIGTERM, SIGINT and SIGHUP mid-fit write an ok:false fit line with the signal and partial wall, then 128+n") {
     for (auto [sig, n] : {std::pair{"TERM", 15}, {"INT", 2}, {"HUP", 1}}) {
         // The duration travels as $1, so this shell's own command line never matches the pattern.
-        auto r = sh(fmt::format("sh -c '{}/prof-measure -- sleep \"$1\" & pid=$!; sleep 0.5; kill -{} $pid; wait $pid; "
+        // The signal comes 0.3 s after the fit is seen running (prof-measure's own start, slow
+        // under a sanitizer on a loaded host, is not the fit's wall).
+        auto r = sh(fmt::format("sh -c '{}/prof-measure -- sleep \"$1\" & pid=$!; "
+                                "for i in $(seq 100); do pgrep -f \"^slee[p] $1\" >/dev/null && break; sleep 0.05; done; "
+                                "sleep 0.3; kill -{} $pid; wait $pid; "
                                 "echo status=$?; sleep 0.2; pgrep -f \"[s]leep $1\" || echo none-left' sh 61.{}", bin(), sig, n));
         CHECK(r.out.find(fmt::format("status={}", 128 + n)) != std::string::npos);
         CHECK(r.out.find("none-left") != std::string::npos);
