@@ -35,6 +35,15 @@ void configure(CLI::App& app, const std::string& example, const std::string& rec
            "Refuse an input line longer than SIZE bytes (exit 65), before holding it whole")
         ->type_name("SIZE")
         ->default_str("256MiB");
+    app.add_option_function<std::string>(
+           "--max-document", [](const std::string& text) {
+               std::uint64_t n = parse_size(text, "--max-document");
+               if (n == 0) throw usage_error("--max-document must be at least 1 byte");
+               set_max_document_bytes(static_cast<std::size_t>(n));
+           },
+           "Refuse a document read whole (a trace, a profile, a run file) larger than SIZE bytes (exit 65)")
+        ->type_name("SIZE")
+        ->default_str("4GiB");
     app.set_version_flag("--version", fmt::format("{} (prof) {}", app.get_name(), PROF_VERSION),
                          "Print the version and exit");
     std::string footer = "Example:\n  " + example + "\n\nRecords: " + records +

@@ -4,6 +4,7 @@
 
 #include "prof/core/diag.hpp"
 #include "prof/core/errors.hpp"
+#include "prof/core/limits.hpp"
 #include "prof/io/http.hpp"
 
 #include <simdjson.h>
@@ -187,9 +188,11 @@ void release_region(const memory_region& r, const char* from, const char* to) {
 }
 
 std::string_view read_rest_padded(byte_source& src, std::string& text, std::uint64_t& total) {
+    const std::size_t limit = max_document_bytes();
     for (std::size_t n = 1; n > 0;) {
         const std::size_t at = text.size();
-        text.resize(at + (std::size_t{1} << 20));
+        if (at > limit) throw error(exit_code::data_err, fmt::format("{}: {}", src.name(), document_too_large_message()));
+        text.resize(at + std::min(std::size_t{1} << 20, limit + 1 - at));  // one byte past the limit at most
         n = src.read(text.data() + at, text.size() - at);
         text.resize(at + n);
         total += n;

@@ -2,6 +2,7 @@
 #include "prof/io/fsutil.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/core/limits.hpp"
 #include "prof/io/http.hpp"
 #include "prof/io/json_in.hpp"
 
@@ -333,7 +334,10 @@ padded_input::padded_input(const std::string& path) {
     src_ = open_input(path);  // the error (66) for a missing file, and gzip told by its magic
     // A regular file that is not gzip is mapped by its source, which also arms the guard that
     // turns a SIGBUS (the file shrank under the mapping) into a message and exit 74.
+    const std::size_t limit = max_document_bytes();
+    auto too_large = [&]() { return error(exit_code::data_err, fmt::format("{}: {}", src_->name(), document_too_large_message())); };
     if (auto r = src_->map_rest()) {
+        if (r->bytes.size() > limit) throw too_large();
         if (r->readable_after >= simdjson::SIMDJSON_PADDING) {
             text_ = r->bytes;
             return;
@@ -342,12 +346,19 @@ padded_input::padded_input(const std::string& path) {
         owned_.assign(r->bytes);  // no room for the padding after the last page: copied
         src_->verify_mapped();
     } else {
+        // The text's room doubles up to the limit and one byte past it (a stream that fills that
+        // byte is larger than the limit), with the padding always reserved behind it: what is
+        // held never passes the limit by more than the byte, and no copy is made at the end.
         constexpr std::size_t chunk = 1 << 20;
+        constexpr std::size_t pad = simdjson::SIMDJSON_PADDING;
         for (;;) {
             std::size_t at = owned_.size();
-            if (owned_.capacity() - at < chunk) owned_.reserve(std::max(owned_.capacity() * 2, at + chunk));
-            owned_.resize(owned_.capacity());
-            std::size_t n = src_->read(owned_.data() + at, owned_.size() - at);
+            if (at > limit) throw too_large();
+            if (owned_.capacity() < at + chunk + pad)
+                owned_.reserve(std::min(std::max(owned_.capacity() * 2, at + chunk + pad), limit + 1 + pad));
+            std::size_t room = owned_.capacity() - pad - at;  // >= 1: the capacity is past at + pad
+            owned_.resize(at + room);
+            std::size_t n = src_->read(owned_.data() + at, room);
             owned_.resize(at + n);
             if (n == 0) break;
         }

@@ -2,6 +2,8 @@
 #include "prof/io/input.hpp"
 
 #include "prof/core/diag.hpp"
+#include "prof/core/errors.hpp"
+#include "prof/core/limits.hpp"
 
 #include <fmt/format.h>
 
@@ -51,9 +53,14 @@ jsonl_stats for_each_record(line_reader& in, const bad_line_policy& policy, cons
 }
 
 std::string read_all(byte_source& src) {
+    const std::size_t limit = max_document_bytes();
     std::string text;
     char buf[65536];
-    for (std::size_t n; (n = src.read(buf, sizeof buf)) > 0;) text.append(buf, n);
+    for (std::size_t n; (n = src.read(buf, sizeof buf)) > 0;) {
+        if (n > limit - text.size())  // before the append: what is held never passes the limit
+            throw error(exit_code::data_err, fmt::format("{}: {}", src.name(), document_too_large_message()));
+        text.append(buf, n);
+    }
     return text;
 }
 

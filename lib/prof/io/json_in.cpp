@@ -581,8 +581,29 @@ bool operator==(const json_value& a, const json_value& b) {
 }
 
 namespace {
-json_value read_json_value_at(od::value v, std::size_t depth) {
-    json_value out;
+// Sorts an object's members by key; of duplicates the last one wins (stable sort keeps input
+// order).
+void canonical_members(json_value& out) {
+    std::stable_sort(out.obj.begin(), out.obj.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    std::vector<std::pair<std::string, json_value>> uniq;
+    for (auto& kv : out.obj) {
+        if (!uniq.empty() && uniq.back().first == kv.first) uniq.back() = std::move(kv);
+        else uniq.push_back(std::move(kv));
+    }
+    out.obj = std::move(uniq);
+}
+
+// One array or object being read: where its members go and the on-demand iterator over them.
+struct open_container {
+    json_value* node;
+    od::array_iterator at, end;             // arrays
+    od::object_iterator field, fields_end;  // objects
+    bool started = false;                   // `at` or `field` is on a member already read
+};
+
+// A scalar read into `out`, or an array or object opened (`out` gets its type, and the
+// container is pushed on `open` for its members to be read in turn).
+void start_value(od::value v, json_value& out, std::vector<open_container>& open) {
     using T = json_value::type;
     switch (od::json_type(v.type())) {
     case od::json_type::null:
@@ -607,36 +628,62 @@ json_value read_json_value_at(od::value v, std::size_t depth) {
         }
         break;
     }
-    case od::json_type::array:
-        if (depth >= json_max_depth) throw field_error(json_depth_message());
+    case od::json_type::array: {
+        if (open.size() >= json_max_depth) throw field_error(json_depth_message());
         out.t = T::array;
-        for (auto el : v.get_array()) out.arr.push_back(read_json_value_at(el.value(), depth + 1));
+        od::array a = v.get_array();
+        open.push_back({&out, a.begin(), a.end(), {}, {}, false});
         break;
+    }
     case od::json_type::object: {
-        if (depth >= json_max_depth) throw field_error(json_depth_message());
+        if (open.size() >= json_max_depth) throw field_error(json_depth_message());
         out.t = T::object;
-        for (auto f : v.get_object()) {
-            std::string key(std::string_view(f.unescaped_key()));
-            json_value val = read_json_value_at(f.value(), depth + 1);
-            out.obj.emplace_back(std::move(key), std::move(val));
-        }
-        // Sort by key; of duplicates the last one wins (stable sort keeps input order).
-        std::stable_sort(out.obj.begin(), out.obj.end(),
-                         [](const auto& x, const auto& y) { return x.first < y.first; });
-        std::vector<std::pair<std::string, json_value>> uniq;
-        for (auto& kv : out.obj) {
-            if (!uniq.empty() && uniq.back().first == kv.first) uniq.back() = std::move(kv);
-            else uniq.push_back(std::move(kv));
-        }
-        out.obj = std::move(uniq);
+        od::object o = v.get_object();
+        open.push_back({&out, {}, {}, o.begin(), o.end(), false});
         break;
     }
     }
-    return out;
 }
 }  // namespace
 
-json_value read_json_value(od::value v) { return read_json_value_at(v, 0); }
+// Depth first with an explicit stack, never by recursion: the bound is json_max_depth levels
+// of nesting, and a recursive reader's frame (about 10 KiB under AddressSanitizer) times that
+// bound would not fit an 8 MiB stack. A member is read completely before its iterator moves on
+// (the on-demand parser reads forward only: advancing skips whatever of the member is unread);
+// only the innermost container gets new members, so a pointer to an outer one's member stays
+// valid.
+json_value read_json_value(od::value v) {
+    json_value root;
+    std::vector<open_container> open;
+    start_value(v, root, open);
+    while (!open.empty()) {
+        open_container& c = open.back();
+        json_value& node = *c.node;
+        if (node.t == json_value::type::array) {
+            if (c.started) ++c.at;
+            c.started = true;
+            if (!(c.at != c.end)) {
+                open.pop_back();
+                continue;
+            }
+            od::value el = *c.at;
+            node.arr.emplace_back();
+            start_value(el, node.arr.back(), open);  // may push: `c` is not used after this
+        } else {
+            if (c.started) ++c.field;
+            c.started = true;
+            if (!(c.field != c.fields_end)) {
+                canonical_members(node);
+                open.pop_back();
+                continue;
+            }
+            od::field f = *c.field;
+            node.obj.emplace_back(std::string(std::string_view(f.unescaped_key())), json_value{});
+            start_value(f.value(), node.obj.back().second, open);
+        }
+    }
+    return root;
+}
 
 namespace {
 // A whole JSON text made ready for the on-demand parser: valid UTF-8 and within the depth

@@ -226,6 +226,23 @@ TEST_CASE("nesting past 1024 levels is refused with one message on every JSON pa
     CHECK_THROWS_WITH_AS(read_json_value(doc["s"].value()), "JSON nested deeper than 1024 levels", field_error);
 }
 
+TEST_CASE("1024 levels read back whole without recursion, and every member after a nested one is kept") {
+    // Objects 1024 deep, keys in order and no blanks: the canonical dump is the text itself.
+    std::string deep;
+    for (int k = 0; k < 1023; ++k) deep += "{\"k\":";
+    deep += "{}" + std::string(1023, '}');
+    CHECK(parse_json_text(deep).dump() == deep);
+    CHECK(parse_json_text(nested(1024)).dump() == nested(1024));
+    CHECK(parse_json_object_file("{\"a\":" + nested(1023) + "}", "sig.json", "--signature").dump() ==
+          "{\"a\":" + nested(1023) + "}");
+    // Members after nested containers, at every level; keys sorted, the last duplicate wins.
+    CHECK(parse_json_text(R"({"b":[1,{"y":{},"x":[2,[3,[]]]},4],"a":{"k":[[],[5]]},"a":"dup","c":null})").dump() ==
+          R"({"a":"dup","b":[1,{"x":[2,[3,[]]],"y":{}},4],"c":null})");
+    CHECK(parse_json_text(R"([[[1],2],{"a":[{"b":true}],"c":"s"},[],{}])").dump() ==
+          R"([[[1],2],{"a":[{"b":true}],"c":"s"},[],{}])");
+    CHECK_THROWS_AS(parse_json_text(R"({"a":[1,{"b":2]})"), field_error);
+}
+
 TEST_CASE("a whole-file JSON object names the line at fault") {
     auto err = [](const std::string& text) {
         try {

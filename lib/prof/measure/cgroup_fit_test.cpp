@@ -190,6 +190,37 @@ TEST_CASE("--memory-limit: a fit the kernel kills for it is recorded as an OOM k
     CHECK(leftover_cgroups() == 0);
 }
 
+TEST_CASE("a fit or a worker that moves itself out of its cgroup is killed and recorded as failed, never ok" *
+          doctest::skip(!cgroup_available())) {
+    // The process writes its own pid into the group prof-measure's processes are in (prof.leaf
+    // on cgroup v2), as root may, and then touches 400 MiB, past the 256 MiB limit it escaped.
+    const std::string script = "/tmp/prof-test-escape-" + std::to_string(getpid()) + ".sh";
+    std::ofstream(script) << "for d in \"$1/prof.leaf\" \"$1\"; do\n"
+                             "  [ -f \"$d/cgroup.procs\" ] && echo $$ > \"$d/cgroup.procs\" 2>/dev/null && break\n"
+                             "done\nshift\nexec \"$@\"\n";
+    const std::string escape = "sh " + script + " " + probe_cgroup().parent + " ";
+    auto moved = one_fit("--memory-limit 256MiB -- " + escape + helper("alloc") + " 400 1");
+    CHECK_FALSE(moved.ok);
+    CHECK(moved.memory_limit_bytes.value() == 256u << 20);
+    CHECK(moved.signal.value() == "SIGKILL");
+    CHECK(moved.error.value() == "killed: it moved itself out of its cgroup, where neither --memory-limit nor the "
+                                 "cgroup's memory and CPU readings cover it");
+    // The same fit without the move: killed for the limit, an OOM kill, as it should be.
+    auto stayed = one_fit("--memory-limit 256MiB -- " + helper("alloc") + " 400 1");
+    CHECK_FALSE(stayed.ok);
+    CHECK(stayed.oom_killed.value());
+    // A worker that moves itself out before its first cell: the cell (300 MiB, past the limit)
+    // fails with the reason and the worker is killed.
+    auto v = run_cells(cells({"alloc300"}), "--worker-scope run --warmup 0 --replay 0 --memory-limit 256MiB --worker '" +
+                                                escape + helper("worker") + "'");
+    unlink(script.c_str());
+    REQUIRE(v.size() == 1);
+    CHECK_FALSE(v[0].ok);
+    CHECK(v[0].error.value() == "worker killed: it moved itself out of its cgroup, where neither --memory-limit nor the "
+                                "cgroup's memory and CPU readings cover it");
+    CHECK(leftover_cgroups() == 0);
+}
+
 TEST_CASE("--memory-limit without a cgroup is refused, never faked") {
     auto r = sh(bin() + "/prof-measure --no-cgroup --memory-limit 64MiB -- /bin/true");
     CHECK(r.status == 64);
@@ -201,7 +232,11 @@ TEST_CASE("--memory-limit without a cgroup is refused, never faked") {
 TEST_CASE("SIGTERM, SIGINT and SIGHUP mid-fit write an ok:false fit line with the signal and partial wall, then 128+n") {
     for (auto [sig, n] : {std::pair{"TERM", 15}, {"INT", 2}, {"HUP", 1}}) {
         // The duration travels as $1, so this shell's own command line never matches the pattern.
-        auto r = sh(fmt::format("sh -c '{}/prof-measure -- sleep \"$1\" & pid=$!; sleep 0.5; kill -{} $pid; wait $pid; "
+        // The signal comes 0.3 s after the fit is seen running (prof-measure's own start, slow
+        // under a sanitizer on a loaded host, is not the fit's wall).
+        auto r = sh(fmt::format("sh -c '{}/prof-measure -- sleep \"$1\" & pid=$!; "
+                                "for i in $(seq 100); do pgrep -f \"^slee[p] $1\" >/dev/null && break; sleep 0.05; done; "
+                                "sleep 0.3; kill -{} $pid; wait $pid; "
                                 "echo status=$?; sleep 0.2; pgrep -f \"[s]leep $1\" || echo none-left' sh 61.{}", bin(), sig, n));
         CHECK(r.out.find(fmt::format("status={}", 128 + n)) != std::string::npos);
         CHECK(r.out.find("none-left") != std::string::npos);
@@ -347,6 +382,49 @@ TEST_CASE("SIGKILL of prof-measure leaves no cgroup behind: the launcher empties
                                         "[s]leep 5[78].25"));
     CHECK_FALSE(survivors_after_sigkill("--worker 'sh -c \"setsid sleep $1 & exec sleep $2\" sh 59.25 60.25' < " + cell_file,
                                         "[s]leep (59|60).25"));
+    unlink(cell_file.c_str());
+    CHECK(leftover_cgroups() == 0);
+}
+
+// Starts prof-measure ARGS in the background and after `after` seconds kills it with SIGKILL
+// together with its launcher: the parent of the process matching FIT (a process whose parent is
+// a prof-measure image that is not prof-measure itself). Returns "no-launcher" when none was
+// found, else whether any process matching PATTERN is left a second later.
+std::string survivors_after_sigkill_with_launcher(const std::string& args, const std::string& fit,
+                                                  const std::string& pattern, double after = 0.6) {
+    auto r = sh(fmt::format(
+        "{}/prof-measure {} & pid=$!; sleep {}; l=; "
+        "for p in $(pgrep -f '{}'); do [ \"$(cat /proc/$p/comm)\" = prof-measure ] && continue; "
+        "pp=$(awk '/^PPid:/{{print $2}}' /proc/$p/status); [ \"$pp\" != $pid ] && "
+        "[ \"$(cat /proc/$pp/comm 2>/dev/null)\" = prof-measure ] && l=$pp; done; "
+        "[ -n \"$l\" ] || echo no-launcher; kill -KILL $pid $l; wait $pid; sleep 1; "
+        "pgrep -f '{}' >/dev/null && echo survivors || echo none-left",
+        bin(), args, after, fit, pattern));
+    if (r.out.find("no-launcher") != std::string::npos) return "no-launcher";
+    return r.out.find("none-left") != std::string::npos ? "none-left" : "survivors";
+}
+
+TEST_CASE("SIGKILL of prof-measure and its launcher together leaves no fit and no descendant running") {
+    // The fit's children are no children of the launcher: only a process that outlives both
+    // (the launcher's parent, their subreaper) can find and kill them.
+    CHECK(survivors_after_sigkill_with_launcher("-- sh -c 'setsid sleep \"$1\" & sleep \"$2\"' sh 65.25 66.25",
+                                                "^sh -c .* 65.25", "[s]leep 6[56].25") == "none-left");
+    std::string cell_file = "/tmp/prof-test-kill2-" + std::to_string(getpid());
+    std::ofstream(cell_file) << cells({"m"});
+    CHECK(survivors_after_sigkill_with_launcher("--run 'sh -c \"setsid sleep $1 & sleep $2\" sh 67.25 68.25' < " + cell_file,
+                                                "^sh -c .* 67.25", "[s]leep 6[78].25") == "none-left");
+    CHECK(survivors_after_sigkill_with_launcher("--worker 'sh -c \"setsid sleep $1 & exec sleep $2\" sh 69.25 70.25' < " + cell_file,
+                                                "^slee[p] 70.25", "[s]leep (69|70).25") == "none-left");
+    unlink(cell_file.c_str());
+}
+
+TEST_CASE("SIGKILL of prof-measure and its launcher together leaves no cgroup behind" * doctest::skip(!cgroup_available())) {
+    std::string cell_file = "/tmp/prof-test-kill2-cg-" + std::to_string(getpid());
+    std::ofstream(cell_file) << cells({"m", "m"});
+    CHECK(survivors_after_sigkill_with_launcher("--memory-limit 256MiB --run 'sh -c \"setsid sleep $1 & sleep $2\" sh 71.25 72.25' < " + cell_file,
+                                                "^sh -c .* 71.25", "[s]leep 7[12].25") == "none-left");
+    CHECK(survivors_after_sigkill_with_launcher("--worker 'sh -c \"setsid sleep $1 & exec sleep $2\" sh 73.25 74.25' < " + cell_file,
+                                                "^slee[p] 74.25", "[s]leep 7[34].25") == "none-left");
     unlink(cell_file.c_str());
     CHECK(leftover_cgroups() == 0);
 }

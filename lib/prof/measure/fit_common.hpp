@@ -7,6 +7,8 @@
 
 #include <optional>
 #include <string>
+#include <vector>
+#include <sys/types.h>
 
 namespace prof::measure_detail {
 
@@ -41,5 +43,14 @@ std::optional<bool> oom_verdict(bool killed, bool limited);
 
 // The " (out of memory: ...)" that ends the error of an OOM-killed fit.
 std::string oom_error_suffix(const measured_fit& f);
+
+// The error of a fit (or a worker) whose process left the cgroup it was started in: past that
+// point neither --memory-limit nor the cgroup's readings covered it.
+extern const char* left_cgroup_error;
+
+// Whether `pid`, a process that should be in the group whose members are `members`, is alive
+// outside it (moved itself out by writing to another group's cgroup.procs). A process that is
+// exiting has left cgroup.procs already and is not counted.
+bool left_its_cgroup(pid_t pid, const std::vector<pid_t>& members);
 
 }  // namespace prof::measure_detail

@@ -217,8 +217,22 @@ struct fit_watch {
     bool timed_out = false, killed = false, err_open = true;
     int stop_sig = 0;  // the signal prof-measure received and forwarded
     bool oom_seen = false;  // the fit's cgroup counted an OOM kill: the rest of the tree was killed
+    bool left_cgroup = false;  // the fit's process moved itself out of its cgroup: its tree was killed
     std::size_t max_procs = 1;
 };
+
+// The error of a fit (or a worker) whose process left the cgroup it was started in: past that
+// point neither --memory-limit nor the cgroup's readings covered it.
+const char* left_cgroup_error =
+    "it moved itself out of its cgroup, where neither --memory-limit nor the cgroup's memory and CPU "
+    "readings cover it";
+
+// Whether `pid`, a process that should be in the group whose members are `members`, is alive
+// outside it (moved itself out by writing to another group's cgroup.procs). A process that is
+// exiting has left cgroup.procs already and is not counted.
+bool left_its_cgroup(pid_t pid, const std::vector<pid_t>& members) {
+    return std::find(members.begin(), members.end(), pid) == members.end() && !process_is_dying(pid);
+}
 
 // Waits for the fit in `ch` to end: samples its processes (count, GPU, CPU pressure) every
 // interval, tees its stderr, kills its tree at the timeout, forwards a signal prof-measure
@@ -250,6 +264,10 @@ fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr
             pressure.sample();
             if (cg && !w.oom_seen && !w.killed && cg->oom_kills().value_or(0) > 0) {
                 w.oom_seen = true;
+                kill_tree();
+            }
+            if (cg && !w.killed && left_its_cgroup(ch.pid, members)) {
+                w.left_cgroup = true;
                 kill_tree();
             }
             next_sample = now + o.sample_interval_s;
@@ -367,6 +385,7 @@ void settle_fit(measured_fit& f, int status, const fit_watch& w, const measure_o
         f.error = describe_failure(code, sig, w.timed_out, o.timeout_s, tee.last_line());
         *f.error += oom_error_suffix(f);
     }
+    if (w.left_cgroup) f.error = std::string("killed: ") + left_cgroup_error;
 }
 
 }  // namespace measure_detail

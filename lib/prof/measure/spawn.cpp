@@ -284,6 +284,13 @@ int take_pending_signal() {
 // killed with SIGKILL — the launcher kills every fit, every descendant that came back to it
 // and every process in the run's cgroups, removes those cgroups, reaps, and exits. Each fit
 // also has PR_SET_PDEATHSIG = SIGKILL, so a fit whose launcher is killed dies with it.
+//
+// The launcher is not prof-measure's child but its grandchild: between them sits the warden, a
+// process that only waits for the launcher to end. It is the launcher's parent and a child
+// subreaper too, so when the launcher is killed (with prof-measure or alone, SIGKILL included)
+// every fit's descendant that loses its parent comes back to the warden, which kills and reaps
+// them, empties and removes the cgroups the launcher reported to it, and exits. Nothing but
+// the warden's own death with the other two can leave a fit's process or cgroup behind.
 
 namespace {
 
@@ -416,6 +423,7 @@ struct start_failure {
 
 std::vector<pid_t> g_live;           // fits spawned and not yet waited for
 std::vector<std::string> g_cgroup_roots;
+int g_warden_fd = -1;                // the launcher's end of the pipe to the warden
 
 bool is_live(pid_t p) { return std::find(g_live.begin(), g_live.end(), p) != g_live.end(); }
 
@@ -670,21 +678,41 @@ void launcher_wait(int sock, wire& in) {
     send_msg(sock, op::wait, out.buf, {});
 }
 
-[[noreturn]] void launcher_main(int sock) {
-    // Only the socket and stderr stay open: holding prof-measure's stdout or stdin would keep
-    // a pipe open after prof-measure ends.
-    int null = open("/dev/null", O_RDWR);
+// Only the descriptors in `keep` (moved to 3, 4, ...) and stderr stay open: holding
+// prof-measure's stdout or stdin would keep a pipe open after prof-measure ends. Each kept
+// descriptor is close-on-exec; returns their new numbers.
+std::vector<int> keep_only(std::vector<int> keep) {
+    // Out of the way first (of 0 and 1 too: with stdin closed, a socket can be descriptor 0).
+    for (int& fd : keep) fd = fcntl(fd, F_DUPFD_CLOEXEC, 64);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
         dup2(null, 0);
         dup2(null, 1);
         if (null > 2) close(null);
     }
-    if (sock != 3) {
-        dup2(sock, 3);
-        sock = 3;
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+        int want = 3 + static_cast<int>(i);
+        dup3(keep[i], want, O_CLOEXEC);
+        keep[i] = want;
     }
-    fcntl(sock, F_SETFD, FD_CLOEXEC);
-    close_range(4, ~0U, 0);
+    close_range(3 + static_cast<unsigned>(keep.size()), ~0U, 0);
+    return keep;
+}
+
+// Tells the warden about cgroup directories (length-prefixed, as the wire writes them; a pipe
+// write of at most PIPE_BUF bytes is atomic, and a longer one is never interleaved: the
+// launcher is the only writer).
+void tell_warden(const std::vector<std::string>& dirs) {
+    if (g_warden_fd < 0) return;
+    wire w;
+    w.put_strs(dirs);
+    write_all(g_warden_fd, w.buf.data(), w.buf.size());
+}
+
+[[noreturn]] void launcher_main(int sock, int warden_fd) {
+    std::vector<int> kept = keep_only({sock, warden_fd});
+    sock = kept[0];
+    g_warden_fd = kept[1];
     // Its own process group: a job-control signal or kill of prof-measure's group leaves the
     // launcher alive to clean up after it.
     setpgid(0, 0);
@@ -719,9 +747,12 @@ void launcher_wait(int sock, wire& in) {
                     send_msg(sock, op::reap, out.buf, {});
                     break;
                 }
-                case op::own_cgroup:  // no reply: prof-measure does not wait for it
-                    for (auto& dir : in.strs()) g_cgroup_roots.push_back(std::move(dir));
+                case op::own_cgroup: {  // no reply: prof-measure does not wait for it
+                    std::vector<std::string> dirs = in.strs();
+                    tell_warden(dirs);
+                    for (auto& dir : dirs) g_cgroup_roots.push_back(std::move(dir));
                     break;
+                }
                 default: launcher_shutdown();
             }
         } catch (...) {
@@ -732,10 +763,52 @@ void launcher_wait(int sock, wire& in) {
     }
 }
 
+// The warden: waits for the launcher (its only child) to end, reading the cgroup directories
+// it reports until the pipe closes, then kills and reaps every process that came back to it
+// and empties and removes those directories. After a clean end the launcher has done all of
+// this already and the warden finds nothing; after the launcher was killed it does the
+// launcher's cleanup in its place.
+[[noreturn]] void warden_main(pid_t launcher, int from_launcher) {
+    from_launcher = keep_only({from_launcher})[0];
+    setpgid(0, 0);
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    for (int s : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU}) sigaction(s, &ign, nullptr);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &dfl, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    std::string got;
+    char buf[4096];
+    for (;;) {
+        ssize_t n = ::read(from_launcher, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;  // the launcher is gone (it holds the only write end)
+        got.append(buf, static_cast<std::size_t>(n));
+    }
+    close(from_launcher);
+    wire in;
+    in.buf = std::move(got);
+    while (in.pos < in.buf.size()) {
+        try {
+            for (auto& dir : in.strs()) g_cgroup_roots.push_back(std::move(dir));
+        } catch (const std::exception&) {
+            break;  // a message cut short by the launcher's death: the rest is unknown
+        }
+    }
+    int status;
+    while (waitpid(launcher, &status, 0) < 0 && errno == EINTR) {
+    }
+    launcher_shutdown();  // g_live is empty here: every child that came back is killed
+}
+
 // ---- prof-measure's side ----
 
 struct launcher_handle {
-    pid_t pid = -1;
+    pid_t pid = -1;  // the warden: prof-measure's child, the launcher's parent
     int sock = -1;
     ~launcher_handle() { stop(); }
     void stop() {
@@ -783,7 +856,17 @@ void start_launcher() {
     }
     if (pid == 0) {
         close(sv[0]);
-        launcher_main(sv[1]);
+        int to_warden[2];
+        if (pipe2(to_warden, O_CLOEXEC) != 0) _exit(70);  // prof-measure's first call says the launcher is gone
+        pid_t launcher = fork();
+        if (launcher < 0) _exit(70);
+        if (launcher == 0) {
+            close(to_warden[0]);
+            launcher_main(sv[1], to_warden[1]);
+        }
+        close(sv[1]);
+        close(to_warden[1]);
+        warden_main(launcher, to_warden[0]);
     }
     close(sv[1]);
     g_launcher.pid = pid;
@@ -798,8 +881,6 @@ void launcher_own_cgroups(const std::vector<std::string>& dirs) {
     if (!send_msg(launcher_sock(), op::own_cgroup, req.buf, {}))
         throw error(exit_code::software, "the launcher process that starts the fits is gone");
 }
-
-pid_t launcher_pid() { return g_launcher.pid; }
 
 spawned_child spawn_child(const child_options& opts) {
     if (opts.argv.empty()) throw usage_error("empty command");

@@ -61,16 +61,18 @@ struct spawned_child {
 // with its input), is their parent and child subreaper, and reaps them. When prof-measure
 // ends or is killed (SIGKILL included), the launcher kills every fit, every descendant that
 // came back to it, and every process in the cgroups given to launcher_own_cgroups (directories
-// it then removes), and exits. Each fit also gets PR_SET_PDEATHSIG = SIGKILL. Started on first use
-// when not started explicitly; call it early. Throws unavailable_error when it cannot fork.
+// it then removes), and exits. Each fit also gets PR_SET_PDEATHSIG = SIGKILL. The launcher's
+// parent is the warden, prof-measure's child, a subreaper that does the same cleanup when the
+// launcher is killed (with prof-measure or alone): a fit's descendants then come back to it.
+// Started on first use when not started explicitly; call it early. Throws unavailable_error
+// when it cannot fork.
 void start_launcher();
 // Adds directories whose cgroups the launcher empties and removes when it ends. One message,
 // not waited for: the launcher reads it before any later request and before it can see
 // prof-measure's end, a SIGKILL's included.
 void launcher_own_cgroups(const std::vector<std::string>& dirs);
-// Closes the launcher's socket and waits for it to finish its cleanup and exit.
+// Closes the launcher's socket and waits for it (and the warden) to finish the cleanup and exit.
 void stop_launcher();
-pid_t launcher_pid();  // -1 when not started
 
 // fork + exec (by the launcher) in a new process group, SIGPIPE, the other supervisor signals
 // and the signal mask restored to defaults, the thread cap applied, the cgroups joined.

@@ -378,13 +378,18 @@ void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_me
     while (!r.got && !r.died && !r.timed_out && !r.stop_sig && !r.channel_closed) {
         double now = monotonic_seconds();
         if (now >= next_sample) {
+            std::vector<pid_t> members;
+            if (cg_) for (int p : cg_->members()) members.push_back(p);
             if (gpu.reader) {
-                std::vector<pid_t> members;
-                if (cg_) for (int p : cg_->members()) members.push_back(p);
-                else members = group_members(r.pid);
+                if (!cg_) members = group_members(r.pid);
                 gpu.sample(members);
             }
             pressure.sample();
+            if (cg_ && left_its_cgroup(r.pid, members)) {
+                r.channel_closed = true;  // the worker is killed and the cell fails with this reason
+                r.killed_why = left_cgroup_error;
+                break;
+            }
             if (cg_ && cg_->oom_kills().value_or(0) > r.cg_before.oom_kills.value_or(0)) {
                 // A process of the worker's tree was killed for memory: the cell ends now, the
                 // worker and all it started with it (a pool waiting on the dead child never replies).
@@ -434,6 +439,17 @@ void warm_worker::wait_for_reply(cell_run& r, gpu_peak_tracker& gpu, pressure_me
         if (!r.got && !r.died && r.deadline > 0 && monotonic_seconds() >= r.deadline) {
             r.timed_out = true;
             break;
+        }
+    }
+    // A reply from a worker outside its cgroup (it left before the first sample, or between two)
+    // is no measurement under the limit: checked once per cell, after its wall is taken.
+    if (r.got && cg_) {
+        std::vector<pid_t> members;
+        for (int p : cg_->members()) members.push_back(p);
+        if (left_its_cgroup(r.pid, members)) {
+            r.got = false;
+            r.channel_closed = true;
+            r.killed_why = left_cgroup_error;
         }
     }
 }

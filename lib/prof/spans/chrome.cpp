@@ -4,6 +4,7 @@
 
 #include "prof/spans/chrome_read.hpp"
 #include "prof/core/errors.hpp"
+#include "prof/core/limits.hpp"
 #include "prof/core/parallel.hpp"
 #include "prof/io/byte_source.hpp"
 #include "prof/io/json_in.hpp"

@@ -5,6 +5,7 @@
 #include "prof/spans/chrome_read.hpp"
 
 #include "prof/core/errors.hpp"
+#include "prof/core/limits.hpp"
 #include "prof/core/parallel.hpp"
 #include "prof/io/byte_source.hpp"
 #include "prof/io/json_in.hpp"
@@ -100,6 +101,8 @@ void fill_piece(byte_source& src, stream_piece& p, std::string& carry, std::size
         while (p.size < target) {
             const std::size_t n = src.read(p.buf.data() + p.size, p.capacity() - p.size);
             total += n;
+            if (total > max_document_bytes())  // a trace is one document, even streamed
+                throw error(exit_code::data_err, fmt::format("{}: {}", src.name(), document_too_large_message()));
             if (n == 0) {
                 p.last = true;
                 return;

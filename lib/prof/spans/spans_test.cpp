@@ -144,6 +144,22 @@ TEST_CASE("duckdb: EXPLAIN ANALYZE of DuckDB 1.1.3 and 1.3.2 (latency 0.0) is re
     }
 }
 
+TEST_CASE("duckdb: an operator tree 511 deep (1,024 JSON levels, the bound) is read whole") {
+    // A left-deep plan: each operator an object in its parent's "children" array, 2 levels
+    // each, below the root object; the last one's empty "children" is level 1,024. 511
+    // operators of 0.001 s sum to 0.511 s.
+    std::string text = R"({"latency":1.0,"cumulative_rows_scanned":10,"children":)";
+    for (int k = 0; k < 511; ++k) text += R"([{"operator_name":"UNION","operator_timing":0.001,"children":)";
+    text += "[]";
+    for (int k = 0; k < 511; ++k) text += "}]";
+    text += "}";
+    auto d = read_duckdb_profile(text, "deep.json");
+    CHECK(d.operator_seconds == doctest::Approx(0.511));
+    std::string deeper = text;
+    deeper.replace(deeper.rfind("[]"), 2, "[[]]");  // one level past the bound
+    CHECK_THROWS_WITH(read_duckdb_profile(deeper, "deeper.json"), doctest::Contains("JSON nested deeper than 1024 levels"));
+}
+
 TEST_CASE("duckdb: planner timings all 0.0 are not timed, so the fixed part is unknown, as in standard mode") {
     std::string text = R"({"latency":0.01,"planner":0.0,"all_optimizers":0.0,"physical_planner":0.0,
         "cumulative_rows_scanned":10,"children":[{"operator_name":"SEQ_SCAN","operator_timing":0.005}]})";
