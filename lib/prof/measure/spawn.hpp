@@ -101,6 +101,16 @@ std::vector<pid_t> kill_group_leftovers(pid_t pgid);
 // returns their pids.
 std::vector<pid_t> reap_orphans();
 
+// One process as /proc/PID/stat gives it: its state letter, parent and process group.
+struct proc_stat {
+    pid_t pid;
+    char state;
+    pid_t ppid, pgrp;
+};
+// Every process's state, parent and group, from /proc/*/stat (those that end while it reads are
+// left out).
+std::vector<proc_stat> scan_processes();
+
 // /proc/PID/status fields in bytes ("VmRSS", "VmHWM"); nullopt when unreadable.
 std::optional<std::uint64_t> proc_status_bytes(pid_t pid, const char* field);
 // Writes "5" to /proc/PID/clear_refs: resets the peak RSS (VmHWM) to the current RSS (kernel

@@ -1,6 +1,7 @@
 // What make_plan's steps share inside the plan area: the text and byte helpers, the layouts of
 // a family's slots into each scheduler's units (layout.cpp), and the whole-cell schedule of a
-// family's size classes on a number of nodes (schedule.cpp). Not a public header: plan.hpp is.
+// family's size classes on a number of nodes (schedule.cpp), and the checks of a finished plan
+// (checks.cpp). Not a public header: plan.hpp is.
 #pragma once
 
 #include "prof/plan/plan.hpp"
@@ -134,5 +135,16 @@ std::uint64_t fewest_nodes(std::uint64_t enough, double deadline_s, const Makesp
 
 // The family's slots, waves and makespans (and each size class's) on f.nodes nodes.
 void fill_schedule(family_plan& f, const family_schedule& sc);
+
+// The deadline the makespans are held to: --deadline less --headroom's share (checks.cpp).
+double planned_deadline(const plan_request& rq);
+// "the deadline 10.0 min less 10% headroom (9.0 min)", or the deadline alone without headroom.
+std::string deadline_text(const plan_request& rq);
+// Refuses (65) a plan holding a value the arithmetic could not hold, naming the field.
+void check_finite(const plan_record& p);
+// --strict: no assumed axis, and every deadline met (65 naming the family).
+void check_strict(const plan_record& p, const plan_request& rq);
+// A plan that misses its deadline is no plan (65) unless --allow-missed-deadline.
+void check_deadline(const plan_record& p, const plan_request& rq);
 
 }  // namespace prof::plan_detail

@@ -835,63 +835,6 @@ std::vector<std::string> render_warnings(const plan_record& p, const std::string
     return out;
 }
 
-double parse_share(const std::string& text, std::string_view flag) {
-    const bool percent = !text.empty() && text.back() == '%';
-    double v = parse_double_flag(percent ? std::string_view(text).substr(0, text.size() - 1) : std::string_view(text), flag);
-    if (percent) v /= 100;
-    if (!(v >= 0 && v < 1)) throw usage_error(fmt::format("{}: '{}' is not a share in [0, 1) (10% or 0.1)", flag, text));
-    return v;
-}
-
-std::vector<std::uint64_t> parse_index_list(const std::string& text, std::string_view flag) {
-    std::set<std::uint64_t> out;
-    auto number = [&](std::string_view t) {
-        std::uint64_t v = 0;
-        auto r = std::from_chars(t.data(), t.data() + t.size(), v);
-        if (t.empty() || r.ec != std::errc() || r.ptr != t.data() + t.size())
-            throw usage_error(fmt::format("{}: '{}' is not an index (give indexes as 1,3-5,7)", flag, t));
-        return v;
-    };
-    std::string_view rest = text;
-    while (true) {
-        const auto comma = rest.find(',');
-        std::string_view item = rest.substr(0, comma);
-        const auto dash = item.find('-');
-        const std::uint64_t lo = number(item.substr(0, dash));
-        const std::uint64_t hi = dash == std::string_view::npos ? lo : number(item.substr(dash + 1));
-        if (hi < lo || hi - lo >= k8s_max_indexed_completions)
-            throw usage_error(fmt::format("{}: '{}' is not a range of at most {} indexes", flag, item, k8s_max_indexed_completions));
-        for (std::uint64_t i = lo; i <= hi; ++i) out.insert(i);
-        if (out.size() > k8s_max_indexed_completions)
-            throw usage_error(fmt::format("{}: more than {} indexes", flag, k8s_max_indexed_completions));
-        if (comma == std::string_view::npos) break;
-        rest.remove_prefix(comma + 1);
-    }
-    return {out.begin(), out.end()};
-}
-
-void check_render_options(const std::string& target, const render_options& o) {
-    if (o.retry_indexes && target != "k8s-job")
-        throw usage_error(fmt::format("--retry-indexes renders a retry Job: give it with --target k8s-job, not {}", target));
-    if (o.retry_class && !o.retry_indexes)
-        throw usage_error("--retry-class names the size class whose Job failed: give it with --retry-indexes");
-    if (o.retry_class && *o.retry_class == 0)
-        throw usage_error("--retry-class: size classes count from 1 (the N of prof-FAMILY-cN)");
-    for (const auto& kv : o.node_selector)
-        if (kv.find('=') == std::string::npos || kv.front() == '=')
-            throw usage_error(fmt::format("--k8s-node-selector: expected KEY=VALUE, got '{}'", kv));
-    for (const auto& t : o.tolerations) {
-        const auto colon = t.rfind(':');
-        const std::string effect = colon == std::string::npos ? "" : t.substr(colon + 1);
-        if (colon == 0 || colon == std::string::npos || t.front() == '=' ||
-            (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute"))
-            throw usage_error(fmt::format(
-                "--k8s-toleration: expected KEY[=VALUE]:EFFECT with EFFECT NoSchedule, PreferNoSchedule or NoExecute, "
-                "got '{}'",
-                t));
-    }
-}
-
 std::string render_plan(const plan_record& p, const std::string& target, const render_options& o) {
     if (target == "json") return write_plan(p);
     if (target == "ray") return render_ray(p);
