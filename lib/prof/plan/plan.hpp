@@ -465,6 +465,10 @@ void check_render_options(const std::string& target, const render_options& o);
 
 // Renderings; each one is computed from the plan record alone (and the options).
 std::string write_plan(const plan_record& p);         // one JSON line, no '\n'
+// A plan record read back by its schema (what prof-report draws): each field's type checked,
+// field_error naming its path. The run's limits and slack (max_container_memory_bytes,
+// headroom, ...) are written from the request and not read back: they stay at their defaults.
+plan_record read_plan(simdjson::ondemand::object& obj);
 std::string render_spark(const plan_record& p, const render_options& o = {});  // spark-defaults.conf lines
 std::string render_ray(const plan_record& p);         // a comment line, then one JSON line
 std::string render_k8s(const plan_record& p, const render_options& o = {});    // YAML: container resources

@@ -1,10 +1,13 @@
 // The `plan` record's schemas (the plan, its node, run, families with their layout and basis,
-// and totals) and its writer (see plan.hpp). No prof program reads a plan back: the renderings
-// are computed from the plan_record itself.
+// and totals), its writer and its reader (see plan.hpp). The renderings are computed from the
+// plan_record itself; prof-report reads a plan back to draw it.
 #include "prof/plan/plan_record.hpp"
 #include "prof/profile/profile_record.hpp"
 
+#include <fmt/format.h>
+
 namespace prof {
+namespace od = simdjson::ondemand;
 
 const record_schema<node_shape>& node_shape_schema() {
     using N = node_shape;
@@ -108,6 +111,22 @@ const record_schema<size_class>& size_class_schema() {
     return s;
 }
 
+namespace {
+// A family's size_classes: an array of objects, each read by size_class_schema under
+// "PATH[i]".
+bool read_size_classes(family_plan& f, od::value v, std::string_view path) {
+    f.size_classes.clear();
+    if (od::json_type(v.type()) != od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected an array of size classes", path));
+    for (auto el : v.get_array()) {
+        std::string at = fmt::format("{}[{}]", path, f.size_classes.size());
+        od::object o = require_object(el.value(), at);
+        read_record(size_class_schema(), o, f.size_classes.emplace_back(), at);
+    }
+    return true;
+}
+}  // namespace
+
 const record_schema<axis_basis>& axis_basis_schema() {
     using B = axis_basis;
     static const record_schema<B> s{"plan.families.*.basis", "", false, {
@@ -145,7 +164,7 @@ const record_schema<family_plan>& family_plan_schema() {
         member<&F::makespan_s>("makespan_s"),
         member<&F::makespan_lower_s>("makespan_lower_s"),
         member<&F::meets_deadline>("meets_deadline"),
-        object_array<&F::size_classes, &size_class_schema>("size_classes"),
+        object_array<&F::size_classes, &size_class_schema>("size_classes").reads(read_size_classes),
         member<&F::one_size_slot_gib_hours>("one_size_slot_gib_hours"),
         member<&F::slot_gib_hours>("slot_gib_hours"),
         member<&F::size_class_saving>("size_class_saving"),
@@ -179,7 +198,12 @@ const record_schema<plan_record>& plan_schema() {
         nested<&P::provenance, &provenance_schema>("provenance"),
         nested<&P::node, &node_shape_schema>("node"),
         nested<&P::run, &plan_run_schema>("run"),
-        object_map<&P::families, &family_plan_schema>("families"),
+        object_map<&P::families, &family_plan_schema>("families").reads([](P& p, od::value v, std::string_view path) {
+            read_object_map(v, path, family_plan_schema(), [&](std::string name, family_plan f) {
+                p.families[std::move(name)] = std::move(f);
+            });
+            return true;
+        }),
         nested<&P::totals, &plan_totals_schema>("totals"),
         member<&P::warnings>("warnings"),
     }};
@@ -187,5 +211,7 @@ const record_schema<plan_record>& plan_schema() {
 }
 
 std::string write_plan(const plan_record& p) { return write_record(plan_schema(), p); }
+
+plan_record read_plan(od::object& obj) { return read_record(plan_schema(), obj); }
 
 }  // namespace prof

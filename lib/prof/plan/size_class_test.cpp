@@ -225,3 +225,24 @@ TEST_CASE("size classes as k8s Jobs: each pays its own cold starts, takes its sh
     o.retry_indexes = std::vector<std::uint64_t>{1};  // class 2's Job has one index
     CHECK_THROWS_AS(prof::render_k8s_job(plan, o), prof::usage_error);
 }
+
+TEST_CASE("a plan with size classes read back by its schema writes the same bytes") {
+    auto p = curved_memory();
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    auto plan = prof::make_plan(&p, rq);
+    REQUIRE(plan.families.at("statistical").size_classes.size() > 1);
+    const std::string text = prof::write_plan(plan);
+    prof::plan_record back;
+    prof::parse_object_text(text, [&](simdjson::ondemand::object& o) { back = prof::read_plan(o); });
+    CHECK(back.run.slack.headroom != plan.run.slack.headroom);  // written from the request, not read back
+    back.run.limits = plan.run.limits;
+    back.run.slack = plan.run.slack;
+    CHECK(prof::write_plan(back) == text);
+    // A field of the wrong type is named with its path.
+    std::string bad = text;
+    bad.replace(bad.find("\"makespan_lower_s\":"), 19, "\"makespan_lower_s\":\"x\",\"ignored\":");
+    CHECK_THROWS_WITH(prof::parse_object_text(bad, [](simdjson::ondemand::object& o) { prof::read_plan(o); }),
+                      doctest::Contains("makespan_lower_s"));
+}

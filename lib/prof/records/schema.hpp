@@ -224,7 +224,9 @@ std::vector<std::string> read_string_array(simdjson::ondemand::value v, std::str
 // The member's value read by the reader its C++ type calls for: std::string require_string,
 // optional<string> read_string, optional<uint64_t> read_count, uint64_t read_count or 0,
 // optional<int64_t> read_int, optional<double> read_number, optional<bool> read_bool,
-// vector<string> read_string_array, optional<json_value> read_json_value (null = absent).
+// vector<string> read_string_array, optional<json_value> read_json_value (null = absent), double
+// finite_number and bool read_bool (null refused: a field documented as always a number or a
+// boolean).
 template <auto M>
 bool read_member(owner_t<M>& t, simdjson::ondemand::value v, std::string_view path) {
     using V = member_t<M>;
@@ -235,7 +237,12 @@ bool read_member(owner_t<M>& t, simdjson::ondemand::value v, std::string_view pa
     else if constexpr (std::is_same_v<V, std::optional<std::int64_t>>) t.*M = read_int(v, path);
     else if constexpr (std::is_same_v<V, std::optional<double>>) t.*M = read_number(v, path);
     else if constexpr (std::is_same_v<V, std::optional<bool>>) t.*M = read_bool(v, path);
-    else if constexpr (std::is_same_v<V, std::vector<std::string>>) t.*M = read_string_array(v, path);
+    else if constexpr (std::is_same_v<V, double>) t.*M = finite_number(v, path);
+    else if constexpr (std::is_same_v<V, bool>) {
+        std::optional<bool> b = read_bool(v, path);
+        if (!b) throw field_error(std::string("field '") + std::string(path) + "': expected a boolean, found null");
+        t.*M = *b;
+    } else if constexpr (std::is_same_v<V, std::vector<std::string>>) t.*M = read_string_array(v, path);
     else if constexpr (std::is_same_v<V, std::optional<json_value>>) {
         json_value x = read_json_value(v);
         if (x.t != json_value::type::null) t.*M = std::move(x);
@@ -270,7 +277,7 @@ inline constexpr bool has_member_reader =
     std::is_same_v<V, std::optional<std::uint64_t>> || std::is_same_v<V, std::uint64_t> ||
     std::is_same_v<V, std::optional<std::int64_t>> || std::is_same_v<V, std::optional<double>> ||
     std::is_same_v<V, std::optional<bool>> || std::is_same_v<V, std::vector<std::string>> ||
-    std::is_same_v<V, std::optional<json_value>>;
+    std::is_same_v<V, std::optional<json_value>> || std::is_same_v<V, double> || std::is_same_v<V, bool>;
 
 template <class V>
 constexpr json_kind json_kind_of() {

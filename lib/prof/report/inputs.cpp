@@ -1,10 +1,9 @@
-// prof-report's input: records of every kind it draws, dispatched on their kind, and the typed
-// views of the plan and diff records (field by field, each refused with its path when its type
-// is wrong, so a page never shows a number the record did not hold).
+// prof-report's input: records of every kind it draws, dispatched on their kind and read by their
+// own readers, and the typed views of the diff and sample records (field by field, each refused
+// with its path when its type is wrong, so a page never shows a number the record did not hold).
 #include "prof/report/inputs.hpp"
 
 #include "prof/core/errors.hpp"
-#include "prof/profile/profile_record.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -105,98 +104,6 @@ private:
     std::string path_;
 };
 
-profile_provenance read_provenance_value(const json_value& v, const std::string& path) {
-    if (!v.is_object()) throw field_error(fmt::format("field '{}': expected an object", path));
-    profile_provenance pv;
-    parse_object_text(v.dump(), [&](simdjson::ondemand::object& o) { read_record(provenance_schema(), o, pv, path); });
-    return pv;
-}
-
-plan_layout read_layout(const fields& f) {
-    plan_layout l;
-    l.unit = f.string("unit");
-    l.slots_per_unit = f.count("slots_per_unit");
-    l.units_per_node = f.count("units_per_node");
-    l.unit_cores = f.count("unit_cores");
-    l.unit_memory_bytes = f.count("unit_memory_bytes");
-    l.reserved_units = f.count("reserved_units");
-    l.limited_by = f.string("limited_by");
-    return l;
-}
-
-plan_size_class read_size_class(const fields& f) {
-    plan_size_class c;
-    c.n_obs_min = f.count_or_null("n_obs_min");
-    c.n_obs_max = f.count_or_null("n_obs_max");
-    c.first_cell = f.count("first_cell");
-    c.cells = f.count("cells");
-    c.slot_cores = f.count("slot_cores");
-    c.slot_rss_bytes = f.count("slot_rss_bytes");
-    c.slots_per_node = f.count("slots_per_node");
-    c.layout = read_layout(f.object("layout"));
-    c.work_s = f.number("work_s");
-    c.longest_cell_s = f.number("longest_cell_s");
-    c.slots = f.count("slots");
-    c.waves = f.count("waves");
-    c.makespan_s = f.number("makespan_s");
-    return c;
-}
-
-// Slots, layout and work of a planned family.
-void read_family_sizes(const fields& f, plan_family& p) {
-    p.models = f.strings("models");
-    p.slot_cores = f.count("slot_cores");
-    p.slot_rss_bytes = f.count("slot_rss_bytes");
-    p.slot_gpu_bytes = f.count_or_null("slot_gpu_bytes");
-    p.slots_per_node = f.count("slots_per_node");
-    p.layout = read_layout(f.object("layout"));
-    p.cells = f.count("cells");
-    p.work_s = f.number("work_s");
-    p.longest_cell_s = f.number("longest_cell_s");
-    p.longest_cell_model = f.string("longest_cell_model");
-    p.longest_cell_n_obs = f.count_or_null("longest_cell_n_obs");
-    p.wall_estimator = f.string("wall_estimator");
-    p.oom_floor_bytes = f.count_or_null("oom_floor_bytes");
-}
-
-plan_family read_plan_family(const fields& f, std::string name) {
-    plan_family p;
-    p.family = std::move(name);
-    read_family_sizes(f, p);
-    p.nodes = f.count("nodes");
-    p.slots = f.count("slots");
-    p.waves = f.count("waves");
-    p.makespan_s = f.number("makespan_s");
-    p.makespan_lower_s = f.number("makespan_lower_s");
-    p.meets_deadline = f.boolean_or_null("meets_deadline");
-    std::size_t i = 0;
-    for (const auto& c : f.array("size_classes").arr)
-        p.size_classes.push_back(read_size_class(fields(c, fmt::format("{}[{}]", f.at_path("size_classes"), i++))));
-    p.size_class_saving = f.number("size_class_saving");
-    fields b = f.object("basis");
-    p.basis_cores = b.string("cores");
-    p.basis_memory = b.string("memory");
-    p.basis_gpu = b.string("gpu");
-    p.basis_wall = b.string("wall");
-    p.n_ok = f.count("n_ok");
-    p.failure_share = f.number("failure_share");
-    p.low_confidence = f.boolean_or_null("low_confidence").value_or(false);
-    p.warnings = f.strings("warnings");
-    return p;
-}
-
-void read_plan_run(const fields& r, plan_view& p) {
-    p.series = r.count("series");
-    p.models = r.strings("models");
-    p.length_source = r.string("length_source");
-    p.max_n_obs = r.count_or_null("max_n_obs");
-    p.deadline_s = r.number_or_null("deadline_s");
-    p.nodes_given = r.count_or_null("nodes");
-    p.layout = r.string("layout");
-    p.headroom = r.number("headroom");
-    p.planned_deadline_s = r.number_or_null("planned_deadline_s");
-}
-
 // The axes' order in prof-records(5) (DIFF): a model's, then a family's; others after them.
 std::size_t axis_rank(const std::string& axis) {
     static const char* order[] = {"median_wall_s", "curve_wall_s_per_series", "median_cpu_s", "max_process_rss_bytes",
@@ -248,30 +155,6 @@ sample_view read_sample_view(const json_value& v, std::string where) {
     return s;
 }
 
-plan_view read_plan_view(const json_value& v) {
-    fields f(v, "");
-    plan_view p;
-    p.provenance = read_provenance_value(f.get("provenance"), "provenance");
-    fields n = f.object("node");
-    p.node_cores = n.count("cores");
-    p.node_memory_bytes = n.count("memory_bytes");
-    p.node_gpus = n.count("gpus");
-    p.node_gpu_memory_bytes = n.count_or_null("gpu_memory_bytes");
-    read_plan_run(f.object("run"), p);
-    fields fams = f.object("families");
-    for (const auto& [name, fam] : fams.value().obj) p.families.push_back(read_plan_family(fields(fam, fams.at_path(name)), name));
-    fields t = f.object("totals");
-    p.total_cells = t.count("cells");
-    p.total_work_s = t.number("work_s");
-    p.total_nodes = t.count("nodes");
-    p.total_longest_cell_s = t.number("longest_cell_s");
-    p.total_makespan_s = t.number("makespan_s");
-    p.total_makespan_lower_s = t.number("makespan_lower_s");
-    p.total_meets_deadline = t.boolean_or_null("meets_deadline");
-    p.warnings = f.strings("warnings");
-    return p;
-}
-
 diff_view read_diff_view(const json_value& v) {
     fields f(v, "");
     diff_view d;
@@ -295,30 +178,31 @@ diff_view read_diff_view(const json_value& v) {
 }
 
 void add_record(report_inputs& in, simdjson::ondemand::object& obj, const record_place& at) {
-    std::string_view raw = obj.raw_json();
-    json_value v = parse_json_text(raw);
     std::string where = fmt::format("{}:{}", at.source, at.line);
-    const json_value* kind = v.is_object() ? v.find("kind") : nullptr;
-    if (!kind || kind->t != json_value::type::string) throw field_error("field 'kind': missing (prof-report reads profile, plan, diff, fit and sample records)");
-    const std::string& k = kind->s;
+    // The kind first, then the object again from its start, read once by its kind's reader.
+    json_value kind;
+    {
+        simdjson::ondemand::value v;
+        if (obj.find_field_unordered("kind").get(v) == simdjson::SUCCESS) kind = read_json_value(v);
+    }
+    if (kind.t != json_value::type::string)
+        throw field_error("field 'kind': missing (prof-report reads profile, plan, diff, fit and sample records)");
+    const std::string& k = kind.s;
+    obj.reset();
     if (k == "profile") {
-        compute_profile p;
-        parse_object_text(raw, [&](simdjson::ondemand::object& o) { p = read_profile(o); });
-        in.profiles.push_back({where, std::move(p)});
+        in.profiles.push_back({where, read_profile(obj)});
     } else if (k == "fit") {
-        measured_fit f;
-        parse_object_text(raw, [&](simdjson::ondemand::object& o) { f = read_fit(o); });
-        in.fits.push_back({where, std::move(f)});
-    } else if (k == "sample") {
-        auto s = read_sample_view(v, where);
-        if (!in.sample) in.sample = std::move(s);
+        in.fits.push_back({where, read_fit(obj)});
     } else if (k == "plan") {
-        in.plans.push_back({where, read_plan_view(v)});
+        in.plans.push_back({where, read_plan(obj)});
+    } else if (k == "sample") {
+        auto s = read_sample_view(parse_json_text(std::string_view(obj.raw_json())), where);
+        if (!in.sample) in.sample = std::move(s);
     } else if (k == "diff") {
-        in.diffs.push_back({where, read_diff_view(v)});
+        in.diffs.push_back({where, read_diff_view(parse_json_text(std::string_view(obj.raw_json())))});
     } else {
         throw field_error(fmt::format("field 'kind': a {} record is not drawn (prof-report reads profile, plan, diff, fit "
-                                      "and sample records)", shown_value(kind->dump())));
+                                      "and sample records)", shown_value(kind.dump())));
     }
 }
 

@@ -39,11 +39,11 @@ std::vector<memory_point> measured_memory(const std::vector<std::string>& models
                                           const report_inputs& in);
 
 // The profile a plan was made from: the one with the plan's provenance, else the only one.
-const compute_profile* profile_of(const plan_view& plan, const report_inputs& in);
+const compute_profile* profile_of(const plan_record& plan, const report_inputs& in);
 
 // Sections.
 std::string profile_section(const placed<compute_profile>& p, std::size_t index, const report_inputs& in);
-std::string plan_section(const placed<plan_view>& p, std::size_t index, const report_inputs& in);
+std::string plan_section(const placed<plan_record>& p, std::size_t index, const report_inputs& in);
 std::string diff_section(const placed<diff_view>& d, std::size_t index);
 // The models of the fits when the input held fit records but no profile.
 std::string fits_only_section(const report_inputs& in);

@@ -77,7 +77,7 @@ std::vector<memory_point> measured_memory(const std::vector<std::string>& models
     return out;
 }
 
-const compute_profile* profile_of(const plan_view& plan, const report_inputs& in) {
+const compute_profile* profile_of(const plan_record& plan, const report_inputs& in) {
     std::string want;
     {
         json_writer w;

@@ -13,10 +13,16 @@ namespace {
 
 constexpr int sched_w = 860, sched_l = 150, sched_r = 740, lane = 34;
 
+// The share of the deadline held back as headroom: 1 - planned_deadline_s / deadline_s (the
+// plan writes both; headroom itself is written from the request and not read back).
+double headroom_share(const plan_run& r) {
+    return r.deadline_s && r.planned_deadline_s && *r.deadline_s > 0 ? 1 - *r.planned_deadline_s / *r.deadline_s : 0;
+}
+
 // The families one after another on the plan's nodes (prof-records(5), PLAN: totals), each bar
 // dark up to its makespan_lower_s and light up to its makespan_s, cut at its size classes.
-std::string schedule_figure(const plan_view& p) {
-    double end = std::max({p.total_makespan_s, p.deadline_s.value_or(0), 1e-9});
+std::string schedule_figure(const plan_record& p) {
+    double end = std::max({p.totals.makespan_s, p.run.deadline_s.value_or(0), 1e-9});
     scale x = zero_based(end, sched_l, sched_r);
     int rows = int(p.families.size()) + 1;
     int h = 40 + lane * rows + 34;
@@ -29,14 +35,14 @@ std::string schedule_figure(const plan_view& p) {
         g.line(x.at(v), 20, x.at(v), bottom, "grid");
     }
     double start = 0, y = 26;
-    for (const auto& f : p.families) {
-        g.text(sched_l - 8, y + 14, f.family, "yl");
+    for (const auto& [name, f] : p.families) {
+        g.text(sched_l - 8, y + 14, name, "yl");
         g.text(sched_l - 8, y + 26, fmt::format("{} node(s) × {} slots", f.nodes, f.slots_per_node), "yl");
         double x0 = x.at(start);
         g.rect(x0, y + 4, x.at(start + f.makespan_s) - x0, lane - 10, "schedup",
-               fmt::format("{}: at most {} ({} waves on {} slots)", f.family, human_seconds(f.makespan_s), f.waves, f.slots));
+               fmt::format("{}: at most {} ({} waves on {} slots)", name, human_seconds(f.makespan_s), f.waves, f.slots));
         g.rect(x0, y + 4, x.at(start + f.makespan_lower_s) - x0, lane - 10, "sched",
-               fmt::format("{}: at least {} (work / slots, or the longest cell)", f.family, human_seconds(f.makespan_lower_s)));
+               fmt::format("{}: at least {} (work / slots, or the longest cell)", name, human_seconds(f.makespan_lower_s)));
         double c = start;
         for (std::size_t i = 0; i + 1 < f.size_classes.size(); ++i) {
             c += f.size_classes[i].makespan_s;
@@ -47,18 +53,18 @@ std::string schedule_figure(const plan_view& p) {
         y += lane;
     }
     g.text(sched_l - 8, y + 18, "run", "yl");
-    g.rect(x.at(0), y + 4, x.at(p.total_makespan_s) - x.at(0), lane - 10, "schedup",
-           "the run: at most " + human_seconds(p.total_makespan_s));
-    g.rect(x.at(0), y + 4, x.at(p.total_makespan_lower_s) - x.at(0), lane - 10, "sched",
-           "the run: at least " + human_seconds(p.total_makespan_lower_s));
-    g.text(x.at(p.total_makespan_s) + 4, y + 19, "≤ " + human_seconds(p.total_makespan_s));
-    if (p.planned_deadline_s) {
-        g.line(x.at(*p.planned_deadline_s), 14, x.at(*p.planned_deadline_s), bottom, "pdl");
-        g.text(x.at(*p.planned_deadline_s) - 3, 12, "planned " + seconds_label(*p.planned_deadline_s), "r");
+    g.rect(x.at(0), y + 4, x.at(p.totals.makespan_s) - x.at(0), lane - 10, "schedup",
+           "the run: at most " + human_seconds(p.totals.makespan_s));
+    g.rect(x.at(0), y + 4, x.at(p.totals.makespan_lower_s) - x.at(0), lane - 10, "sched",
+           "the run: at least " + human_seconds(p.totals.makespan_lower_s));
+    g.text(x.at(p.totals.makespan_s) + 4, y + 19, "≤ " + human_seconds(p.totals.makespan_s));
+    if (p.run.planned_deadline_s) {
+        g.line(x.at(*p.run.planned_deadline_s), 14, x.at(*p.run.planned_deadline_s), bottom, "pdl");
+        g.text(x.at(*p.run.planned_deadline_s) - 3, 12, "planned " + seconds_label(*p.run.planned_deadline_s), "r");
     }
-    if (p.deadline_s) {
-        g.line(x.at(*p.deadline_s), 14, x.at(*p.deadline_s), bottom, "dl");
-        g.text(x.at(*p.deadline_s) + 3, 12, "deadline " + seconds_label(*p.deadline_s));
+    if (p.run.deadline_s) {
+        g.line(x.at(*p.run.deadline_s), 14, x.at(*p.run.deadline_s), bottom, "dl");
+        g.text(x.at(*p.run.deadline_s) + 3, 12, "deadline " + seconds_label(*p.run.deadline_s));
     }
     g.x_axis(x, at, labels, bottom);
     g.text((sched_l + sched_r) / 2.0, bottom + 30, "seconds from the start of the run", "m");
@@ -66,13 +72,13 @@ std::string schedule_figure(const plan_view& p) {
 }
 
 // One node's cores and memory, filled by the layout's units (each split into its slots).
-void node_rows(svg& g, const plan_view& p, const plan_layout& l, double y, const std::string& label) {
+void node_rows(svg& g, const plan_record& p, const family_layout& l, double y, const std::string& label) {
     constexpr double x0 = 150, width = 560;
     g.text(x0 - 8, y + 13, label, "yl");
-    g.rect(x0, y, width, 18, "idle", fmt::format("node: {} cores", p.node_cores));
-    g.rect(x0, y + 22, width, 18, "idle", "node: " + human_bytes(double(p.node_memory_bytes)));
-    double cw = width / double(std::max<std::uint64_t>(p.node_cores, 1));
-    double mw = width / double(std::max<std::uint64_t>(p.node_memory_bytes, 1));
+    g.rect(x0, y, width, 18, "idle", fmt::format("node: {} cores", p.node.cores));
+    g.rect(x0, y + 22, width, 18, "idle", "node: " + human_bytes(double(p.node.memory_bytes)));
+    double cw = width / double(std::max<std::uint64_t>(p.node.cores, 1));
+    double mw = width / double(std::max<std::uint64_t>(p.node.memory_bytes, 1));
     // Memory: the units side by side (one block when each would be too narrow to see).
     double unit_w = double(l.unit_memory_bytes) * mw;
     if (unit_w >= 6) {
@@ -88,15 +94,15 @@ void node_rows(svg& g, const plan_view& p, const plan_layout& l, double y, const
         g.rect(cx, y, w, 18, "unit", fmt::format("{} {}: {} cores, {} slot(s)", l.unit, u + 1, l.unit_cores, l.slots_per_unit));
         for (std::uint64_t s = 1; s < l.slots_per_unit; ++s) g.line(cx + w * double(s) / double(l.slots_per_unit), y + 2, cx + w * double(s) / double(l.slots_per_unit), y + 16, "slotdiv");
     }
-    g.text(x0 + width + 6, y + 13, fmt::format("{} of {} cores", l.units_per_node * l.unit_cores, p.node_cores));
+    g.text(x0 + width + 6, y + 13, fmt::format("{} of {} cores", l.units_per_node * l.unit_cores, p.node.cores));
     g.text(x0 + width + 6, y + 35, fmt::format("{} of {}", human_bytes(double(l.units_per_node * l.unit_memory_bytes)),
-                                               human_bytes(double(p.node_memory_bytes))));
+                                               human_bytes(double(p.node.memory_bytes))));
 }
 
-std::string node_figure(const plan_view& p, const plan_family& f) {
+std::string node_figure(const plan_record& p, const std::string& name, const family_plan& f) {
     bool classes = f.size_classes.size() > 1;
     int rows = 1 + (classes ? int(f.size_classes.size()) : 0);
-    svg g(sched_w, 10 + 52 * rows, "slots per node of family " + f.family);
+    svg g(sched_w, 10 + 52 * rows, "slots per node of family " + name);
     node_rows(g, p, f.layout, 6, "one size");
     for (std::size_t i = 0; classes && i < f.size_classes.size(); ++i)
         node_rows(g, p, f.size_classes[i].layout, 6 + 52 * double(i + 1), fmt::format("class {}", i + 1));
@@ -105,7 +111,7 @@ std::string node_figure(const plan_view& p, const plan_family& f) {
 
 // The family's size classes (their slot memory over their length ranges) over the measured
 // memory of its models, with the one-size slot.
-std::string classes_figure(const plan_family& f, const std::vector<memory_point>& pts) {
+std::string classes_figure(const std::string& name, const family_plan& f, const std::vector<memory_point>& pts) {
     double lo = INFINITY, hi = 0, top = double(f.slot_rss_bytes);
     for (const auto& c : f.size_classes) {
         if (!c.n_obs_min || !c.n_obs_max) return {};
@@ -122,7 +128,7 @@ std::string classes_figure(const plan_family& f, const std::vector<memory_point>
     constexpr double l = 80, r = 744, t = 16, b = 196;
     scale x = length_scale(lo, hi, l + 8, r - 8);
     scale y{0, byte_axis_top(top), b, t, false};
-    svg g(sched_w, 236, "size classes of family " + f.family + " against measured memory");
+    svg g(sched_w, 236, "size classes of family " + name + " against measured memory");
     std::vector<std::string> labels;
     auto at = byte_ticks(y.hi);
     for (double v : at) labels.push_back(bytes_label(v));
@@ -149,7 +155,7 @@ std::string classes_figure(const plan_family& f, const std::vector<memory_point>
     return g.finish();
 }
 
-std::string family_table(const plan_family& f) {
+std::string family_table(const family_plan& f) {
     std::string o = "<table>\n<tr><th>class</th><th>n_obs</th><th>cells</th><th>slot memory</th><th>slot cores</th>"
                     "<th>slots / node</th><th>slots</th><th>waves</th><th>work</th><th>longest cell</th><th>makespan ≤</th></tr>\n";
     auto range = [](const std::optional<std::uint64_t>& a, const std::optional<std::uint64_t>& b) {
@@ -170,8 +176,8 @@ std::string family_table(const plan_family& f) {
     return o;
 }
 
-std::string family_block(const plan_view& p, const plan_family& f, const report_inputs& in) {
-    std::string o = fmt::format("<h3>{} <small>({})</small></h3>\n", esc(f.family), esc(joined(f.models)));
+std::string family_block(const plan_record& p, const std::string& name, const family_plan& f, const report_inputs& in) {
+    std::string o = fmt::format("<h3>{} <small>({})</small></h3>\n", esc(name), esc(joined(f.models)));
     o += fmt::format("<p>{} node(s), {} slot(s) per node ({} {}s of {} and {} core(s), {} slot(s) each; limited by {}), "
                      "{} slots, {} waves; makespan between {} and {}{}. Basis: cores {}, memory {}, GPU {}, wall {} "
                      "(priced by {}); {} ok fits, {:.1f}% failed{}.</p>\n",
@@ -179,7 +185,7 @@ std::string family_block(const plan_view& p, const plan_family& f, const report_
                      f.layout.unit_cores, f.layout.slots_per_unit, esc(f.layout.limited_by), f.slots, f.waves,
                      html_seconds(f.makespan_lower_s), html_seconds(f.makespan_s),
                      f.meets_deadline ? (*f.meets_deadline ? ", within the planned deadline" : ", <span class=\"bad\">past the planned deadline</span>") : "",
-                     basis_badge(f.basis_cores), basis_badge(f.basis_memory), basis_badge(f.basis_gpu), basis_badge(f.basis_wall),
+                     basis_badge(f.basis.cores), basis_badge(f.basis.memory), basis_badge(f.basis.gpu), basis_badge(f.basis.wall),
                      esc(f.wall_estimator), f.n_ok, f.failure_share * 100, f.low_confidence ? " — <span class=\"bad\">low confidence</span>" : "");
     if (!f.warnings.empty()) {
         o += "<ul class=\"warnings\">\n";
@@ -187,10 +193,10 @@ std::string family_block(const plan_view& p, const plan_family& f, const report_
         o += "</ul>\n";
     }
     o += family_table(f);
-    o += "<figure>\n" + node_figure(p, f) +
+    o += "<figure>\n" + node_figure(p, name, f) +
          "<figcaption class=\"legend\">One node: <span class=\"sw sw-sched\"></span>cores per unit (dotted: its slots) "
          "<span class=\"sw sw-mem\"></span>memory per unit; grey: left free.</figcaption>\n</figure>\n";
-    std::string classes = classes_figure(f, measured_memory(f.models, profile_of(p, in), in));
+    std::string classes = classes_figure(name, f, measured_memory(f.models, profile_of(p, in), in));
     if (!classes.empty())
         o += "<figure>\n" + classes +
              "<figcaption class=\"legend\"><span class=\"sw sw-slot\"></span>each size class's slot memory over its lengths "
@@ -199,29 +205,29 @@ std::string family_block(const plan_view& p, const plan_family& f, const report_
     return o;
 }
 
-std::string plan_summary(const plan_view& p) {
-    std::string deadline = p.deadline_s ? fmt::format("deadline {} (planned: {}, {:.0f}% headroom)", html_seconds(p.deadline_s),
-                                                      html_seconds(p.planned_deadline_s), p.headroom * 100)
-                                        : fmt::format("{} node(s) given, no deadline", html_count(p.nodes_given));
+std::string plan_summary(const plan_record& p) {
+    std::string deadline = p.run.deadline_s ? fmt::format("deadline {} (planned: {}, {:.0f}% headroom)", html_seconds(p.run.deadline_s),
+                                                      html_seconds(p.run.planned_deadline_s), headroom_share(p.run) * 100)
+                                        : fmt::format("{} node(s) given, no deadline", html_count(p.run.nodes));
     std::string verdict;
-    if (p.total_meets_deadline)
-        verdict = *p.total_meets_deadline ? "<p class=\"verdict v-pass\">Meets the planned deadline</p>\n"
+    if (p.totals.meets_deadline)
+        verdict = *p.totals.meets_deadline ? "<p class=\"verdict v-pass\">Meets the planned deadline</p>\n"
                                           : "<p class=\"verdict v-fail\">Misses the planned deadline</p>\n";
     return verdict +
            fmt::format("<p>{} series × {} model(s) ({}), {} cells on <b>{} node(s)</b> of {} cores and {}{}; layout {}; lengths "
                        "from {}{}. Makespan between <b>{}</b> and <b>{}</b>; {}. Work {}, longest cell {}.</p>\n",
-                       p.series, p.models.size(), esc(joined(p.models)), p.total_cells, p.total_nodes, p.node_cores,
-                       html_bytes(p.node_memory_bytes),
-                       p.node_gpus ? fmt::format(" and {} GPU(s) of {}", p.node_gpus, html_bytes(p.node_gpu_memory_bytes)) : "",
-                       esc(p.layout), esc(p.length_source), p.max_n_obs ? fmt::format(" (longest {})", *p.max_n_obs) : "",
-                       html_seconds(p.total_makespan_lower_s), html_seconds(p.total_makespan_s), deadline,
-                       html_seconds(p.total_work_s), html_seconds(p.total_longest_cell_s));
+                       p.run.series, p.run.models.size(), esc(joined(p.run.models)), p.totals.cells, p.totals.nodes, p.node.cores,
+                       html_bytes(p.node.memory_bytes),
+                       p.node.gpus ? fmt::format(" and {} GPU(s) of {}", p.node.gpus, html_bytes(p.node.gpu_memory_bytes)) : "",
+                       esc(p.run.layout), esc(p.run.length_source), p.run.max_n_obs ? fmt::format(" (longest {})", *p.run.max_n_obs) : "",
+                       html_seconds(p.totals.makespan_lower_s), html_seconds(p.totals.makespan_s), deadline,
+                       html_seconds(p.totals.work_s), html_seconds(p.totals.longest_cell_s));
 }
 
 }  // namespace
 
-std::string plan_section(const placed<plan_view>& pp, std::size_t index, const report_inputs& in) {
-    const plan_view& p = pp.record;
+std::string plan_section(const placed<plan_record>& pp, std::size_t index, const report_inputs& in) {
+    const plan_record& p = pp.record;
     std::string o = fmt::format("<section id=\"plan-{}\">\n<h2>Plan {} <small>({}, {})</small></h2>\n", index, index,
                                 esc(pp.where), basis_badge(p.provenance.basis));
     o += plan_summary(p);
@@ -234,9 +240,9 @@ std::string plan_section(const placed<plan_view>& pp, std::size_t index, const r
          "<figcaption class=\"legend\"><span class=\"sw sw-sched\"></span>at least (work / slots, or the longest cell) "
          "<span class=\"sw\" style=\"background:#a3d6d7\"></span>at most (whole cells handed to free slots); white cuts: "
          "size classes, run one after another" +
-         std::string(p.deadline_s ? " <span class=\"sw sw-dl\"></span>deadline (dashed: planned, after headroom)" : "") +
+         std::string(p.run.deadline_s ? " <span class=\"sw sw-dl\"></span>deadline (dashed: planned, after headroom)" : "") +
          "</figcaption>\n</figure>\n";
-    for (const auto& f : p.families) o += family_block(p, f, in);
+    for (const auto& [name, f] : p.families) o += family_block(p, name, f, in);
     return o + "</section>\n";
 }
 

@@ -90,17 +90,17 @@ TEST_CASE("a plan record is read field by field: its families, size classes and 
     report_inputs in;
     add_line(in, plan_line());
     REQUIRE(in.plans.size() == 1);
-    const plan_view& p = in.plans[0].record;
+    const prof::plan_record& p = in.plans[0].record;
     CHECK(in.plans[0].where == "t.jsonl:1");
-    CHECK(p.node_cores == 16);
-    CHECK(p.deadline_s == 60);
-    CHECK(p.planned_deadline_s == 54);
+    CHECK(p.node.cores == 16);
+    CHECK(p.run.deadline_s == 60);
+    CHECK(p.run.planned_deadline_s == 54);
     REQUIRE(p.families.size() == 1);
-    CHECK(p.families[0].family == "f");
-    REQUIRE(p.families[0].size_classes.size() == 2);
-    CHECK(p.families[0].size_classes[1].n_obs_min == 101u);
-    CHECK(p.families[0].size_classes[1].makespan_s == 12.5);
-    CHECK(p.total_makespan_lower_s == 25);
+    CHECK(p.families.begin()->first == "f");
+    REQUIRE(p.families.at("f").size_classes.size() == 2);
+    CHECK(p.families.at("f").size_classes[1].n_obs_min == 101u);
+    CHECK(p.families.at("f").size_classes[1].makespan_s == 12.5);
+    CHECK(p.totals.makespan_lower_s == 25);
 }
 
 TEST_CASE("a plan field of the wrong type is refused with its path") {
