@@ -78,9 +78,10 @@ void append_line_locked(const std::string& path, std::string_view line) {
     if (!ok) throw cant_create_error(fmt::format("cannot append to '{}': {}", path, std::strerror(err)));
 }
 
-std::string read_file(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+namespace {
+// Everything left to read on `fd`, which it closes (also when a read fails: io_error
+// "cannot read 'SHOWN': ...").
+std::string read_and_close(int fd, const std::string& shown) {
     std::string out;
     char buf[65536];
     for (;;) {
@@ -90,12 +91,19 @@ std::string read_file(const std::string& path) {
             if (errno == EINTR) continue;
             int err = errno;
             ::close(fd);
-            throw io_error(fmt::format("cannot read '{}': {}", path, std::strerror(err)));
+            throw io_error(fmt::format("cannot read '{}': {}", shown, std::strerror(err)));
         }
         out.append(buf, static_cast<std::size_t>(r));
     }
     ::close(fd);
     return out;
+}
+}  // namespace
+
+std::string read_file(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw no_input_error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+    return read_and_close(fd, path);
 }
 
 std::string checked_inside(const std::string& root, const std::string& path, std::string_view what) {
@@ -232,21 +240,7 @@ int rooted_dir::open_regular(std::string_view name, std::string& refused) const 
 std::optional<std::string> rooted_dir::read_regular(std::string_view name, std::string& refused) const {
     int fd = open_regular(name, refused);
     if (fd < 0) return std::nullopt;
-    std::string out;
-    char buf[65536];
-    for (;;) {
-        ssize_t r = ::read(fd, buf, sizeof buf);
-        if (r == 0) break;
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            int err = errno;
-            ::close(fd);
-            throw io_error(fmt::format("cannot read '{}': {}", path_of(name), std::strerror(err)));
-        }
-        out.append(buf, static_cast<std::size_t>(r));
-    }
-    ::close(fd);
-    return out;
+    return read_and_close(fd, path_of(name));
 }
 
 void rooted_dir::write_atomic(std::string_view name, std::string_view content) const {
