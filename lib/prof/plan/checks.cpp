@@ -74,13 +74,13 @@ void check_strict(const plan_record& p, const plan_request& rq) {
         if (f.basis.memory == "assumed") axes.push_back("memory");
         if (f.basis.gpu == "assumed" && (f.slot_gpu_bytes || rq.node.gpus > 0)) axes.push_back("gpu");
         if (f.basis.wall == "assumed") axes.push_back("wall");
-        if (!axes.empty()) assumed.push_back(fmt::format("family '{}' ({})", name, join(axes)));
+        if (!axes.empty()) assumed.push_back(fmt::format("family '{}' ({})", name, fmt::join(axes, ", ")));
     }
     const std::string& basis = p.provenance.basis;
     if (basis == "assumed" && assumed.empty()) assumed.push_back(fmt::format("the profile (basis {})", basis));
     if (!assumed.empty())
         throw error(exit_code::data_err,
-                    fmt::format("--strict: assumed axes in {}: measure them, or plan without --strict", join(assumed)));
+                    fmt::format("--strict: assumed axes in {}: measure them, or plan without --strict", fmt::join(assumed, ", ")));
     for (const auto& [name, f] : p.families)
         if (f.meets_deadline == false)
             for (const auto& w : f.warnings)

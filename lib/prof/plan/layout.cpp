@@ -18,15 +18,6 @@ namespace plan_detail {
 
 std::string bytes_text(std::uint64_t b) { return fmt::format("{} ({} bytes)", human_bytes(double(b)), b); }
 
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-    std::string out;
-    for (const auto& s : v) {
-        if (!out.empty()) out += sep;
-        out += s;
-    }
-    return out;
-}
-
 // YARN's normalization of a container's memory: up to a multiple of the minimum allocation
 // (DefaultResourceCalculator.normalize: roundUp(max(asked, minimum), step), step = minimum).
 std::uint64_t yarn_normalized_bytes(std::uint64_t bytes, std::uint64_t min_allocation) {

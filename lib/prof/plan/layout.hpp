@@ -18,7 +18,6 @@ namespace prof::plan_detail {
 
 // "1.5 GiB (1610612736 bytes)".
 std::string bytes_text(std::uint64_t b);
-std::string join(const std::vector<std::string>& v, std::string_view sep = ", ");
 
 inline constexpr std::uint64_t mib = 1ULL << 20;
 inline std::uint64_t mib_up(std::uint64_t bytes) { return bytes / mib + (bytes % mib ? 1 : 0); }

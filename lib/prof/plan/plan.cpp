@@ -683,12 +683,12 @@ void advise_family(family_plan& f, const family_evidence& ev, const plan_request
         f.warnings.push_back(fmt::format(
             "no measured GPU peak for model(s) {} (null: not measured, not \"needs none\"): on this GPU node they "
             "take {}, assumed; measure them on a GPU host, or give --default-gpu-memory (0 if they use no GPU)",
-            join(ev.no_gpu), share));
+            fmt::join(ev.no_gpu, ", "), share));
     }
     if (!ev.any_cost) return;
     auto axis_warn = [&](const std::vector<std::string>& ms, std::string_view axis, std::string_view dflt) {
         if (!ms.empty())
-            f.warnings.push_back(fmt::format("no usable {} for model(s) {}: they take {} (assumed)", axis, join(ms), dflt));
+            f.warnings.push_back(fmt::format("no usable {} for model(s) {}: they take {} (assumed)", axis, fmt::join(ms, ", "), dflt));
     };
     axis_warn(ev.no_cores, "core count", "--default-cores");
     axis_warn(ev.no_rss, "memory", "--default-memory");
@@ -701,12 +701,12 @@ void advise_family(family_plan& f, const family_evidence& ev, const plan_request
         f.warnings.push_back(fmt::format(
             "model(s) {}: about that share of their cells in this run will fail too, and is priced as if it "
             "ran; see first_error_by_model in the profile and fix or drop them (--models)",
-            join(ev.failing)));
+            fmt::join(ev.failing, ", ")));
     if (!ev.threads_common)
         f.warnings.push_back(fmt::format(
             "its models ran under different thread caps ({}): the renderings set no thread-pool variables; "
             "measure them under one cap (prof-measure --threads) or plan them apart (--models)",
-            join(ev.caps)));
+            fmt::join(ev.caps, ", ")));
     else if (!f.intraop_threads)
         f.warnings.push_back(
             "the profile records no common thread cap for these fits: run production as they were measured "
@@ -720,12 +720,12 @@ void warn_median_priced(median_priced& mp, plan_record& p) {
         p.warnings.push_back(fmt::format(
             "the run's series lengths are unknown (no --panel, and the profile carries no sample record): the work of "
             "{} is series x the median cell, which misses a long tail; give --panel FILE",
-            join(mp.no_lengths)));
+            fmt::join(mp.no_lengths, ", ")));
     if (!mp.no_curve.empty())
         p.warnings.push_back(fmt::format(
             "no cost curve in n_obs for {} (the profile has none: its fits had no n_obs): work is series x the "
             "median cell, which misses a long tail",
-            join(mp.no_curve)));
+            fmt::join(mp.no_curve, ", ")));
 }
 
 // Totals: the families one after another on the same nodes. With a deadline that the sum
