@@ -25,25 +25,27 @@
 
 namespace prof::cli {
 
+namespace {
+// A size limit every tool takes (--max-line, --max-document): at least 1 byte, set as parsed.
+void add_size_limit(CLI::App& app, const std::string& name, void (*set)(std::size_t), const std::string& default_text,
+                    const std::string& help) {
+    app.add_option_function<std::string>(
+           name, [name, set](const std::string& text) {
+               std::uint64_t n = parse_size(text, name);
+               if (n == 0) throw usage_error(name + " must be at least 1 byte");
+               set(static_cast<std::size_t>(n));
+           },
+           help)
+        ->type_name("SIZE")
+        ->default_str(default_text);
+}
+}  // namespace
+
 void configure(CLI::App& app, const std::string& example, const std::string& records) {
-    app.add_option_function<std::string>(
-           "--max-line", [](const std::string& text) {
-               std::uint64_t n = parse_size(text, "--max-line");
-               if (n == 0) throw usage_error("--max-line must be at least 1 byte");
-               set_max_line_bytes(static_cast<std::size_t>(n));
-           },
-           "Refuse an input line longer than SIZE bytes (exit 65), before holding it whole")
-        ->type_name("SIZE")
-        ->default_str("256MiB");
-    app.add_option_function<std::string>(
-           "--max-document", [](const std::string& text) {
-               std::uint64_t n = parse_size(text, "--max-document");
-               if (n == 0) throw usage_error("--max-document must be at least 1 byte");
-               set_max_document_bytes(static_cast<std::size_t>(n));
-           },
-           "Refuse a document read whole (a trace, a profile, a run file) larger than SIZE bytes (exit 65)")
-        ->type_name("SIZE")
-        ->default_str("4GiB");
+    add_size_limit(app, "--max-line", set_max_line_bytes, "256MiB",
+                   "Refuse an input line longer than SIZE bytes (exit 65), before holding it whole");
+    add_size_limit(app, "--max-document", set_max_document_bytes, "4GiB",
+                   "Refuse a document read whole (a trace, a profile, a run file) larger than SIZE bytes (exit 65)");
     app.set_version_flag("--version", fmt::format("{} (prof) {}", app.get_name(), PROF_VERSION),
                          "Print the version and exit");
     std::string footer = "Example:\n  " + example + "\n\nRecords: " + records +

@@ -111,27 +111,10 @@ TEST_CASE("cache: a kind directory swapped with a link out of the root between p
     c.put("query_profile", {"seed"}, "{}");
     fs::create_directory_symlink(outside.path, t.path / "c" / "alt");
     std::string a = (t.path / "c" / "query_profile").string(), b = (t.path / "c" / "alt").string();
-    std::atomic<bool> stop{false};
-    std::thread swapper([&] {
-        while (!stop) {
-            ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), 2 /* RENAME_EXCHANGE */);
-            std::this_thread::sleep_for(std::chrono::microseconds(100));  // both states last
-        }
-    });
-    int written = 0, refused = 0;
-    for (int i = 0; i < 200; ++i) {
-        try {
-            c.put("query_profile", {"k" + std::to_string(i)}, "{}");
-            ++written;
-        } catch (const cant_create_error&) {
-            ++refused;
-        }
-    }
-    stop = true;
-    swapper.join();
-    MESSAGE(written, " puts written, ", refused, " refused");
+    auto race = test::swap_while(a, b, 200, [&](int i) { c.put("query_profile", {"k" + std::to_string(i)}, "{}"); });
+    MESSAGE(race.written, " puts written, ", race.refused, " refused");
     CHECK(fs::is_empty(outside.path));
-    CHECK(written + refused == 200);
+    CHECK(race.written + race.refused == 200);
 }
 
 namespace {

@@ -46,11 +46,13 @@ public:
         if (!std::isfinite(d)) wrong(key, "a finite number");
         return d;
     }
-    double number(std::string_view key) const {
-        auto d = number_or_null(key);
-        if (!d) wrong(key, "a number");
-        return *d;
+    // A field that must hold a value: its reading, or the error naming it.
+    template <class T>
+    T required(std::optional<T> v, std::string_view key, std::string_view expected) const {
+        if (!v) wrong(key, expected);
+        return *std::move(v);
     }
+    double number(std::string_view key) const { return required(number_or_null(key), key, "a number"); }
     std::optional<std::uint64_t> count_or_null(std::string_view key) const {
         if (is_null(key)) return std::nullopt;
         const json_value& x = get(key);
@@ -60,22 +62,14 @@ public:
             return static_cast<std::uint64_t>(x.d);
         wrong(key, "a non-negative integer");
     }
-    std::uint64_t count(std::string_view key) const {
-        auto c = count_or_null(key);
-        if (!c) wrong(key, "a non-negative integer");
-        return *c;
-    }
+    std::uint64_t count(std::string_view key) const { return required(count_or_null(key), key, "a non-negative integer"); }
     std::optional<std::string> string_or_null(std::string_view key) const {
         if (is_null(key)) return std::nullopt;
         const json_value& x = get(key);
         if (x.t != json_value::type::string) wrong(key, "a string");
         return x.s;
     }
-    std::string string(std::string_view key) const {
-        auto s = string_or_null(key);
-        if (!s) wrong(key, "a string");
-        return *s;
-    }
+    std::string string(std::string_view key) const { return required(string_or_null(key), key, "a string"); }
     std::optional<bool> boolean_or_null(std::string_view key) const {
         if (is_null(key)) return std::nullopt;
         const json_value& x = get(key);

@@ -25,6 +25,19 @@ std::string basis_badge(std::string_view basis);
 // "a, b and c"
 std::string joined(const std::vector<std::string>& items);
 
+// A section's opening: <section id="ID-INDEX"> and its heading "TITLE INDEX (NOTE)"; the note
+// is HTML (escape what it quotes).
+std::string section_head(std::string_view id, std::string_view title, std::size_t index, std::string_view note_html);
+
+// A table column: its heading (plain text) and whether its cells are text, aligned left, or
+// numbers, aligned right.
+struct column {
+    std::string heading;
+    bool text = false;
+};
+// A table: the heading row, then a row per entry of `rows`, each a cell (HTML) per column.
+std::string html_table(const std::vector<column>& columns, const std::vector<std::vector<std::string>>& rows);
+
 // One reading of memory at a series length, for a family's chart: from a fit (ok or not), or
 // from a curve point of the profile when no fit record was given.
 struct memory_point {

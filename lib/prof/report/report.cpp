@@ -51,6 +51,25 @@ std::string joined(const std::vector<std::string>& items) {
     return o;
 }
 
+std::string section_head(std::string_view id, std::string_view title, std::size_t index, std::string_view note_html) {
+    return fmt::format("<section id=\"{}-{}\">\n<h2>{} {} <small>({})</small></h2>\n", id, index, title, index, note_html);
+}
+
+std::string html_table(const std::vector<column>& columns, const std::vector<std::vector<std::string>>& rows) {
+    auto cell = [](std::string_view tag, bool text, std::string_view html) {
+        return fmt::format("<{}{}>{}</{}>", tag, text ? " class=\"l\"" : "", html, tag);
+    };
+    std::string o = "<table>\n<tr>";
+    for (const auto& c : columns) o += cell("th", c.text, esc(c.heading));
+    o += "</tr>\n";
+    for (const auto& r : rows) {
+        o += "<tr>";
+        for (std::size_t i = 0; i < r.size(); ++i) o += cell("td", i < columns.size() && columns[i].text, r[i]);
+        o += "</tr>\n";
+    }
+    return o + "</table>\n";
+}
+
 std::vector<memory_point> measured_memory(const std::vector<std::string>& models, const compute_profile* profile,
                                           const report_inputs& in) {
     std::vector<memory_point> out;

@@ -84,7 +84,7 @@ std::string gate_text(const diff_view& d) {
 
 std::string diff_section(const placed<diff_view>& dd, std::size_t index) {
     const diff_view& d = dd.record;
-    std::string o = fmt::format("<section id=\"diff-{}\">\n<h2>Diff {} <small>({})</small></h2>\n", index, index, esc(dd.where));
+    std::string o = section_head("diff", "Diff", index, esc(dd.where));
     o += gate_text(d);
     o += "<h3>Models: what moved (raw values)</h3>\n" + rows_table(d.models, true);
     o += "<h3>Families: what moved (sized slots; never gated)</h3>\n" + rows_table(d.families, false);

@@ -228,8 +228,7 @@ std::string plan_summary(const plan_record& p) {
 
 std::string plan_section(const placed<plan_record>& pp, std::size_t index, const report_inputs& in) {
     const plan_record& p = pp.record;
-    std::string o = fmt::format("<section id=\"plan-{}\">\n<h2>Plan {} <small>({}, {})</small></h2>\n", index, index,
-                                esc(pp.where), basis_badge(p.provenance.basis));
+    std::string o = section_head("plan", "Plan", index, esc(pp.where) + ", " + basis_badge(p.provenance.basis));
     o += plan_summary(p);
     if (!p.warnings.empty()) {
         o += "<ul class=\"warnings\">\n";

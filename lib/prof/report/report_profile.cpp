@@ -198,18 +198,17 @@ std::string model_caption(const model_input& in) {
 }
 
 std::string models_table(const compute_profile& p, std::size_t index) {
-    std::string o = "<table>\n<tr><th>model</th><th class=\"l\">family</th><th>fits ok / all</th><th>median wall</th>"
-                    "<th>median CPU</th><th>max process RSS</th><th>max marginal RSS</th><th>max eff. cores</th>"
-                    "<th>threads</th><th>OOM kills</th><th>cold start</th><th class=\"l\">memory basis</th><th>longest n_obs</th></tr>\n";
+    std::vector<std::vector<std::string>> rows;
     for (const auto& [name, m] : p.models)
-        o += fmt::format("<tr><td><a href=\"#p{}-{}\">{}</a></td><td class=\"l\">{}</td><td>{} / {}</td><td>{}</td><td>{}</td>"
-                         "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td></tr>\n",
-                         index, esc(name), esc(name), esc(m.family),
-                         m.n_ok, m.n_fits, html_seconds(m.median_wall_s), html_seconds(m.median_cpu_s),
-                         html_bytes(m.max_process_rss_bytes), html_bytes(m.max_peak_rss_bytes), html_number(m.max_effective_cores),
-                         html_count(m.intraop_threads), m.n_oom_killed, html_seconds(m.cold_start_s),
-                         esc(m.memory_basis.value_or("—")), html_count(m.max_n_obs));
-    return o + "</table>\n";
+        rows.push_back({fmt::format("<a href=\"#p{}-{}\">{}</a>", index, esc(name), esc(name)), esc(m.family),
+                        fmt::format("{} / {}", m.n_ok, m.n_fits), html_seconds(m.median_wall_s), html_seconds(m.median_cpu_s),
+                        html_bytes(m.max_process_rss_bytes), html_bytes(m.max_peak_rss_bytes), html_number(m.max_effective_cores),
+                        html_count(m.intraop_threads), std::to_string(m.n_oom_killed), html_seconds(m.cold_start_s),
+                        esc(m.memory_basis.value_or("—")), html_count(m.max_n_obs)});
+    return html_table({{"model"}, {"family", true}, {"fits ok / all"}, {"median wall"}, {"median CPU"}, {"max process RSS"},
+                       {"max marginal RSS"}, {"max eff. cores"}, {"threads"}, {"OOM kills"}, {"cold start"},
+                       {"memory basis", true}, {"longest n_obs"}},
+                      rows);
 }
 
 // A family's slot against its models' peaks: a bar per model (its largest process RSS), the
@@ -259,18 +258,17 @@ std::string family_figure(const family_cost& fam, const compute_profile& p) {
 }
 
 std::string families_table(const compute_profile& p) {
-    std::string o = "<table>\n<tr><th>family</th><th class=\"l\">models</th><th>fits ok / all</th><th>max process RSS</th>"
-                    "<th>replayed peak</th><th>OOM floor</th><th class=\"l\">memory basis</th><th>slot memory</th>"
-                    "<th>slot cores</th><th>max eff. cores</th><th>slot GPU</th><th>wall per cell</th><th>wall per series</th></tr>\n";
+    std::vector<std::vector<std::string>> rows;
     for (const auto& [name, f] : p.families)
-        o += fmt::format("<tr><td>{}</td><td class=\"l\">{}</td><td>{} / {}</td><td>{}</td><td>{}</td><td>{}</td>"
-                         "<td class=\"l\">{}</td><td><b>{}</b></td><td><b>{}</b></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                         esc(name), esc(joined(f.models)), f.n_ok, f.n_fits, html_bytes(f.max_process_rss_bytes),
-                         html_bytes(f.max_replay_rss_bytes), html_bytes(f.oom_floor_bytes), esc(f.memory_basis.value_or("—")),
-                         html_bytes(f.slot_rss_bytes), html_count(f.slot_cores), html_number(f.max_effective_cores),
-                         html_bytes(f.slot_gpu_bytes), html_seconds(f.planning_wall_s_per_cell),
-                         html_seconds(f.planning_wall_s_per_series));
-    return o + "</table>\n";
+        rows.push_back({esc(name), esc(joined(f.models)), fmt::format("{} / {}", f.n_ok, f.n_fits), html_bytes(f.max_process_rss_bytes),
+                        html_bytes(f.max_replay_rss_bytes), html_bytes(f.oom_floor_bytes), esc(f.memory_basis.value_or("—")),
+                        "<b>" + html_bytes(f.slot_rss_bytes) + "</b>", "<b>" + html_count(f.slot_cores) + "</b>",
+                        html_number(f.max_effective_cores), html_bytes(f.slot_gpu_bytes), html_seconds(f.planning_wall_s_per_cell),
+                        html_seconds(f.planning_wall_s_per_series)});
+    return html_table({{"family"}, {"models", true}, {"fits ok / all"}, {"max process RSS"}, {"replayed peak"}, {"OOM floor"},
+                       {"memory basis", true}, {"slot memory"}, {"slot cores"}, {"max eff. cores"}, {"slot GPU"},
+                       {"wall per cell"}, {"wall per series"}},
+                      rows);
 }
 
 std::string profile_summary(const compute_profile& p) {
@@ -305,8 +303,7 @@ std::optional<sample_view> sample_of(const compute_profile& p, const report_inpu
 
 std::string profile_section(const placed<compute_profile>& pp, std::size_t index, const report_inputs& in) {
     const compute_profile& p = pp.record;
-    std::string o = fmt::format("<section id=\"profile-{}\">\n<h2>Cost profile {} <small>({}, {})</small></h2>\n", index, index,
-                                esc(pp.where), basis_badge(p.provenance.basis));
+    std::string o = section_head("profile", "Cost profile", index, esc(pp.where) + ", " + basis_badge(p.provenance.basis));
     o += profile_summary(p);
     o += "<h3>Models (raw, no margin)</h3>\n" + models_table(p, index);
     auto sample = sample_of(p, in);

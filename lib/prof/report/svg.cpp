@@ -7,19 +7,22 @@
 
 namespace prof::report {
 
+namespace {
+// The characters HTML gives a meaning to in text and attributes, each with the entity it is
+// written as.
+constexpr std::string_view html_special = "&<>\"'";
+constexpr std::string_view html_entity[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
+}  // namespace
+
 std::string esc(std::string_view text) {
     std::string o;
     o.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&': o += "&amp;"; break;
-            case '<': o += "&lt;"; break;
-            case '>': o += "&gt;"; break;
-            case '"': o += "&quot;"; break;
-            case '\'': o += "&#39;"; break;
-            default: o += c;
-        }
+    std::size_t from = 0;
+    for (std::size_t at; (at = text.find_first_of(html_special, from)) != std::string_view::npos; from = at + 1) {
+        o.append(text, from, at - from);
+        o += html_entity[html_special.find(text[at])];
     }
+    o.append(text.substr(from));
     return o;
 }
 

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 using prof::test::temp_dir;
+using prof::test::swap_while;
 
 prof::compute_profile run(const std::string& id, const std::string& measured_at, const std::string& sig = R"({"d":1})") {
     prof::compute_profile p;
@@ -118,28 +119,12 @@ TEST_CASE("runs/ swapped with a link out of the registry between stores never re
     std::string reg = d.path + "/reg";
     prof::registry_store(reg, run("seed", "2026-11-01T00:00:00Z"), false);
     fs::create_directory_symlink(outside.path, reg + "/alt");
-    std::atomic<bool> stop{false};
-    std::thread swapper([&] {
-        while (!stop) {
-            ::syscall(SYS_renameat2, AT_FDCWD, (reg + "/runs").c_str(), AT_FDCWD, (reg + "/alt").c_str(), 2 /* RENAME_EXCHANGE */);
-            std::this_thread::sleep_for(std::chrono::microseconds(100));  // both states last
-        }
-    });
-    int written = 0, refused = 0;
-    for (int i = 0; i < 200; ++i) {
-        try {
-            prof::registry_store(reg, run("r" + std::to_string(i), "2026-11-01T00:00:00Z"), false);
-            ++written;
-        } catch (const prof::cant_create_error&) {
-            ++refused;
-        }
-    }
-    stop = true;
-    swapper.join();
-    MESSAGE(written, " stores written, ", refused, " refused");
+    auto t = swap_while(reg + "/runs", reg + "/alt", 200,
+                        [&](int i) { prof::registry_store(reg, run("r" + std::to_string(i), "2026-11-01T00:00:00Z"), false); });
+    MESSAGE(t.written, " stores written, ", t.refused, " refused");
     CHECK(fs::is_empty(outside.path));
-    CHECK(written + refused == 200);
-    CHECK(written > 0);
+    CHECK(t.written + t.refused == 200);
+    CHECK(t.written > 0);
 }
 
 TEST_CASE("a run with an empty run_id is refused (65): nothing could read it back") {
