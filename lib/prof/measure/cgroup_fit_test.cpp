@@ -389,20 +389,24 @@ TEST_CASE("SIGKILL of prof-measure leaves no cgroup behind: the launcher empties
     CHECK(leftover_cgroups() == 0);
 }
 
-// Starts prof-measure ARGS in the background and after `after` seconds kills it with SIGKILL
-// together with its launcher: the parent of the process matching FIT (a process whose parent is
-// a prof-measure image that is not prof-measure itself). Returns "no-launcher" when none was
-// found, else whether any process matching PATTERN is left a second later.
+// Starts prof-measure ARGS in the background and, once the fit is running with both processes
+// matching PATTERN started (polled every 0.1 s for up to 30 s: a slow kernel or a busy host can
+// take seconds to get there), kills it with SIGKILL together with its launcher: the parent of the
+// process matching FIT (a process whose parent is a prof-measure image that is not prof-measure
+// itself). Returns "no-launcher" when none was found in time, else whether any process matching
+// PATTERN is left a second later.
 std::string survivors_after_sigkill_with_launcher(const std::string& args, const std::string& fit,
-                                                  const std::string& pattern, double after = 0.6) {
+                                                  const std::string& pattern) {
     auto r = sh(fmt::format(
-        "{}/prof-measure {} & pid=$!; sleep {}; l=; "
+        "{}/prof-measure {} & pid=$!; l=; i=0; "
+        "while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); l=; "
         "for p in $(pgrep -f '{}'); do [ \"$(cat /proc/$p/comm)\" = prof-measure ] && continue; "
         "pp=$(awk '/^PPid:/{{print $2}}' /proc/$p/status); [ \"$pp\" != $pid ] && "
         "[ \"$(cat /proc/$pp/comm 2>/dev/null)\" = prof-measure ] && l=$pp; done; "
+        "[ -n \"$l\" ] && [ $(pgrep -f '{}' | wc -l) -ge 2 ] && break; done; "
         "[ -n \"$l\" ] || echo no-launcher; kill -KILL $pid $l; wait $pid; sleep 1; "
         "pgrep -f '{}' >/dev/null && echo survivors || echo none-left",
-        bin(), args, after, fit, pattern));
+        bin(), args, fit, pattern, pattern));
     if (r.out.find("no-launcher") != std::string::npos) return "no-launcher";
     return r.out.find("none-left") != std::string::npos ? "none-left" : "survivors";
 }
