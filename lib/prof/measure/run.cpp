@@ -178,6 +178,41 @@ struct run_counts {
     std::size_t failed = 0, warmups = 0, replays = 0;
 };
 
+// One thread of a run under --jobs: takes the next unit and runs it with `runner` until none
+// is left or one failed; `at` is the unit it runs now, `started` when its current fit began.
+void work_through_units(job_board& board, const std::vector<std::vector<std::size_t>>& units, cell_runner& runner,
+                        std::size_t& at, const double& started) {
+    for (;;) {
+        std::size_t u;
+        {
+            std::lock_guard<std::mutex> lock(board.mutex);
+            if (board.failure || board.next_unit == units.size()) break;
+            u = board.next_unit++;
+            at = u;
+        }
+        try {
+            // A signal that came between two units: start no other fit.
+            if (int sig = take_pending_signal()) throw interrupted(sig);
+            for (std::size_t index : units[u]) runner.sample(index);
+            runner.end_worker();
+        } catch (interrupted& e) {
+            std::lock_guard<std::mutex> lock(board.mutex);
+            if (e.partial) board.records[u].emplace_back(*e.partial, started);
+            if (!board.interrupted_by) board.interrupted_by = e.sig;
+            if (!board.failure) board.failure = std::current_exception();
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(board.mutex);
+            if (!board.failure) board.failure = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lock(board.mutex);
+        board.done[u] = 1;
+        board.changed.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(board.mutex);
+    --board.threads_running;
+    board.changed.notify_all();
+}
+
 // The units of `in` on threads of their own, one per CPU set; the records go out in unit order
 // through `pass` and `record` as soon as every unit before theirs is done.
 run_counts run_side_by_side(const measure_input& in, const cell_loop& loop, const measure_options& o,
@@ -209,37 +244,7 @@ run_counts run_side_by_side(const measure_input& in, const cell_loop& loop, cons
             },
             started.get(), &overlap));
         cell_runner* runner = runners.back().get();
-        threads.emplace_back([&, runner, at, started] {
-            for (;;) {
-                std::size_t u;
-                {
-                    std::lock_guard<std::mutex> lock(board.mutex);
-                    if (board.failure || board.next_unit == units.size()) break;
-                    u = board.next_unit++;
-                    *at = u;
-                }
-                try {
-                    // A signal that came between two units: start no other fit.
-                    if (int sig = take_pending_signal()) throw interrupted(sig);
-                    for (std::size_t index : units[u]) runner->sample(index);
-                    runner->end_worker();
-                } catch (interrupted& e) {
-                    std::lock_guard<std::mutex> lock(board.mutex);
-                    if (e.partial) board.records[u].emplace_back(*e.partial, *started);
-                    if (!board.interrupted_by) board.interrupted_by = e.sig;
-                    if (!board.failure) board.failure = std::current_exception();
-                } catch (...) {
-                    std::lock_guard<std::mutex> lock(board.mutex);
-                    if (!board.failure) board.failure = std::current_exception();
-                }
-                std::lock_guard<std::mutex> lock(board.mutex);
-                board.done[u] = 1;
-                board.changed.notify_all();
-            }
-            std::lock_guard<std::mutex> lock(board.mutex);
-            --board.threads_running;
-            board.changed.notify_all();
-        });
+        threads.emplace_back([&, runner, at, started] { work_through_units(board, units, *runner, *at, *started); });
     }
     // Written in unit order as units finish; after a failure, what finished, then the failure.
     std::size_t next_write = 0;
