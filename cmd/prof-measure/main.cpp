@@ -27,6 +27,9 @@ void add_options(CLI::App& app, prof::measure_invocation& c) {
     prof::cli::add_count_option(app, "--n-obs", c.n_obs, "With -- CMD: the n_obs to record");
     app.add_option("--threads", c.threads, "Thread cap: pool variables set to N and the fit bound to N CPUs; 0 = no cap")
         ->capture_default_str();
+    app.add_option("--jobs", c.jobs, "Measure up to N fits (workers) at once, each on its own CPU set of --threads CPUs "
+                                     "and in its own cgroup; records keep the input order")
+        ->capture_default_str();
     app.add_option("--timeout", c.timeout, "Kill a fit's process group after DURATION (e.g. 30s, 5m)");
     app.add_option("--child-output", c.child_output, "Append the fits' stdout to FILE (default: stderr)");
     app.add_option("--trace", c.trace, "Write the run as a Chrome trace (Perfetto) to FILE");
@@ -101,7 +104,7 @@ int run(int argc, char** argv) {
         auto worker_words = prof::command_words(c.worker_cmd, "--worker: empty command");
         auto [warmup, replay] = prof::warmup_and_replay(c);
         prof::cell_loop loop{run_words, worker_words, c.ready, setup.ready_timeout_s, scope, warmup, replay,
-                             prof::cli::show_progress(c.quiet), !c.quiet};
+                             prof::cli::show_progress(c.quiet), !c.quiet, c.jobs};
         prof::measure_cells(in, loop, o, [](const std::string& line) { prof::cli::emit_line(line); },
                             [&](const prof::measured_fit& fit, double start) {
                                 t = start;

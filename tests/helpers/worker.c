@@ -4,14 +4,22 @@
    kill (SIGKILL itself), hang (never reply), chatty (print to stdout, then reply),
    keep200 (allocate and touch 200 MiB and keep it: a leak), bigreply (an ok reply line
    padded to 8 MiB), closereply (close the reply descriptor, then wait for ever), closestdin
-   (close stdin, reply, then wait for ever).
+   (close stdin, reply, then wait for ever), nap (sleep 0.4 s, then reply), spin (burn 0.4 s of
+   its own CPU time, then reply); a model whose name starts with nap or spin does the same.
    With PROF_TEST_READY=1 it sends {"ready":true} first; with PROF_TEST_CLOSE_FIRST=1 it closes
    the reply descriptor at start and waits for ever. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+static double thread_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static void reply(int fd, const char *s) {
     size_t n = strlen(s);
@@ -69,6 +77,15 @@ int main(void) {
             close(0); /* before the reply: the next cell's write then always meets the closed pipe */
             reply(fd, "{\"ok\":true}\n");
             for (;;) pause();
+        } else if (strstr(line, "\"model_type\":\"nap")) {
+            usleep(400000);
+            reply(fd, "{\"ok\":true}\n");
+        } else if (strstr(line, "\"model_type\":\"spin")) {
+            volatile unsigned long x = 0;
+            double start = thread_cpu_s();
+            while (thread_cpu_s() - start < 0.4)
+                for (int i = 0; i < 10000; ++i) x += i;
+            reply(fd, "{\"ok\":true}\n");
         } else if (strstr(line, "\"model_type\":\"chatty\"")) {
             printf("{\"ok\":false,\"error\":\"this is stdout, not a reply\"}\n");
             fflush(stdout);

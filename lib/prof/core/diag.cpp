@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <mutex>
 #include <unistd.h>
 
 namespace prof {
@@ -12,9 +13,14 @@ std::string& name_storage() noexcept {
     return name;
 }
 
+// One message at a time: threads that watch fits side by side warn too, and a message's parts
+// must not interleave with another's.
+std::mutex g_put_mutex;
+
 // Straight to the descriptor: stdio's stderr is unbuffered anyway, and write(2) reports a
 // failure as a return value, never as an exception.
 void put(std::string_view a, std::string_view b = {}, std::string_view c = {}, std::string_view d = {}) noexcept {
+    std::lock_guard<std::mutex> lock(g_put_mutex);
     std::fflush(stdout);
     for (std::string_view s : {a, b, c, d}) {
         while (!s.empty()) {

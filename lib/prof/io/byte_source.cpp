@@ -189,12 +189,24 @@ void release_region(const memory_region& r, const char* from, const char* to) {
 
 std::string_view read_rest_padded(byte_source& src, std::string& text, std::uint64_t& total) {
     const std::size_t limit = max_document_bytes();
+    // The first megabyte comes through a small buffer and is appended: growing the string by a
+    // megabyte of zeros to read into would zero (and fault in) that megabyte even for an empty
+    // input, which cost a short run more than the rest of its start. Past it, reads go
+    // straight into the string.
+    constexpr std::size_t step = std::size_t{1} << 20;
+    char piece[64 * 1024];
     for (std::size_t n = 1; n > 0;) {
         const std::size_t at = text.size();
         if (at > limit) throw error(exit_code::data_err, fmt::format("{}: {}", src.name(), document_too_large_message()));
-        text.resize(at + std::min(std::size_t{1} << 20, limit + 1 - at));  // one byte past the limit at most
-        n = src.read(text.data() + at, text.size() - at);
-        text.resize(at + n);
+        const std::size_t room = std::min(step, limit + 1 - at);  // one byte past the limit at most
+        if (at < step) {
+            n = src.read(piece, std::min(sizeof piece, room));
+            text.append(piece, n);
+        } else {
+            text.resize(at + room);
+            n = src.read(text.data() + at, room);
+            text.resize(at + n);
+        }
         total += n;
     }
     const std::size_t length = text.size();

@@ -11,6 +11,7 @@
 // Kernel Documentation/admin-guide/cgroup-v2.rst and cgroup-v1/memory.rst, cpuacct.rst.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -132,7 +133,7 @@ private:
         : version_(v), memory_dir_(std::move(memory_dir)), cpu_dir_(std::move(cpu_dir)) {}
     cgroup_version version_;
     std::string memory_dir_, cpu_dir_;
-    std::uint64_t next_ = 0;
+    std::atomic<std::uint64_t> next_{0};  // new_cell may be called from several threads
 };
 
 }  // namespace prof

@@ -46,6 +46,13 @@ worker_scope check_invocation(const measure_invocation& m) {
                                       "its own, which starts cold",
                                       m.warmup ? "--warmup" : "--replay"));
     if (m.no_cgroup && !m.memory_limit.empty()) throw usage_error("--memory-limit is applied through a cgroup: not with --no-cgroup");
+    if (m.jobs == 0) throw usage_error("--jobs must be at least 1");
+    if (m.jobs > 1 && !m.command.empty()) throw usage_error("--jobs applies to --run and --worker: -- CMD is one fit");
+    if (m.jobs > 1 && m.threads == 0)
+        throw usage_error("--jobs above 1 needs a thread cap (--threads N): each fit runs on a CPU set of that size");
+    if (m.jobs > 1 && scope == worker_scope::run && !m.worker_cmd.empty())
+        throw usage_error("--jobs above 1 with --worker runs one worker per scope group at once: not with "
+                          "--worker-scope run (one worker serves every cell)");
     if (m.threads > allowed_cpu_count())
         warn(fmt::format("--threads {} is more than the {} CPUs this process may use: the fits are bound to "
                          "all {}, and pool variables say {}",

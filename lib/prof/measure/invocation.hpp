@@ -25,6 +25,7 @@ struct measure_invocation {
     std::string ts_id, model_type, family;
     std::optional<std::uint64_t> n_obs;
     unsigned threads = 1;
+    unsigned jobs = 1;  // --jobs: fits (workers) measured at once, each on its own CPU set
     std::string timeout, child_output, trace;
     std::optional<std::string> host;
     bool quiet = false, ready = false, no_cgroup = false;
@@ -39,7 +40,8 @@ struct measure_invocation {
 int split_command(int argc, char** argv, measure_invocation& m);
 
 // Exactly one of -- CMD, --run, --worker, and only the flags that mode reads; throws
-// usage_error (64) naming the conflict. Warns when --threads is above the CPUs this process
+// usage_error (64) naming the conflict (--jobs above 1: not with -- CMD, --threads 0 or
+// --worker-scope run). Warns when --threads is above the CPUs this process
 // may use. Returns the worker scope.
 worker_scope check_invocation(const measure_invocation& m);
 

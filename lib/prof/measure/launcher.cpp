@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <sched.h>
 #include <malloc.h>
+#include <mutex>
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -177,6 +178,14 @@ int g_warden_fd = -1;                // the launcher's end of the pipe to the wa
 
 bool is_live(pid_t p) { return std::find(g_live.begin(), g_live.end(), p) != g_live.end(); }
 
+// Whether `p` is in the process group of a fit still running: a process whose parent ended
+// mid-fit comes back to the launcher, yet belongs to that fit while it runs (fits measured side
+// by side: one ending must not take another's processes with it).
+bool in_live_group(pid_t p) {
+    pid_t g = getpgid(p);
+    return g > 0 && is_live(g);
+}
+
 // This process's children: /proc/self/task/TID/children (one small read) where the kernel has
 // it, else a scan of every process's parent.
 std::vector<pid_t> own_children() {
@@ -204,7 +213,7 @@ std::vector<pid_t> launcher_reap_orphans() {
         if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) break;  // ECHILD: no child at all
         std::vector<pid_t> orphans;
         for (pid_t p : own_children())
-            if (!is_live(p)) orphans.push_back(p);
+            if (!is_live(p) && !in_live_group(p)) orphans.push_back(p);
         if (orphans.empty()) break;
         for (pid_t p : orphans) {
             kill(p, SIGKILL);
@@ -574,7 +583,11 @@ int launcher_sock() {
     return g_launcher.sock;
 }
 
+// One request and its reply at a time: fits measured side by side share the one launcher.
+std::mutex g_call_mutex;
+
 wire call(op o, const std::string& payload, const std::vector<int>& fds) {
+    std::lock_guard<std::mutex> lock(g_call_mutex);
     int sock = launcher_sock();
     msg_header h{};
     wire reply;
@@ -624,6 +637,7 @@ void stop_launcher() { g_launcher.stop(); }
 void launcher_own_cgroups(const std::vector<std::string>& dirs) {
     wire req;
     req.put_strs(dirs);
+    std::lock_guard<std::mutex> lock(g_call_mutex);
     if (!send_msg(launcher_sock(), op::own_cgroup, req.buf, {}))
         throw error(exit_code::software, "the launcher process that starts the fits is gone");
 }
@@ -650,7 +664,8 @@ spawned_child spawn_child(const child_options& opts) {
     req.put_strs(opts.argv);
     req.put_strs(env);
     req.put_strs(opts.cgroup_procs);
-    std::vector<int> cpus = opts.threads > 0 ? pick_cpus(opts.threads) : std::vector<int>{};
+    std::vector<int> cpus;
+    if (opts.threads > 0) cpus = opts.cpus.empty() ? pick_cpus(opts.threads) : opts.cpus;
     req.put_u64(cpus.size());
     for (int c : cpus) req.put_u64(static_cast<std::uint64_t>(c));
     std::vector<int> fds;

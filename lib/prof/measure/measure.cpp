@@ -432,6 +432,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     child_options co;
     co.argv = argv;
     co.threads = o.threads;
+    co.cpus = o.cpus;
     co.stdin_fd = o.inherit_stdin ? 0 : -1;
     co.stdout_fd = o.child_output_fd;
     co.stderr_fd = errp[1];
@@ -602,122 +603,6 @@ std::vector<std::size_t> replay_cells(std::vector<sampled_cell> cells, unsigned 
     for (std::size_t i = cells.size() - ahead; i < cells.size(); ++i) out.push_back(cells[i].index);
     out.push_back(cells.back().index);
     return out;
-}
-
-namespace {
-
-// measure_cells' state: the worker of the current scope group, what it measured (for its
-// replay), and the counts of the closing line.
-class cell_runner {
-public:
-    cell_runner(const measure_input& in, const cell_loop& loop, const measure_options& o,
-                const std::function<void(const measured_fit&, double)>& record, double* started)
-        : in_(in), loop_(loop), o_(o), record_(record), started_(started) {}
-
-    // Cell `index` of the input as a fit of the sample: in its worker (started, or replayed and
-    // replaced at a new scope group), after its warm-up runs; or as a process of its own.
-    void sample(std::size_t index) {
-        const cell& c = in_.cells[index];
-        if (loop_.worker_words.empty()) {
-            const double t = begin();
-            measured_fit fit = measure_cell_process(loop_.run_words, c, o_);
-            n_failed_ += !fit.ok;
-            record_(fit, t);
-            return;
-        }
-        if (!worker_ || scope_key(c, loop_.scope) != worker_key_) {
-            end_worker();
-            worker_ = std::make_unique<warm_worker>(loop_.worker_words, o_, loop_.wait_ready, loop_.ready_timeout_s);
-            worker_key_ = scope_key(c, loop_.scope);
-        }
-        // At most `warmup` warm-up runs per cell: a worker that dies in every one restarts cold
-        // each time, and must not warm up for ever.
-        for (unsigned k = 0; k < loop_.warmup && worker_->served(c.model_type) < loop_.warmup; ++k) {
-            run_in_worker(c, fit_phase_warmup);
-            ++n_warmup_;
-        }
-        measured_fit fit = run_in_worker(c, fit_phase_sample);
-        n_failed_ += !fit.ok;
-        if (std::find(models_.begin(), models_.end(), c.model_type) == models_.end()) models_.push_back(c.model_type);
-        if (fit.ok) sampled_[c.model_type].push_back({index, fit.process_rss_bytes, c.n_obs});
-    }
-
-    // The worker's models' heaviest cells replayed back to back in it, then the worker stopped.
-    void end_worker() {
-        if (!worker_) return;
-        for (const auto& model : models_)
-            for (std::size_t index : replay_cells(sampled_[model], loop_.replay)) {
-                run_in_worker(in_.cells[index], fit_phase_replay);
-                ++n_replay_;
-            }
-        models_.clear();
-        sampled_.clear();
-        worker_->stop();
-        worker_.reset();
-    }
-
-    std::size_t failed() const { return n_failed_; }
-    std::size_t warmups() const { return n_warmup_; }
-    std::size_t replays() const { return n_replay_; }
-
-private:
-    double begin() {
-        const double t = monotonic_seconds();
-        if (started_) *started_ = t;
-        return t;
-    }
-    measured_fit run_in_worker(const cell& c, std::string_view phase) {
-        const double t = begin();
-        measured_fit fit = worker_->measure(c, phase);
-        record_(fit, t);
-        return fit;
-    }
-
-    const measure_input& in_;
-    const cell_loop& loop_;
-    const measure_options& o_;
-    const std::function<void(const measured_fit&, double)>& record_;
-    double* started_;
-    std::unique_ptr<warm_worker> worker_;
-    std::string worker_key_;
-    std::vector<std::string> models_;  // the worker's models, in the order of their first cell
-    std::map<std::string, std::vector<sampled_cell>> sampled_;  // its ok fits of the sample, per model
-    std::size_t n_failed_ = 0, n_warmup_ = 0, n_replay_ = 0;
-};
-
-}  // namespace
-
-void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
-                   const std::function<void(const std::string&)>& pass,
-                   const std::function<void(const measured_fit&, double)>& record, double* started) {
-    std::size_t next_pass = 0;
-    auto pass_through = [&](std::size_t fits_written) {
-        for (; next_pass < in.passthrough.size() &&
-               (loop.scope != worker_scope::run || in.passthrough_at[next_pass] <= fits_written);
-             ++next_pass)
-            pass(in.passthrough[next_pass]);
-    };
-    auto order = measure_order(in.cells, loop.scope);
-    cell_runner runner(in, loop, o, record, started);
-    for (std::size_t i = 0; i < order.size(); ++i) {
-        pass_through(i);
-        const cell& c = in.cells[order[i]];
-        if (loop.progress)
-            fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, order.size(), c.model_type, c.ts_id);
-        runner.sample(order[i]);
-    }
-    if (loop.progress && !order.empty() && loop.replay > 0 && !loop.worker_words.empty())
-        fmt::print(stderr, "\rprof-measure: replaying the heaviest cells ...\x1b[K");
-    runner.end_worker();
-    pass_through(order.size());
-    for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
-    if (loop.progress) fmt::print(stderr, "\r\x1b[K");
-    if (loop.summary && !order.empty()) {
-        std::string extra;
-        if (runner.warmups() + runner.replays() > 0)
-            extra = fmt::format("; {} warm-up and {} replay run(s) beside them", runner.warmups(), runner.replays());
-        note(fmt::format("{} cell(s) measured, {} failed{}", order.size(), runner.failed(), extra));
-    }
 }
 
 }  // namespace prof

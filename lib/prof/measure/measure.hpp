@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string_view>
 #include <string>
@@ -59,6 +60,9 @@ struct measure_options {
     double stop_grace_s = 5.0;     // a signalled fit gets this long before SIGKILL
     // Worker mode: the worker holding more than this after a cell than before it is reported.
     std::uint64_t leak_warn_bytes = 64u << 20;
+    // The CPUs the fit (the worker) is bound to under the thread cap: empty = the first
+    // `threads` allowed CPUs; under --jobs, the set of the thread that runs it.
+    std::vector<int> cpus;
 };
 
 // The error text of a failed fit: "exit 3: <last stderr line>", "killed by SIGKILL",
@@ -213,7 +217,31 @@ struct cell_loop {
     unsigned warmup = 0, replay = 0;
     bool progress = false;  // a progress line on stderr (a terminal)
     bool summary = true;    // the closing "N cells measured, F failed" line on stderr, terminal or not
+    // --jobs: how many fits (process mode) or workers (worker mode, one per scope group; a
+    // scope of run has one group, so one at a time) run at once, each thread bound to its own
+    // CPU set (fit_cpu_sets). 1: one after another, as ever.
+    unsigned jobs = 1;
 };
+
+// The most other fits that ran beside each fit: begin() when a fit starts, end() with its id
+// when it ends gives the largest number of other fits running at any moment in between.
+// Safe from several threads.
+class overlap_tracker {
+public:
+    std::size_t begin();
+    std::uint64_t end(std::size_t id);
+
+private:
+    std::mutex mutex_;
+    std::size_t next_ = 0;
+    std::map<std::size_t, std::uint64_t> running_;  // id -> most others seen so far
+};
+
+// The CPU sets of --jobs N under a thread cap of `threads` CPUs: partition_cpus (core/cpus.hpp)
+// over this process's allowed CPUs and the kernel's topology, at most `jobs` sets. Fewer when
+// the machine holds fewer (a warning says so); empty when not even one whole set fits (the
+// fits then run one at a time on the first `threads` CPUs, as under --jobs 1).
+std::vector<std::vector<int>> fit_cpu_sets(unsigned threads, unsigned jobs);
 // A model's ok fit of the sample in one worker: the cell's index in the input, its reading.
 struct sampled_cell {
     std::size_t index = 0;
@@ -230,6 +258,11 @@ std::vector<std::size_t> replay_cells(std::vector<sampled_cell> cells, unsigned 
 // place for scope run, else all before the first fit) and each fit with `record` (its start
 // time, monotonic). `*started` is set to each cell's start before it runs, so a caller that
 // catches interrupted knows when the stopped fit began.
+// With loop.jobs above 1 (process mode, or workers of a scope other than run) up to that many
+// fits run at once, one thread each with its own CPU set; the records still come out in the
+// order above (a fit's record waits for those before it), each with concurrent_fits. A signal
+// stops every fit in flight; their records and every record finished before come out, then
+// interrupted is thrown without a partial record (it was written already).
 void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
                    const std::function<void(const std::string&)>& pass,
                    const std::function<void(const measured_fit&, double)>& record, double* started);

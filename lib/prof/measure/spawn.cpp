@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <algorithm>
+#include <atomic>
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -221,25 +222,81 @@ std::optional<double> process_cpu_seconds(pid_t pid) {
 }
 
 // ---- supervisor signals -----------------------------------------------------------------
+//
+// Fits measured side by side are watched by threads of their own, and every one of them must
+// see a signal: each thread that asks for signal_pipe_fd() gets a pipe of its own from a fixed
+// table, and the handler writes to every pipe in use. A thread keeps the count of signals it
+// has taken, so a signal is pending for each thread until that thread takes it. Pipes are never
+// closed (a handler may be writing to one): a thread that ends hands its slot to the next.
 
 namespace {
-int g_sigpipe[2] = {-1, -1};
-volatile sig_atomic_t g_pending = 0;
+constexpr int max_listeners = 256;
+struct listener_slot {
+    int fds[2] = {-1, -1};
+    std::atomic<bool> taken{false};
+    std::atomic<bool> active{false};  // the handler writes to it
+};
+listener_slot g_slots[max_listeners];
+bool g_installed = false;
+std::atomic<unsigned> g_count{0};  // signals received
+std::atomic<int> g_last{0};        // the last one's number
+static_assert(std::atomic<unsigned>::is_always_lock_free && std::atomic<int>::is_always_lock_free,
+              "a signal handler may use only lock-free atomics");
 
 void on_signal(int sig) {
     int saved = errno;
-    g_pending = sig;
+    g_last.store(sig);
+    g_count.fetch_add(1);
     unsigned char b = static_cast<unsigned char>(sig);
-    ssize_t ignored = write(g_sigpipe[1], &b, 1);
-    (void)ignored;
+    for (auto& slot : g_slots)
+        if (slot.active.load()) {
+            ssize_t ignored = write(slot.fds[1], &b, 1);
+            (void)ignored;
+        }
     errno = saved;
 }
+
+// This thread's slot in the table (taken at its first use, given back when it ends) and the
+// signals it has taken.
+struct thread_listener {
+    int slot = -1;
+    unsigned seen = 0;
+    ~thread_listener() {
+        if (slot < 0) return;
+        g_slots[slot].active.store(false);
+        g_slots[slot].taken.store(false);
+    }
+    int fd() {
+        if (slot >= 0) return g_slots[slot].fds[0];
+        if (!g_installed) return -1;
+        for (int i = 0; i < max_listeners; ++i) {
+            bool expected = false;
+            if (!g_slots[i].taken.compare_exchange_strong(expected, true)) continue;
+            // The pipe of slot i is made once (by the thread that first takes it) and kept.
+            if (g_slots[i].fds[0] < 0 && pipe2(g_slots[i].fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+                g_slots[i].taken.store(false);
+                throw error(exit_code::software, fmt::format("pipe: {}", std::strerror(errno)));
+            }
+            drain(g_slots[i].fds[0]);
+            g_slots[i].active.store(true);
+            slot = i;
+            return g_slots[i].fds[0];
+        }
+        throw error(exit_code::software, "more than 256 threads watch for signals");
+    }
+    static void drain(int fd) {
+        unsigned char b;
+        while (fd >= 0 && read(fd, &b, 1) == 1) {
+        }
+    }
+};
+thread_local thread_listener t_listener;
 }  // namespace
 
 void install_supervisor_signals() {
-    if (g_sigpipe[0] >= 0) return;
-    if (pipe2(g_sigpipe, O_CLOEXEC | O_NONBLOCK) != 0)
-        throw error(exit_code::software, fmt::format("pipe: {}", std::strerror(errno)));
+    if (g_installed) return;
+    g_installed = true;
+    (void)t_listener.fd();  // the main thread's pipe, before the first signal can come
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sa.sa_flags = SA_RESTART;  // a record write is never cut by EINTR; poll() still wakes (EINTR)
@@ -251,14 +308,13 @@ void install_supervisor_signals() {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 }
 
-int signal_pipe_fd() { return g_sigpipe[0]; }
-int pending_signal() { return g_pending; }
+int signal_pipe_fd() { return t_listener.fd(); }
+int pending_signal() { return g_count.load() != t_listener.seen ? g_last.load() : 0; }
 int take_pending_signal() {
-    unsigned char b;
-    while (g_sigpipe[0] >= 0 && read(g_sigpipe[0], &b, 1) == 1) {
-    }
-    int s = g_pending;
-    g_pending = 0;
+    if (t_listener.slot >= 0) thread_listener::drain(g_slots[t_listener.slot].fds[0]);
+    unsigned n = g_count.load();
+    int s = n != t_listener.seen ? g_last.load() : 0;
+    t_listener.seen = n;
     return s;
 }
 

@@ -48,6 +48,9 @@ struct child_options {
     std::vector<std::pair<int, int>> extra_fds;  // (our fd, child fd number), e.g. reply → 3
     std::vector<std::pair<std::string, std::string>> extra_env;
     std::vector<std::string> cgroup_procs;  // cgroup.procs files the child joins before exec
+    // The CPUs the child is bound to when threads > 0: empty = pick_cpus(threads); a fit run
+    // beside others gets its own disjoint set (partition_cpus, core/cpus.hpp).
+    std::vector<int> cpus;
 };
 
 struct spawned_child {
@@ -97,8 +100,9 @@ std::vector<pid_t> group_members(pid_t pgid);
 std::vector<pid_t> kill_group_leftovers(pid_t pgid);
 
 // Kills and reaps the processes re-parented to the launcher (a fit's descendants that left
-// its process group, e.g. with setsid, and were orphaned) other than fits not yet waited for;
-// returns their pids.
+// its process group, e.g. with setsid, and were orphaned) other than fits not yet waited for
+// and the processes in their groups (fits measured side by side keep theirs); returns their
+// pids. Safe from several threads: the launcher takes one request at a time.
 std::vector<pid_t> reap_orphans();
 
 // One process as /proc/PID/stat gives it: its state letter, parent and process group.
@@ -124,12 +128,14 @@ double monotonic_seconds();
 // "SIGKILL" etc.
 std::string signal_name(int sig);
 
-// SIGINT/SIGTERM/SIGHUP are caught and written to a self-pipe; SIGPIPE is ignored (a
-// supervisor must not die with a dead worker); this process becomes the child subreaper
-// (prctl PR_SET_CHILD_SUBREAPER), so a fit's orphans come back to it. Call once.
+// SIGINT/SIGTERM/SIGHUP are caught and written to a self-pipe per thread; SIGPIPE is ignored
+// (a supervisor must not die with a dead worker); this process becomes the child subreaper
+// (prctl PR_SET_CHILD_SUBREAPER), so a fit's orphans come back to it. Call once, before any
+// thread that watches a fit starts. Every thread sees every signal: each has its own pipe and
+// its own count of the signals it has taken.
 void install_supervisor_signals();
-int signal_pipe_fd();          // readable when a signal arrived
-int take_pending_signal();     // the signal number, 0 if none (drains the pipe)
-int pending_signal();          // without draining
+int signal_pipe_fd();          // this thread's pipe: readable when a signal arrived
+int take_pending_signal();     // the signal number, 0 if none (drains this thread's pipe)
+int pending_signal();          // without taking it
 
 }  // namespace prof

@@ -48,6 +48,7 @@ void warm_worker::start() {
     child_options co;
     co.argv = argv_;
     co.threads = o_.threads;
+    co.cpus = o_.cpus;
     co.stdin_fd = in[0];
     co.stdout_fd = o_.child_output_fd;
     co.stderr_fd = 2;

@@ -99,6 +99,9 @@ const record_schema<measured_fit>& fit_schema() {
         }),
         member<&F::cold>("cold"),
         member<&F::worker_peak_bytes>("worker_peak_bytes"),
+        member<&F::concurrent_fits>("concurrent_fits").writes([](const F& f, json_writer& w, std::string_view key) {
+            if (f.concurrent_fits) w.field(key, *f.concurrent_fits);  // absent, not null, under --jobs 1
+        }),
     }};
     return s;
 }

@@ -72,6 +72,9 @@ struct measured_fit {
     // Worker mode: the worker's (tree's) memory high-water mark from its start through this
     // cell, never reset: what a production worker that ran the same cells would reach.
     std::optional<std::uint64_t> worker_peak_bytes;
+    // prof-measure --jobs above 1: the most other fits that ran at once beside this one (0: it
+    // ran alone). Absent from the record under --jobs 1.
+    std::optional<std::uint64_t> concurrent_fits;
 };
 
 // effective_cores = max(1.0, cpu_s / wall_s); 1.0 when wall_s < 1e-3; null unless both clocks are

@@ -10,6 +10,7 @@
 #include "prof/spans/polars.hpp"
 
 #include <ctime>
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -97,12 +98,17 @@ bool streamed(const std::string& path) {
     return n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-// Up to `n` first bytes of `src` (fewer only at its end).
+// Up to `n` first bytes of `src` (fewer only at its end). Read in pieces and appended, never
+// into a string of n zeros made first: zeroing (and faulting in) a whole megabyte cost more
+// than the rest of the start of a run on empty or short input.
 std::string read_head(byte_source& src, std::size_t n) {
-    std::string head(n, '\0');
-    std::size_t got = 0;
-    for (std::size_t k = 1; got < n && k > 0; got += k) k = src.read(head.data() + got, n - got);
-    head.resize(got);
+    std::string head;
+    char piece[64 * 1024];
+    while (head.size() < n) {
+        const std::size_t k = src.read(piece, std::min(sizeof piece, n - head.size()));
+        if (k == 0) break;
+        head.append(piece, k);
+    }
     return head;
 }
 

@@ -1,0 +1,343 @@
+// The run of every cell: one after another, or several at once under --jobs, each on a CPU set
+// of its own (see measure.hpp).
+#include "prof/measure/measure.hpp"
+
+#include "prof/core/cpus.hpp"
+#include "prof/core/diag.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <fmt/format.h>
+#include <thread>
+
+namespace prof {
+
+std::size_t overlap_tracker::begin() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::size_t id = next_++;
+    const std::uint64_t others = running_.size();
+    for (auto& [k, most] : running_) most = std::max<std::uint64_t>(most, others);
+    running_[id] = others;
+    return id;
+}
+
+std::uint64_t overlap_tracker::end(std::size_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = running_.find(id);
+    if (it == running_.end()) return 0;
+    std::uint64_t most = it->second;
+    running_.erase(it);
+    return most;
+}
+
+std::vector<std::vector<int>> fit_cpu_sets(unsigned threads, unsigned jobs) {
+    const std::vector<int> allowed = allowed_cpus();
+    auto sets = partition_cpus(read_cpu_places(allowed), threads, jobs);
+    if (sets.empty())
+        warn(fmt::format("--jobs {}: no set of {} CPU(s) on whole cores of one NUMA node among the {} this process "
+                         "may use; the fits run one at a time",
+                         jobs, threads, allowed.size()));
+    else if (sets.size() < jobs)
+        warn(fmt::format("--jobs {}: only {} disjoint set(s) of {} CPU(s) (whole cores, one NUMA node each) among the "
+                         "{} this process may use; {} fit(s) run at a time",
+                         jobs, sets.size(), threads, allowed.size(), sets.size()));
+    return sets;
+}
+
+namespace {
+
+// measure_cells' state: the worker of the current scope group, what it measured (for its
+// replay), and the counts of the closing line. With an overlap tracker, every record says how
+// many fits ran beside it.
+class cell_runner {
+public:
+    cell_runner(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                std::function<void(const measured_fit&, double)> record, double* started,
+                overlap_tracker* overlap = nullptr)
+        : in_(in), loop_(loop), o_(o), record_(std::move(record)), started_(started), overlap_(overlap) {}
+
+    // Cell `index` of the input as a fit of the sample: in its worker (started, or replayed and
+    // replaced at a new scope group), after its warm-up runs; or as a process of its own.
+    void sample(std::size_t index) {
+        const cell& c = in_.cells[index];
+        if (loop_.worker_words.empty()) {
+            const double t = begin();
+            measured_fit fit = beside([&] { return measure_cell_process(loop_.run_words, c, o_); });
+            n_failed_ += !fit.ok;
+            record_(fit, t);
+            return;
+        }
+        if (!worker_ || scope_key(c, loop_.scope) != worker_key_) {
+            end_worker();
+            worker_ = std::make_unique<warm_worker>(loop_.worker_words, o_, loop_.wait_ready, loop_.ready_timeout_s);
+            worker_key_ = scope_key(c, loop_.scope);
+        }
+        // At most `warmup` warm-up runs per cell: a worker that dies in every one restarts cold
+        // each time, and must not warm up for ever.
+        for (unsigned k = 0; k < loop_.warmup && worker_->served(c.model_type) < loop_.warmup; ++k) {
+            run_in_worker(c, fit_phase_warmup);
+            ++n_warmup_;
+        }
+        measured_fit fit = run_in_worker(c, fit_phase_sample);
+        n_failed_ += !fit.ok;
+        if (std::find(models_.begin(), models_.end(), c.model_type) == models_.end()) models_.push_back(c.model_type);
+        if (fit.ok) sampled_[c.model_type].push_back({index, fit.process_rss_bytes, c.n_obs});
+    }
+
+    // The worker's models' heaviest cells replayed back to back in it, then the worker stopped.
+    void end_worker() {
+        if (!worker_) return;
+        for (const auto& model : models_)
+            for (std::size_t index : replay_cells(sampled_[model], loop_.replay)) {
+                run_in_worker(in_.cells[index], fit_phase_replay);
+                ++n_replay_;
+            }
+        models_.clear();
+        sampled_.clear();
+        worker_->stop();
+        worker_.reset();
+    }
+
+    std::size_t failed() const { return n_failed_; }
+    std::size_t warmups() const { return n_warmup_; }
+    std::size_t replays() const { return n_replay_; }
+
+private:
+    double begin() {
+        const double t = monotonic_seconds();
+        if (started_) *started_ = t;
+        return t;
+    }
+    // One measurement, with the count of fits beside it when there is a tracker (a stopped
+    // fit's partial record too).
+    template <class Measure>
+    measured_fit beside(Measure measure) {
+        if (!overlap_) return measure();
+        const std::size_t id = overlap_->begin();
+        try {
+            measured_fit fit = measure();
+            fit.concurrent_fits = overlap_->end(id);
+            return fit;
+        } catch (interrupted& e) {
+            const std::uint64_t most = overlap_->end(id);
+            if (e.partial) e.partial->concurrent_fits = most;
+            throw;
+        } catch (...) {
+            overlap_->end(id);
+            throw;
+        }
+    }
+    measured_fit run_in_worker(const cell& c, std::string_view phase) {
+        const double t = begin();
+        measured_fit fit = beside([&] { return worker_->measure(c, phase); });
+        record_(fit, t);
+        return fit;
+    }
+
+    const measure_input& in_;
+    const cell_loop& loop_;
+    const measure_options& o_;
+    std::function<void(const measured_fit&, double)> record_;
+    double* started_;
+    overlap_tracker* overlap_;
+    std::unique_ptr<warm_worker> worker_;
+    std::string worker_key_;
+    std::vector<std::string> models_;  // the worker's models, in the order of their first cell
+    std::map<std::string, std::vector<sampled_cell>> sampled_;  // its ok fits of the sample, per model
+    std::size_t n_failed_ = 0, n_warmup_ = 0, n_replay_ = 0;
+};
+
+// The cells in measure order cut into the units one thread runs from start to end: one cell
+// each in process mode, one scope group each in worker mode.
+std::vector<std::vector<std::size_t>> job_units(const measure_input& in, const cell_loop& loop) {
+    std::vector<std::vector<std::size_t>> units;
+    std::string key;
+    for (std::size_t index : measure_order(in.cells, loop.scope)) {
+        std::string k = scope_key(in.cells[index], loop.scope);
+        if (units.empty() || loop.worker_words.empty() || k != key) units.emplace_back();
+        units.back().push_back(index);
+        key = std::move(k);
+    }
+    return units;
+}
+
+// What the threads of a run under --jobs share: the next unit to take, each unit's records
+// (written in unit order by the calling thread as units finish), the first error.
+struct job_board {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::size_t next_unit = 0, threads_running = 0;
+    std::vector<std::vector<std::pair<measured_fit, double>>> records;
+    std::vector<char> done;
+    std::exception_ptr failure;
+    int interrupted_by = 0;
+};
+
+struct run_counts {
+    std::size_t failed = 0, warmups = 0, replays = 0;
+};
+
+// One thread of a run under --jobs: takes the next unit and runs it with `runner` until none
+// is left or one failed; `at` is the unit it runs now, `started` when its current fit began.
+void work_through_units(job_board& board, const std::vector<std::vector<std::size_t>>& units, cell_runner& runner,
+                        std::size_t& at, const double& started) {
+    for (;;) {
+        std::size_t u;
+        {
+            std::lock_guard<std::mutex> lock(board.mutex);
+            if (board.failure || board.next_unit == units.size()) break;
+            u = board.next_unit++;
+            at = u;
+        }
+        try {
+            // A signal that came between two units: start no other fit.
+            if (int sig = take_pending_signal()) throw interrupted(sig);
+            for (std::size_t index : units[u]) runner.sample(index);
+            runner.end_worker();
+        } catch (interrupted& e) {
+            std::lock_guard<std::mutex> lock(board.mutex);
+            if (e.partial) board.records[u].emplace_back(*e.partial, started);
+            if (!board.interrupted_by) board.interrupted_by = e.sig;
+            if (!board.failure) board.failure = std::current_exception();
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(board.mutex);
+            if (!board.failure) board.failure = std::current_exception();
+        }
+        std::lock_guard<std::mutex> lock(board.mutex);
+        board.done[u] = 1;
+        board.changed.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(board.mutex);
+    --board.threads_running;
+    board.changed.notify_all();
+}
+
+// The units of `in` on threads of their own, one per CPU set; the records go out in unit order
+// through `pass` and `record` as soon as every unit before theirs is done.
+run_counts run_side_by_side(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                            const std::vector<std::vector<int>>& sets,
+                            const std::function<void(std::size_t)>& pass_through,
+                            const std::function<void(const measured_fit&, double)>& record) {
+    const auto units = job_units(in, loop);
+    // Opened here, once, before any thread could race to open them.
+    if (o.cgroups) o.cgroups->get();
+    if (o.nvml) o.nvml->get();
+    job_board board;
+    board.records.resize(units.size());
+    board.done.assign(units.size(), 0);
+    overlap_tracker overlap;
+    std::vector<measure_options> options(sets.size(), o);
+    std::vector<std::unique_ptr<cell_runner>> runners;
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < sets.size(); ++k) options[k].cpus = sets[k];
+    board.threads_running = sets.size();
+    for (std::size_t k = 0; k < sets.size(); ++k) {
+        auto* unit_records = &board.records;
+        auto at = std::make_shared<std::size_t>(0);  // the unit this thread runs now
+        auto started = std::make_shared<double>(0);  // when its current fit began
+        runners.push_back(std::make_unique<cell_runner>(
+            in, loop, options[k],
+            [&board, unit_records, at](const measured_fit& f, double t) {
+                std::lock_guard<std::mutex> lock(board.mutex);
+                (*unit_records)[*at].emplace_back(f, t);
+            },
+            started.get(), &overlap));
+        cell_runner* runner = runners.back().get();
+        threads.emplace_back([&, runner, at, started] { work_through_units(board, units, *runner, *at, *started); });
+    }
+    // Written in unit order as units finish; after a failure, what finished, then the failure.
+    std::size_t next_write = 0;
+    std::exception_ptr write_failure;
+    for (;;) {
+        std::vector<std::pair<measured_fit, double>> out;
+        std::size_t u;
+        {
+            std::unique_lock<std::mutex> lock(board.mutex);
+            board.changed.wait(lock, [&] {
+                return next_write == units.size() || board.done[next_write] || board.threads_running == 0;
+            });
+            if (next_write == units.size()) break;
+            if (!board.done[next_write] && board.threads_running == 0) {
+                // Stopped: the units that ran (in part) still go out, the rest never started.
+                while (next_write < units.size() && board.records[next_write].empty()) ++next_write;
+                if (next_write == units.size()) break;
+            }
+            u = next_write++;
+            out = std::move(board.records[u]);
+        }
+        if (write_failure) continue;
+        try {
+            if (loop.progress)
+                fmt::print(stderr, "\rprof-measure: [{}/{}] {} ...\x1b[K", u + 1, units.size(),
+                           in.cells[units[u].front()].model_type);
+            if (loop.worker_words.empty()) pass_through(u);
+            for (const auto& [f, t] : out) record(f, t);
+        } catch (...) {
+            // Stdout is gone (a closed pipe): no further unit starts; those in flight end first.
+            write_failure = std::current_exception();
+            std::lock_guard<std::mutex> lock(board.mutex);
+            board.next_unit = units.size();
+        }
+    }
+    for (auto& t : threads) t.join();
+    run_counts counts;
+    for (const auto& r : runners) {
+        counts.failed += r->failed();
+        counts.warmups += r->warmups();
+        counts.replays += r->replays();
+    }
+    if (write_failure) std::rethrow_exception(write_failure);
+    if (board.interrupted_by) throw interrupted(board.interrupted_by);  // the stopped fits' records are out
+    if (board.failure) std::rethrow_exception(board.failure);
+    return counts;
+}
+
+}  // namespace
+
+void measure_cells(const measure_input& in, const cell_loop& loop, const measure_options& o,
+                   const std::function<void(const std::string&)>& pass,
+                   const std::function<void(const measured_fit&, double)>& record, double* started) {
+    std::size_t next_pass = 0;
+    auto pass_through = [&](std::size_t fits_written) {
+        for (; next_pass < in.passthrough.size() &&
+               (loop.scope != worker_scope::run || in.passthrough_at[next_pass] <= fits_written);
+             ++next_pass)
+            pass(in.passthrough[next_pass]);
+    };
+    auto order = measure_order(in.cells, loop.scope);
+    run_counts counts;
+    // Side by side only where there is more than one unit to run and a thread cap to size the
+    // CPU sets by; a worker of scope run serves every cell, one after another.
+    const bool side_by_side = loop.jobs > 1 && o.threads > 0 && order.size() > 1 &&
+                              (loop.worker_words.empty() || loop.scope != worker_scope::run);
+    std::vector<std::vector<int>> sets;
+    if (side_by_side) sets = fit_cpu_sets(o.threads, loop.jobs);
+    if (!sets.empty()) {
+        counts = run_side_by_side(in, loop, o, sets, pass_through, record);
+    } else {
+        cell_runner runner(in, loop, o, record, started);
+        for (std::size_t i = 0; i < order.size(); ++i) {
+            pass_through(i);
+            const cell& c = in.cells[order[i]];
+            if (loop.progress)
+                fmt::print(stderr, "\rprof-measure: [{}/{}] {} on {} ...\x1b[K", i + 1, order.size(), c.model_type, c.ts_id);
+            runner.sample(order[i]);
+        }
+        if (loop.progress && !order.empty() && loop.replay > 0 && !loop.worker_words.empty())
+            fmt::print(stderr, "\rprof-measure: replaying the heaviest cells ...\x1b[K");
+        runner.end_worker();
+        counts = {runner.failed(), runner.warmups(), runner.replays()};
+    }
+    pass_through(order.size());
+    for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
+    if (loop.progress) fmt::print(stderr, "\r\x1b[K");
+    if (loop.summary && !order.empty()) {
+        std::string extra;
+        if (counts.warmups + counts.replays > 0)
+            extra = fmt::format("; {} warm-up and {} replay run(s) beside them", counts.warmups, counts.replays);
+        note(fmt::format("{} cell(s) measured, {} failed{}", order.size(), counts.failed, extra));
+    }
+}
+
+}  // namespace prof
