@@ -201,6 +201,28 @@ std::vector<pid_t> dying_in_group(pid_t pgid) {
     return out;
 }
 
+// How long a fit's processes get, after it exits, to end by themselves before the ones still
+// running are killed as left behind: a process pool's workers (joblib's loky, multiprocessing)
+// notice their parent is gone and exit within moments; those are no leftover to report.
+constexpr double leftover_grace_s = 1.0;
+
+// Waits, up to leftover_grace_s, while a process of the fit's group `pgid` or of its cgroup
+// still runs (not dying). Returns at once when none does, the usual case.
+void await_own_exit(pid_t pgid, cgroup_cell* cg) {
+    const double until = monotonic_seconds() + leftover_grace_s;
+    for (;;) {
+        bool running = false;
+        if (kill(-pgid, 0) == 0)
+            for (pid_t p : group_members(pgid))
+                if (!process_is_dying(p)) running = true;
+        if (!running && cg)
+            for (int p : cg->members())
+                if (!process_is_dying(p)) running = true;
+        if (!running || monotonic_seconds() >= until) return;
+        usleep(10000);
+    }
+}
+
 void report_leftovers(std::size_t n, const cell& c) {
     if (n > 0) warn(fmt::format("{} process(es) left behind by the fit of {} were killed", n, fit_label(c)));
 }
@@ -309,7 +331,9 @@ fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr
 // says how many were left.
 void clean_up_fit(pid_t pid, cgroup_cell* cg, int err_fd, bool err_open, stderr_tee& tee, const cell& c) {
     if (err_open) err_open = drain(err_fd, tee);
-    // Those already dying when the fit ended (killed with it) did not outlive it.
+    await_own_exit(pid, cg);
+    // Those already dying when the fit ended (killed with it, or ending by themselves within
+    // the grace) did not outlive it.
     std::vector<pid_t> dying = dying_in_group(pid);
     if (cg)
         for (int p : cg->members())
@@ -627,7 +651,9 @@ public:
         }
         if (!worker_ || scope_key(c, loop_.scope) != worker_key_) {
             end_worker();
-            worker_ = std::make_unique<warm_worker>(loop_.worker_words, o_, loop_.wait_ready, loop_.ready_timeout_s);
+            measure_options wo = o_;
+            wo.worker_per_model = loop_.scope == worker_scope::model;
+            worker_ = std::make_unique<warm_worker>(loop_.worker_words, wo, loop_.wait_ready, loop_.ready_timeout_s);
             worker_key_ = scope_key(c, loop_.scope);
         }
         // At most `warmup` warm-up runs per cell: a worker that dies in every one restarts cold
@@ -712,7 +738,9 @@ void measure_cells(const measure_input& in, const cell_loop& loop, const measure
     pass_through(order.size());
     for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
     if (loop.progress) fmt::print(stderr, "\r\x1b[K");
-    if (loop.summary && !order.empty()) {
+    // Said with no cell too (a skipped gate upstream sends none): "0 cell(s) measured" tells
+    // the reader of a log that the stage ran and had nothing to do, not that it died silent.
+    if (loop.summary) {
         std::string extra;
         if (runner.warmups() + runner.replays() > 0)
             extra = fmt::format("; {} warm-up and {} replay run(s) beside them", runner.warmups(), runner.replays());

@@ -59,6 +59,9 @@ struct measure_options {
     double stop_grace_s = 5.0;     // a signalled fit gets this long before SIGKILL
     // Worker mode: the worker holding more than this after a cell than before it is reported.
     std::uint64_t leak_warn_bytes = 64u << 20;
+    // Worker mode: each worker serves one model (--worker-scope model), so that warning cannot
+    // advise giving the model a worker of its own.
+    bool worker_per_model = false;
 };
 
 // The error text of a failed fit: "exit 3: <last stderr line>", "killed by SIGKILL",
