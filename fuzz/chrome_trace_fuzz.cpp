@@ -11,9 +11,8 @@
 
 namespace {
 std::string show(const prof::span_set& s) {
-    std::string out = fmt::format("events {} async {} begins {} ends {} unclosed {} unit '{}'\n", s.events,
-                                  s.async_unmatched, s.unmatched_begins, s.unmatched_ends, s.unclosed,
-                                  s.display_time_unit);
+    std::string out = fmt::format("events {} async {} unclosed {} unit '{}'\n", s.events, s.async_unmatched,
+                                  s.unclosed, s.display_time_unit);
     for (const auto& d : s.defects) out += fmt::format("defect {} first line {}\n", d.count, d.first_line);
     for (const auto& sp : s.spans) out += fmt::format("{} {} {}\n", s.names.at(sp.node), sp.start_ns, sp.end_ns);
     return out;

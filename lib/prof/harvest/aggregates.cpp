@@ -140,6 +140,7 @@ std::string result_rows(bool pg, const std::string& inf) {
                      {{"model_type", "m.model_type"},
                       {"family", "m.family"},
                       {"n_families", "m.n_families"},
+                      {"n_unnamed", "m.n_unnamed"},
                       {"unmapped", "m.unmapped"},
                       {"n_fits", "m.n_fits"},
                       {"n_ok", "m.n_ok"},
@@ -165,9 +166,10 @@ std::string result_rows(bool pg, const std::string& inf) {
                       {"n_lengths", "m.n_lengths"}},
                      "FROM models m LEFT JOIN wmed w ON w.run_id = m.run_id AND w.model_type = m.model_type LEFT JOIN "
                      "cmed c ON c.run_id = m.run_id AND c.model_type = m.model_type");
-    q += result_kind(obj, 3, "model_family", "d.run_id", {{"model_type", "d.model_type"}, {"family", "d.fam"}},
-                     "FROM (SELECT DISTINCT run_id, model_type, fam FROM fits) d JOIN models m ON m.run_id = d.run_id "
-                     "AND m.model_type = d.model_type WHERE m.n_families > 1");
+    q += result_kind(obj, 3, "model_family", "d.run_id",
+                     {{"model_type", "d.model_type"}, {"family", "d.fam"}, {"n_fits", "d.n"}},
+                     "FROM famc d JOIN models m ON m.run_id = d.run_id AND m.model_type = d.model_type WHERE "
+                     "m.n_families > 1");
     q += result_kind(obj, 4, "point", "run_id",
                      {{"model_type", "model_type"},
                       {"n_obs", "mid_len"},
@@ -188,6 +190,20 @@ std::string result_rows(bool pg, const std::string& inf) {
                      "m.run_id = c.run_id AND m.model_type = c.model_type AND c.ts_id = m.first_error_ts_id WHERE NOT "
                      "c.ok) e");
     q += fmt::format(")\nSELECT CAST(line AS TEXT) FROM lines ORDER BY k{}, kind;\n", C);
+    return q;
+}
+
+// The CTEs of a model's family (profile.hpp family_choice): the one most of its rows name,
+// rows naming none not voting; its own name when no row names one. A tie gives several
+// families the most rows: the model_family rows carry each count and the reader refuses it.
+std::string family_ctes(const std::string& C) {
+    std::string q = "famc AS (SELECT run_id, model_type, fam, count(*) AS n FROM fits WHERE NOT unmapped GROUP BY "
+                    "run_id, model_type, fam),\n";
+    q += "ftop AS (SELECT run_id, model_type, count(*) AS n_families, max(n) AS n_most FROM famc GROUP BY run_id, "
+         "model_type),\n";
+    q += fmt::format("fpick AS (SELECT c.run_id, c.model_type, min(c.fam{0}) AS fam FROM famc c JOIN ftop t ON t.run_id "
+                     "= c.run_id AND t.model_type = c.model_type AND c.n = t.n_most GROUP BY c.run_id, c.model_type),\n",
+                     C);
     return q;
 }
 
@@ -277,9 +293,10 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
     q += fmt::format("series AS (SELECT run_id, ts_id, row_number() OVER (PARTITION BY run_id ORDER BY ts_id{}) AS rn "
                      "FROM (SELECT DISTINCT run_id, ts_id FROM fits) d),\n",
                      C);
+    q += family_ctes(C);
     q += fmt::format(
-        "models AS (SELECT run_id, model_type, min(fam{0}) AS family, count(DISTINCT fam) AS n_families, "
-        "bool_or(unmapped) AS unmapped, count(*) AS n_fits, count(*) FILTER (WHERE ok) AS n_ok, max(n_obs) FILTER "
+        "models0 AS (SELECT run_id, model_type, count(*) FILTER (WHERE unmapped) AS n_unnamed, "
+        "bool_and(unmapped) AS unmapped, count(*) AS n_fits, count(*) FILTER (WHERE ok) AS n_ok, max(n_obs) FILTER "
         "(WHERE ok) AS max_n_obs, max(process_rss) FILTER (WHERE ok AND process_rss > 0) AS max_process_rss_bytes, "
         "max(peak_rss) FILTER (WHERE ok AND peak_rss > 0) AS max_peak_rss_bytes, max(peak_gpu) FILTER (WHERE ok) AS "
         "max_peak_gpu_bytes, max(eff) AS max_effective_cores, count(*) FILTER (WHERE eff_unsure) AS n_eff_unsure, "
@@ -293,6 +310,9 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "FILTER (WHERE NOT ok) AS first_error_ts_id, count(DISTINCT len) FILTER (WHERE uw IS NOT NULL) AS n_lengths "
         "FROM cls GROUP BY run_id, model_type),\n",
         C);
+    q += "models AS (SELECT m.*, COALESCE(p.fam, m.model_type) AS family, COALESCE(t.n_families, 0) AS n_families "
+         "FROM models0 m LEFT JOIN ftop t ON t.run_id = m.run_id AND t.model_type = m.model_type LEFT JOIN fpick p ON "
+         "p.run_id = m.run_id AND p.model_type = m.model_type),\n";
     q += "fw AS (SELECT c.run_id, m.family, c.uw FROM cls c JOIN models m ON m.run_id = c.run_id AND m.model_type = "
          "c.model_type WHERE c.uw IS NOT NULL),\n";
     q += curve_bins(pg ? "/" : "//");
@@ -443,7 +463,10 @@ void aggregate_reader::add(const json_value& row) {
     } else if (kind == "model") {
         r.models[text_of(row, "model_type")].row = row;
     } else if (kind == "model_family") {
-        r.models[text_of(row, "model_type")].families.push_back(text_of(row, "family"));
+        if (!row.find("n_fits"))
+            throw field_error("field 'n_fits': missing, as in the rows of an older prof-harvest's query: print the "
+                              "query again with prof-harvest --emit-sql");
+        r.models[text_of(row, "model_type")].families.emplace_back(text_of(row, "family"), required_count(row, "n_fits"));
     } else if (kind == "point") {
         point p;
         p.n_obs = required_count(row, "n_obs");
@@ -477,6 +500,36 @@ void aggregate_reader::add(const json_value& row) {
     }
 }
 
+namespace {
+
+// A model's family votes by profile_builder's rule, from the counts the query gives: each
+// family's rows when it names several (model_family rows), else the one family's (its rows
+// but those naming none).
+family_votes votes_of(const std::string& run_id, const std::string& name, const json_value& row,
+                      const std::vector<std::pair<std::string, std::uint64_t>>& families) {
+    if (!row.find("n_unnamed"))
+        throw error(exit_code::data_err,
+                    fmt::format("run '{}', model '{}': field 'n_unnamed': missing, as in the rows of an older "
+                                "prof-harvest's query: print the query again with prof-harvest --emit-sql",
+                                run_id, name));
+    family_votes votes;
+    votes.n_unnamed = required_count(row, "n_unnamed");
+    if (!families.empty()) {
+        votes.named = families;
+        std::sort(votes.named.begin(), votes.named.end());
+    } else if (required_count(row, "n_families") > 0) {
+        const std::uint64_t n_fits = required_count(row, "n_fits");
+        if (votes.n_unnamed >= n_fits)
+            throw error(exit_code::data_err, fmt::format("run '{}', model '{}': n_unnamed {} leaves none of its {} fits "
+                                                         "to name its family",
+                                                         run_id, name, votes.n_unnamed, n_fits));
+        votes.named.emplace_back(text_of(row, "family"), n_fits - votes.n_unnamed);
+    }
+    return votes;
+}
+
+}  // namespace
+
 compute_profile aggregate_reader::profile_of(const std::string& run_id, const run_rows& r) const {
     std::vector<std::string> unmapped;
     for (const auto& [name, m] : r.models)
@@ -498,9 +551,10 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
         if (!row.is_object())
             throw error(exit_code::data_err, fmt::format("run '{}': rows of model '{}' but no model row", run_id, name));
         if (!mr.errors.empty()) p.first_error_by_model[name] = std::min_element(mr.errors.begin(), mr.errors.end())->second;
+        const family_votes votes = votes_of(run_id, name, row, mr.families);
         model_cost m;
         m.model_type = name;
-        m.family = text_of(row, "family");
+        m.family = family_choice(name, votes);
         m.n_fits = required_count(row, "n_fits");
         m.n_ok = required_count(row, "n_ok");
         m.max_n_obs = count_of(row, "max_n_obs");
@@ -527,9 +581,7 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
             p.dropped_model_families[name] = m.family;
             continue;
         }
-        std::vector<std::string> families = mr.families;
-        std::sort(families.begin(), families.end());
-        append_family_warning(p.provenance.warnings, name, families);
+        append_family_warning(p.provenance.warnings, name, votes);
         if (required_count(row, "n_eff_unsure") > 0)
             throw error(exit_code::data_err,
                         fmt::format("run '{}', model '{}': a fit's cpu_seconds / fit_seconds is near the largest "

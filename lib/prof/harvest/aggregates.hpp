@@ -10,7 +10,8 @@
 // finished_at must be a time stamp with a zone (PostgreSQL timestamptz, DuckDB TIMESTAMPTZ).
 // Each rule of the row harvest has its SQL twin: fold and ensemble rows counted and skipped (a
 // value other than NULL or ''), the family column, else the --family-map (inlined into the
-// query as a VALUES list), else the model name; ok = no error text and a finite fit_seconds >
+// query as a VALUES list), else the model name (a row naming no family does not vote on its
+// model's family: profile.hpp family_choice); ok = no error text and a finite fit_seconds >
 // 0; a usable value finite and > 0 (the GPU peak: >= 0); host OOM kills and device OOMs from
 // the error text's patterns (profile.hpp); series and first errors ordered bytewise (COLLATE
 // "C" in PostgreSQL); the cost curve's bins chosen as build_curve chooses them (curve.hpp: one
@@ -23,11 +24,13 @@
 //   run     run_id, rows_read, fold_rows_skipped, ensemble_rows_skipped, n_measurements, n_ok,
 //           n_sample_series, finished_us (the latest finished_at, µs since the epoch, or null)
 //   series  run_id, ts_id: one of the run's 100 bytewise-smallest distinct series
-//   model   run_id, model_type, family (the bytewise-smallest of its families), n_families,
-//           unmapped, n_fits, n_ok, the maxima, wall_s_lo/hi, cpu_s_lo/hi, max_effective_cores,
+//   model   run_id, model_type, family (the one most of its rows name; its own name when
+//           none names one), n_families (distinct families named), n_unnamed (rows naming none),
+//           unmapped (no row named a family), n_fits, n_ok, the maxima, wall_s_lo/hi, cpu_s_lo/hi, max_effective_cores,
 //           n_threads, n_threads_known, intraop_threads, the OOM counts and bounds,
 //           first_error_ts_id, n_lengths (distinct usable lengths), n_eff_unsure
-//   model_family  run_id, model_type, family: one row per family of a model with several
+//   model_family  run_id, model_type, family, n_fits: one row per family of a model with
+//           several, with the count of its rows naming it
 //   point   run_id, model_type, n_obs, n_obs_min, n_obs_max, n_fits, wall_s_lo/hi, cpu_s_lo/hi,
 //           max_process_rss_bytes: one point of the model's cost curve (curve_point: its
 //           lengths' range, their lower middle length, the fits, the two middle wall and CPU
@@ -94,7 +97,7 @@ private:
     };
     struct model_row {
         json_value row;                                  // the model row as read
-        std::vector<std::string> families;               // model_family rows
+        std::vector<std::pair<std::string, std::uint64_t>> families;  // model_family rows: (family, n_fits)
         std::vector<point> points;
         std::vector<std::pair<std::string, std::string>> errors;  // (ts_id, error text)
     };

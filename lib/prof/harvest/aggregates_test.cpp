@@ -4,6 +4,7 @@
 #include "prof/harvest/aggregates.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <array>
 #include <string>
@@ -26,7 +27,7 @@ const std::string run_row =
 
 std::string model_row(int n_lengths) {
     return R"({"aggregate":"model","run_id":"r","model_type":"arima","family":"stat","n_families":1,)"
-           R"("unmapped":false,"n_fits":3,"n_ok":2,"max_n_obs":100,"wall_s_lo":0.25,"wall_s_hi":0.5,)"
+           R"("n_unnamed":0,"unmapped":false,"n_fits":3,"n_ok":2,"max_n_obs":100,"wall_s_lo":0.25,"wall_s_hi":0.5,)"
            R"("n_eff_unsure":0,"n_threads":0,"n_threads_known":0,"n_oom_killed":0,"n_oom_no_limit":0,)"
            R"("n_gpu_oom":0,"first_error_ts_id":"b","n_lengths":)" +
            std::to_string(n_lengths) + "}\n";
@@ -174,4 +175,29 @@ TEST_CASE("family map texts are quoted as SQL literals") {
     CHECK(q.find("VALUES ('O''Neil', 'stat')") != std::string::npos);
     CHECK(q.find("COLLATE \"C\"") != std::string::npos);
     CHECK(prof::harvest_aggregates_sql(prof::sql_dialect::duckdb, cfg).find("COLLATE") == std::string::npos);
+}
+
+TEST_CASE("a model's family from the aggregate rows follows the row harvest's rule: most rows, a tie refused") {
+    // arima: 2 rows under "stat", 1 under "a_first" (sorting first): counted under "stat".
+    std::string model = model_row(0);
+    model.replace(model.find("\"n_families\":1"), 14, "\"n_families\":2");
+    auto fam = [](const char* f, int n) {
+        return fmt::format(R"({{"aggregate":"model_family","run_id":"r","model_type":"arima","family":"{}","n_fits":{}}})"
+                           "\n",
+                           f, n);
+    };
+    auto p = one_profile(run_row + model + fam("a_first", 1) + fam("stat", 2));
+    CHECK(p.models.at("arima").family == "stat");
+    try {
+        one_profile(run_row + model + fam("a_first", 1) + fam("stat", 1));
+        FAIL("a tie was not refused");
+    } catch (const prof::error& e) {
+        CHECK(e.code() == prof::exit_code::data_err);
+        CHECK(std::string(e.what()).find("model 'arima' appears under families 'a_first' (1 fit), 'stat' (1 fit)") !=
+              std::string::npos);
+    }
+    // An older query's model row, without n_unnamed, is refused with a note to print it again.
+    std::string old = model_row(0);
+    old.replace(old.find("\"n_unnamed\":0,"), 14, "");
+    CHECK(refusal(run_row + old).find("field 'n_unnamed': missing") != std::string::npos);
 }

@@ -394,19 +394,17 @@ void harvester::add(const harvest_row& row) {
         return;
     }
     r.latest.add(row.finished_at_ns);
-    std::string_view family;
-    if (row.family && !row.family->empty()) {
-        family = *row.family;
-    } else if (auto it = family_map_.find(row.model_type); it != family_map_.end()) {
-        family = it->second;
-    } else {
-        family = row.model_type;
-        if (!r.unmapped_models.count(row.model_type)) r.unmapped_models.emplace(row.model_type);
-    }
+    // A row without a family (column and --family-map) does not vote on its model's family.
+    std::string_view family = row.model_type;
+    bool family_named = true;
+    if (row.family && !row.family->empty()) family = *row.family;
+    else if (auto it = family_map_.find(row.model_type); it != family_map_.end()) family = it->second;
+    else family_named = false;
     // A set error column is a failed cell whatever fit_seconds says: many pipelines record the
     // elapsed time of a fit that failed (a memory kill after 600 s is no 600 s fit).
     const bool has_error = row.error && !row.error->empty();  // "": a non-Nullable String column's "none"
-    fit_evidence f{.ts_id = row.ts_id, .model_type = row.model_type, .family = family, .n_obs = row.n_obs,
+    fit_evidence f{.ts_id = row.ts_id, .model_type = row.model_type, .family = family,
+                   .family_named = family_named, .n_obs = row.n_obs,
                    .ok = !has_error && usable(row.fit_seconds), .wall_s = row.fit_seconds, .cpu_s = row.cpu_seconds,
                    .process_rss_bytes = row.process_rss_bytes, .peak_rss_bytes = row.peak_rss_bytes,
                    .peak_gpu_bytes = row.peak_gpu_bytes, .intraop_threads = row.intraop_threads,
@@ -478,8 +476,8 @@ std::vector<compute_profile> harvester::finish() const {
     }
     std::vector<compute_profile> out;
     for (const auto& [run_id, r] : runs_) {  // a sorted map: profiles come out by run_id
-        std::vector<std::string> unmapped(r.unmapped_models.begin(), r.unmapped_models.end());
-        compute_profile p = r.builder.finish(harvest_provenance(config_, run_id, r.latest, unmapped), threads_);
+        compute_profile p =
+            r.builder.finish(harvest_provenance(config_, run_id, r.latest, r.builder.models_without_family()), threads_);
         harvest_counts c = r.counts;
         c.bad_lines_skipped = bad_lines_;
         p.harvest = harvest_counts_json(c);

@@ -175,7 +175,7 @@ void read_harvest_option_files(const harvest_option_files& files, const std::vec
 
 // A harvested run's provenance: basis "measured", source "harvest", the run_id, its
 // signature (the signature_map entry, else the config's), measured_at = the latest finished_at
-// when there was one, and the warning naming the models (sorted) that had no family.
+// when there was one, and the warning naming the models (sorted) no row of which named a family.
 profile_provenance harvest_provenance(const harvest_config& config, const std::string& run_id,
                                       const latest_instant& latest,
                                       const std::vector<std::string>& unmapped_models);
@@ -220,7 +220,6 @@ private:
         profile_builder builder;
         harvest_counts counts;
         latest_instant latest;  // of finished_at
-        std::set<std::string, std::less<>> unmapped_models;
     };
     run_acc& run_for(std::string_view run_id);
     // A malformed line of a chunk: its number there, and what is wrong.

@@ -119,6 +119,23 @@ TEST_CASE("family comes from the row, else the family map, else the model name w
     CHECK(p.provenance.warnings[0].find("no family for model(s) nbeats") == 0);
 }
 
+TEST_CASE("a row with no family does not vote: its model stays in the family the other rows name") {
+    // ets: two rows under "stat", one without a family, whose fallback "ets" sorts before
+    // "stat" (the first-sorted family used to win); arima: no row names one, so its own name.
+    auto ps = harvest_text(R"({"run_id":"r","ts_id":"a","model_type":"ets","family":"stat","fit_seconds":1})" "\n"
+                           R"({"run_id":"r","ts_id":"b","model_type":"ets","fit_seconds":2})" "\n"
+                           R"({"run_id":"r","ts_id":"c","model_type":"ets","family":"stat","fit_seconds":3})" "\n"
+                           R"({"run_id":"r","ts_id":"a","model_type":"arima","fit_seconds":1})" "\n");
+    const auto& p = ps.at(0);
+    CHECK(p.models.at("ets").family == "stat");
+    CHECK(p.families.count("ets") == 0);
+    CHECK(p.models.at("arima").family == "arima");
+    REQUIRE(p.provenance.warnings.size() == 2);
+    CHECK(p.provenance.warnings[0].find("no family for model(s) arima:") == 0);
+    CHECK(p.provenance.warnings[1] == "model 'ets': 1 of its fits name no family; counted under 'stat', the family "
+                                      "the others name: give each model one family");
+}
+
 TEST_CASE("one profile per run_id, sorted, with harvest provenance and the latest finished_at") {
     prof::harvest_config cfg;
     cfg.signature_map = prof::parse_signature_map(R"({"r2":{"b":1,"a":[2]}})", "map");

@@ -36,7 +36,6 @@ void harvester::merge(harvester&& other) {
         m.counts.fold_rows_skipped += r.counts.fold_rows_skipped;
         m.counts.ensemble_rows_skipped += r.counts.ensemble_rows_skipped;
         m.latest.add(r.latest);
-        m.unmapped_models.merge(r.unmapped_models);
         m.builder.merge(std::move(r.builder));
     }
     bad_lines_ += other.bad_lines_;

@@ -334,6 +334,16 @@ TEST_CASE("a worker that keeps 200 MiB after a cell is reported, naming the mode
     CHECK(raw.err.find("after the cell of keep200 on s1") != std::string::npos);
     CHECK(raw.err.find("a leak or a cache") != std::string::npos);
     CHECK(raw.err.find("cell of noop") == std::string::npos);
+    CHECK(raw.err.find("measure keep200 with --worker-scope model") != std::string::npos);
+}
+
+TEST_CASE("under --worker-scope model the kept memory is the model's own: no advice to use that scope") {
+    run_result raw;
+    auto v = run_cells(cells({"keep200", "keep200"}), "--worker-scope model --warmup 0 --replay 0 --worker " + helper("worker"), &raw);
+    REQUIRE(v.size() == 2);
+    CHECK(raw.err.find("after the cell of keep200 on s0") != std::string::npos);
+    CHECK(raw.err.find("this worker serves keep200 alone") != std::string::npos);
+    CHECK(raw.err.find("--worker-scope model") == std::string::npos);
 }
 
 TEST_CASE("params travel to the worker's cell line, to {params} shell-quoted and {params_json} as is, and as a digest on the fit") {

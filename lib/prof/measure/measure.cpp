@@ -201,6 +201,28 @@ std::vector<pid_t> dying_in_group(pid_t pgid) {
     return out;
 }
 
+// How long a fit's processes get, after it exits, to end by themselves before the ones still
+// running are killed as left behind: a process pool's workers (joblib's loky, multiprocessing)
+// notice their parent is gone and exit within moments; those are no leftover to report.
+constexpr double leftover_grace_s = 1.0;
+
+// Waits, up to leftover_grace_s, while a process of the fit's group `pgid` or of its cgroup
+// still runs (not dying). Returns at once when none does, the usual case.
+void await_own_exit(pid_t pgid, cgroup_cell* cg) {
+    const double until = monotonic_seconds() + leftover_grace_s;
+    for (;;) {
+        bool running = false;
+        if (kill(-pgid, 0) == 0)
+            for (pid_t p : group_members(pgid))
+                if (!process_is_dying(p)) running = true;
+        if (!running && cg)
+            for (int p : cg->members())
+                if (!process_is_dying(p)) running = true;
+        if (!running || monotonic_seconds() >= until) return;
+        usleep(10000);
+    }
+}
+
 void report_leftovers(std::size_t n, const cell& c) {
     if (n > 0) warn(fmt::format("{} process(es) left behind by the fit of {} were killed", n, fit_label(c)));
 }
@@ -309,7 +331,9 @@ fit_watch watch_fit(const spawned_child& ch, cgroup_cell* cg, int err_fd, stderr
 // says how many were left.
 void clean_up_fit(pid_t pid, cgroup_cell* cg, int err_fd, bool err_open, stderr_tee& tee, const cell& c) {
     if (err_open) err_open = drain(err_fd, tee);
-    // Those already dying when the fit ended (killed with it) did not outlive it.
+    await_own_exit(pid, cg);
+    // Those already dying when the fit ended (killed with it, or ending by themselves within
+    // the grace) did not outlive it.
     std::vector<pid_t> dying = dying_in_group(pid);
     if (cg)
         for (int p : cg->members())

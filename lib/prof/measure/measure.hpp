@@ -63,6 +63,9 @@ struct measure_options {
     // The CPUs the fit (the worker) is bound to under the thread cap: empty = the first
     // `threads` allowed CPUs; under --jobs, the set of the thread that runs it.
     std::vector<int> cpus;
+    // Worker mode: each worker serves one model (--worker-scope model), so that warning cannot
+    // advise giving the model a worker of its own.
+    bool worker_per_model = false;
 };
 
 // The error text of a failed fit: "exit 3: <last stderr line>", "killed by SIGKILL",

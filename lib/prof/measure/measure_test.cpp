@@ -245,6 +245,13 @@ TEST_CASE("processes a fit leaves behind in its group are killed and reported" )
     CHECK(r.err.find("left behind") != std::string::npos);
 }
 
+TEST_CASE("a fit's children that end by themselves just after it (a pool's workers) are not left behind") {
+    // The child outlives the fit by 0.3 s, as loky's workers outlive their parent, then exits.
+    auto r = sh(bin() + "/prof-measure -- sh -c '(sleep 0.3 &) ; exit 0'");
+    CHECK(r.status == 0);
+    CHECK(r.err.find("left behind") == std::string::npos);
+}
+
 TEST_CASE("--trace writes a Chrome trace with one complete event per cell") {
     std::string path = "/tmp/prof-test-trace-" + std::to_string(getpid()) + ".json";
     auto v = run_cells(cells({"noop", "noop"}), "--worker-scope run --warmup 0 --replay 0 --worker " + helper("worker") + " --trace " + path);

@@ -70,7 +70,9 @@ public:
         }
         if (!worker_ || scope_key(c, loop_.scope) != worker_key_) {
             end_worker();
-            worker_ = std::make_unique<warm_worker>(loop_.worker_words, o_, loop_.wait_ready, loop_.ready_timeout_s);
+            measure_options wo = o_;
+            wo.worker_per_model = loop_.scope == worker_scope::model;
+            worker_ = std::make_unique<warm_worker>(loop_.worker_words, wo, loop_.wait_ready, loop_.ready_timeout_s);
             worker_key_ = scope_key(c, loop_.scope);
         }
         // At most `warmup` warm-up runs per cell: a worker that dies in every one restarts cold
@@ -332,7 +334,9 @@ void measure_cells(const measure_input& in, const cell_loop& loop, const measure
     pass_through(order.size());
     for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
     if (loop.progress) fmt::print(stderr, "\r\x1b[K");
-    if (loop.summary && !order.empty()) {
+    // Said with no cell too (a skipped gate upstream sends none): "0 cell(s) measured" tells
+    // the reader of a log that the stage ran and had nothing to do, not that it died silent.
+    if (loop.summary) {
         std::string extra;
         if (counts.warmups + counts.replays > 0)
             extra = fmt::format("; {} warm-up and {} replay run(s) beside them", counts.warmups, counts.replays);

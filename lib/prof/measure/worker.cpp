@@ -473,10 +473,19 @@ measured_fit warm_worker::finish_replied(cell_run& r, const cell& c, const gpu_p
         if (after.current_bytes && r.cg_before.current_bytes) rss_after = after.current_bytes, rss_before = r.cg_before.current_bytes;
     }
     if (gpu.reader) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
-    if (rss_before && rss_after && *rss_after > *rss_before + o_.leak_warn_bytes)
-        warn(fmt::format("the worker still holds {} MiB more after the cell of {} than before it (a leak or a cache): "
-                         "later cells' process_rss_bytes include it; measure {} with --worker-scope model",
-                         (*rss_after - *rss_before) >> 20, fit_label(c), c.model_type));
+    if (rss_before && rss_after && *rss_after > *rss_before + o_.leak_warn_bytes) {
+        const std::string what = fmt::format("the worker still holds {} MiB more after the cell of {} than before it "
+                                             "(a leak or a cache): ",
+                                             (*rss_after - *rss_before) >> 20, fit_label(c));
+        // Under --worker-scope model the worker is the model's own: what it keeps is the model's.
+        if (o_.worker_per_model)
+            warn(what + fmt::format("its later cells' process_rss_bytes include it; this worker serves {} alone, so "
+                                    "the growth is its own (a per-process worker, --run, measures each cell fresh)",
+                                    c.model_type));
+        else
+            warn(what + fmt::format("later cells' process_rss_bytes include it; measure {} with --worker-scope model",
+                                    c.model_type));
+    }
     read_worker_reply(r.reply, f);
     return std::move(f);
 }

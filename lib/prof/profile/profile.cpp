@@ -193,13 +193,52 @@ void append_oom_warnings(std::vector<std::string>& out, const std::string& model
     if (n_gpu_oom) out.push_back(gpu_oom_warning(model, n_gpu_oom, gpu_oom_peak));
 }
 
-void append_family_warning(std::vector<std::string>& out, const std::string& model,
-                           const std::vector<std::string>& families) {
-    if (families.size() < 2) return;
+namespace {
+
+std::string family_counts(const family_votes& votes) {
     std::string all;
-    for (const auto& f : families) all += (all.empty() ? "" : ", ") + f;
-    out.push_back(fmt::format("model '{}' appears under families {}; counted under '{}': give each model one family",
-                              model, all, families.front()));
+    for (const auto& [name, n] : votes.named)
+        all += fmt::format("{}'{}' ({} fit{})", all.empty() ? "" : ", ", name, n, n == 1 ? "" : "s");
+    return all;
+}
+
+}  // namespace
+
+std::string family_choice(const std::string& model, const family_votes& votes) {
+    if (votes.named.empty()) return model;
+    std::uint64_t most = 0;
+    std::size_t at = 0, n_most = 0;
+    for (std::size_t i = 0; i < votes.named.size(); ++i) {
+        if (votes.named[i].second > most) {
+            most = votes.named[i].second;
+            at = i;
+            n_most = 1;
+        } else if (votes.named[i].second == most) {
+            ++n_most;
+        }
+    }
+    if (n_most > 1)
+        throw error(exit_code::data_err,
+                    fmt::format("model '{}' appears under families {}: no family has the most fits, so none can be "
+                                "chosen; give each model one family",
+                                model, family_counts(votes)));
+    return votes.named[at].first;
+}
+
+void append_family_warning(std::vector<std::string>& out, const std::string& model, const family_votes& votes) {
+    if (votes.named.empty() || (votes.named.size() == 1 && votes.n_unnamed == 0)) return;
+    const std::string chosen = family_choice(model, votes);
+    const std::string unnamed =
+        votes.n_unnamed ? fmt::format(" and {} fit{} name no family", votes.n_unnamed, votes.n_unnamed == 1 ? "" : "s")
+                        : std::string();
+    if (votes.named.size() == 1)
+        out.push_back(fmt::format("model '{}': {} of its fits name no family; counted under '{}', the family the "
+                                  "others name: give each model one family",
+                                  model, votes.n_unnamed, chosen));
+    else
+        out.push_back(fmt::format("model '{}' appears under families {}{}; counted under '{}', the family most of its "
+                                  "fits name: give each model one family",
+                                  model, family_counts(votes), unnamed, chosen));
 }
 
 // ---- profile_builder --------------------------------------------------------------------
@@ -207,7 +246,8 @@ void append_family_warning(std::vector<std::string>& out, const std::string& mod
 profile_builder::profile_builder(const margins& m) : margins_(m) {}
 
 void profile_builder::add(const measured_fit& f) {
-    add(fit_evidence{.ts_id = f.ts_id, .model_type = f.model_type, .family = f.family, .n_obs = f.n_obs, .ok = f.ok,
+    add(fit_evidence{.ts_id = f.ts_id, .model_type = f.model_type, .family = f.family,
+                     .family_named = f.family_named, .n_obs = f.n_obs, .ok = f.ok,
                      .error = f.error, .wall_s = f.wall_s, .cpu_s = f.cpu_s, .process_rss_bytes = f.process_rss_bytes,
                      .peak_rss_bytes = f.peak_rss_bytes, .peak_gpu_bytes = f.peak_gpu_bytes,
                      .intraop_threads = f.intraop_threads, .measured_at = f.measured_at, .signal = f.signal,
@@ -221,9 +261,16 @@ profile_builder::model_acc& profile_builder::model_of(const fit_evidence& f) {
     if (id == models_.size()) models_.emplace_back();
     model_acc& m = models_[id];
     // A model nearly always has one family: that case is one short compare, not a search.
-    if (m.families.size() != 1 || !same_text(m.families.front(), f.family)) {
-        auto fam = std::lower_bound(m.families.begin(), m.families.end(), f.family);
-        if (fam == m.families.end() || !same_text(*fam, f.family)) m.families.emplace(fam, f.family);
+    auto& named = m.families.named;
+    if (!f.family_named) {
+        ++m.families.n_unnamed;
+    } else if (named.size() == 1 && same_text(named.front().first, f.family)) {
+        ++named.front().second;
+    } else {
+        auto fam = std::lower_bound(named.begin(), named.end(), f.family,
+                                    [](const auto& a, std::string_view b) { return a.first < b; });
+        if (fam == named.end() || !same_text(fam->first, f.family)) fam = named.emplace(fam, std::string(f.family), 0);
+        ++fam->second;
     }
     return m;
 }
@@ -394,10 +441,14 @@ void profile_builder::merge(profile_builder&& other) {
             m.threads_mixed |= o.threads_mixed || (m.threads_seen && m.threads != o.threads);
             m.threads_seen = true;
         }
-        std::vector<std::string> families;
-        std::set_union(m.families.begin(), m.families.end(), o.families.begin(), o.families.end(),
-                       std::back_inserter(families));
-        m.families = std::move(families);
+        m.families.n_unnamed += o.families.n_unnamed;
+        for (auto& [name, n] : o.families.named) {
+            auto& named = m.families.named;
+            auto fam = std::lower_bound(named.begin(), named.end(), name,
+                                        [](const auto& a, const std::string& b) { return a.first < b; });
+            if (fam == named.end() || fam->first != name) fam = named.emplace(fam, std::move(name), 0);
+            fam->second += n;
+        }
         if (o.first_error && (!m.first_error || *o.first_error < *m.first_error)) m.first_error = std::move(o.first_error);
         if (o.params_seen) {
             if (!m.params_seen) {
@@ -411,6 +462,15 @@ void profile_builder::merge(profile_builder&& other) {
         }
     }
     other = profile_builder(margins_);
+}
+
+std::vector<std::string> profile_builder::models_without_family() const {
+    std::vector<std::string> out;
+    const auto& names = model_ids_.names();
+    for (std::size_t k = 0; k < models_.size(); ++k)
+        if (models_[k].families.named.empty()) out.push_back(names[k]);
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 std::vector<std::string> profile_builder::mixed_params() const {
@@ -461,7 +521,7 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
         bool any_axis = acc.max_process_rss || acc.max_peak_rss || (acc.max_peak_gpu && *acc.max_peak_gpu > 0) ||
                         !acc.wall.empty() || !acc.cpu.empty() || acc.oom_limit || acc.gpu_oom_peak ||
                         acc.max_replay_rss;
-        const std::string& family = acc.families.front();
+        const std::string family = family_choice(name, acc.families);
         append_oom_warnings(p.provenance.warnings, name, acc.n_oom_no_limit, acc.n_gpu_oom, acc.gpu_oom_peak);
         if (!any_axis) {
             p.dropped_models.push_back(name);
@@ -477,7 +537,7 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
     std::vector<model_cost> costs(costed.size());
     parallel_for(costed.size(), threads, [&](std::size_t i) {
         const model_acc& acc = models_[costed[i]];
-        costs[i] = cost_of(names[costed[i]], acc.families.front(), acc);
+        costs[i] = cost_of(names[costed[i]], family_choice(names[costed[i]], acc.families), acc);
     });
     for (std::size_t i = 0; i < costed.size(); ++i) p.models.emplace(names[costed[i]], std::move(costs[i]));
     std::vector<std::pair<std::string, std::vector<std::span<const double>>>> families(family_walls.begin(),

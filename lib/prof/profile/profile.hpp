@@ -116,6 +116,9 @@ struct compute_profile {
 // initializer, so an initializer may leave any out).
 struct fit_evidence {
     std::string_view ts_id = {}, model_type = {}, family = {};
+    // false: the source gave no family and `family` is the fallback (the model's name); such a
+    // fit does not vote on its model's family (family_choice).
+    bool family_named = true;
     std::optional<std::uint64_t> n_obs = {};
     bool ok = false;
     std::optional<std::string_view> error = {};
@@ -161,9 +164,20 @@ inline constexpr std::string_view killed_error_patterns[] = {"Killed", "SIGKILL"
 // memory under no known limit, then device OOMs (with the largest peak one reached).
 void append_oom_warnings(std::vector<std::string>& out, const std::string& model, std::uint64_t n_oom_no_limit,
                          std::uint64_t n_gpu_oom, const std::optional<std::uint64_t>& gpu_oom_peak);
-// The warning for a model seen under several families (`families` sorted; the first counts).
-void append_family_warning(std::vector<std::string>& out, const std::string& model,
-                           const std::vector<std::string>& families);
+// The families one model's fits name, each with its count of fits, sorted by family; and
+// the count of its fits that name none.
+struct family_votes {
+    std::vector<std::pair<std::string, std::uint64_t>> named;
+    std::uint64_t n_unnamed = 0;
+};
+// The family a model is counted under: the one most of its fits name. A fit that names no
+// family does not vote; the model's own name is its family only when no fit names one. Neither
+// the order of the fits nor the names' sort order decides: two families named by as many fits
+// each are refused (error, exit 65) naming the model and each family with its count.
+std::string family_choice(const std::string& model, const family_votes& votes);
+// The warning for a model whose fits name several families, or name one while some name none
+// (nothing when neither): which families, how many fits each, and the one it is counted under.
+void append_family_warning(std::vector<std::string>& out, const std::string& model, const family_votes& votes);
 
 // The warning of a profile with no usable model (every fit failed, or none measured an axis):
 // it sizes nothing. profile_builder::finish adds it last, so prof-aggregate's and prof-harvest's
@@ -197,6 +211,8 @@ public:
     // One line per model whose fits ran under different params (params_digest), naming two of
     // them; a profile folded from them sizes neither (prof-aggregate refuses it unless told).
     std::vector<std::string> mixed_params() const;
+    // The models none of whose fits named a family (each counted as its own), sorted.
+    std::vector<std::string> models_without_family() const;
 
 private:
     struct model_acc {
@@ -215,7 +231,7 @@ private:
         std::optional<double> max_eff;
         bool threads_seen = false, threads_mixed = false;
         std::optional<std::uint64_t> threads;
-        std::vector<std::string> families;  // sorted unique
+        family_votes families;  // the families its fits name, sorted, with their counts
         std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
         bool params_seen = false;
         std::optional<std::string> params, other_params;  // the first digest, and another seen

@@ -539,3 +539,61 @@ TEST_CASE("a fit's phase other than sample, warmup or replay is refused, naming 
                          doctest::Contains("field 'phase': expected sample, warmup or replay, found \"warm\""),
                          std::exception);
 }
+
+TEST_CASE("a model goes to the family most of its fits name, whatever the fits' order or the names' sort") {
+    // ets: 3 fits under "stat", 1 under "a_first" (sorts first) → "stat", with a warning.
+    std::vector<measured_fit> fits = {fit("a", "ets", "a_first", true, 1.0, 1.0, 100),
+                                      fit("b", "ets", "stat", true, 2.0, 2.0, 100),
+                                      fit("c", "ets", "stat", true, 3.0, 3.0, 100),
+                                      fit("d", "ets", "stat", false, std::nullopt, std::nullopt, std::nullopt)};
+    for (int order = 0; order < 2; ++order) {
+        if (order == 1) std::reverse(fits.begin(), fits.end());
+        auto p = build_profile(fits, {1.25, 1.1});
+        CHECK(p.models.at("ets").family == "stat");
+        CHECK(p.families.count("a_first") == 0);
+        REQUIRE(p.provenance.warnings.size() == 1);
+        CHECK(p.provenance.warnings[0] ==
+              "model 'ets' appears under families 'a_first' (1 fit), 'stat' (3 fits); counted under 'stat', the family "
+              "most of its fits name: give each model one family");
+    }
+}
+
+TEST_CASE("a fit record without a family does not move its model out of the family the others name") {
+    // "ets" sorts before "stat": under the old rule the fallback family "ets" won.
+    auto p = profile_from_lines(
+        R"({"ts_id":"a","model_type":"ets","family":"stat","ok":true,"wall_s":1.0})" "\n"
+        R"({"ts_id":"b","model_type":"ets","ok":true,"wall_s":2.0})" "\n"
+        R"({"ts_id":"c","model_type":"theta","ok":true,"wall_s":2.0})" "\n");
+    CHECK(p.models.at("ets").family == "stat");
+    CHECK(p.models.at("theta").family == "theta");  // no fit names one: its own name, silently
+    CHECK(p.families.count("ets") == 0);
+    REQUIRE(p.provenance.warnings.size() == 1);
+    CHECK(p.provenance.warnings[0] == "model 'ets': 1 of its fits name no family; counted under 'stat', the family "
+                                      "the others name: give each model one family");
+}
+
+TEST_CASE("two families named by as many fits of one model are refused with each count") {
+    std::vector<measured_fit> fits = {fit("a", "ets", "stat", true, 1.0, 1.0, 100),
+                                      fit("b", "ets", "ml", true, 2.0, 2.0, 100),
+                                      fit("c", "other", "ml", true, 2.0, 2.0, 100)};
+    try {
+        build_profile(fits, {1.25, 1.1});
+        FAIL("a tie was not refused");
+    } catch (const prof::error& e) {
+        CHECK(e.code() == exit_code::data_err);
+        CHECK(std::string(e.what()) == "model 'ets' appears under families 'ml' (1 fit), 'stat' (1 fit): no family "
+                                       "has the most fits, so none can be chosen; give each model one family");
+    }
+}
+
+TEST_CASE("merged builders count each family's fits as one builder would") {
+    // Builder 1: ets under stat once; builder 2: ets under ml once, under stat once → stat 2, ml 1.
+    profile_builder a({1.25, 1.1}), b({1.25, 1.1});
+    a.add(fit("a", "ets", "stat", true, 1.0, 1.0, 100));
+    b.add(fit("b", "ets", "ml", true, 1.0, 1.0, 100));
+    b.add(fit("c", "ets", "stat", true, 1.0, 1.0, 100));
+    b.merge(std::move(a));
+    auto p = b.finish({});
+    CHECK(p.models.at("ets").family == "stat");
+    CHECK(b.models_without_family().empty());
+}

@@ -19,6 +19,11 @@ bool read_family(T& r, od::value v, std::string_view path) {
 }
 template <class T>
 void family_of_model(T& r) { r.family = r.model_type; }
+// A fit without a family also says so: it does not vote on its model's family.
+void family_of_fit_model(measured_fit& f) {
+    f.family = f.model_type;
+    f.family_named = false;
+}
 }  // namespace
 
 const record_schema<cell>& cell_schema() {
@@ -49,7 +54,7 @@ const record_schema<measured_fit>& fit_schema() {
     static const record_schema<F> s{"fit", "fit", false, {
         member<&F::ts_id>("ts_id").required(),
         member<&F::model_type>("model_type").required(),
-        member<&F::family>("family").reads(read_family<F>).defaults(family_of_model<F>),
+        member<&F::family>("family").reads(read_family<F>).defaults(family_of_fit_model),
         member<&F::n_obs>("n_obs"),
         member<&F::params_digest>("params_digest"),
         member<&F::ok>("ok").required().reads([](F& f, od::value v, std::string_view) {

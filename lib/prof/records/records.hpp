@@ -37,6 +37,7 @@ inline constexpr std::string_view fit_phase_replay = "replay";
 // bytes (*_bytes, integer). Every optional is JSON null = not measured, never zero.
 struct measured_fit {
     std::string ts_id, model_type, family;
+    bool family_named = true;  // false: the record gave no family (family = model_type); read, never written
     std::optional<std::uint64_t> n_obs;
     std::optional<std::string> params_digest;  // params_digest() of the cell's params; null = none
     bool ok = false;

@@ -595,6 +595,14 @@ std::string stats_words(const chrome_read_stats& st) {
     return out;
 }
 
+namespace {
+// SOURCE:LINE of a defect's first event; SOURCE: event N when its line is unknown (a defect
+// found after a streamed trace's text was let go, such as a 'B' no 'E' closed).
+std::string defect_place(const std::string& source, const defect_count& d) {
+    return d.first_line ? fmt::format("{}:{}", source, d.first_line) : fmt::format("{}: event {}", source, d.first_event);
+}
+}  // namespace
+
 trace_report report_trace(const span_set& s, const std::string& source) {
     trace_report r;
     if (s.unclosed)
@@ -604,12 +612,9 @@ trace_report report_trace(const span_set& s, const std::string& source) {
     for (std::size_t k = 0; k < event_defect_kinds; ++k) {
         const defect_count& d = s.defects[k];
         if (d.count)
-            r.warnings.push_back(fmt::format("{}:{}: {} {}, the first here (--strict refuses them)", source, d.first_line,
+            r.warnings.push_back(fmt::format("{}: {} {}, the first here (--strict refuses them)", defect_place(source, d),
                                              d.count, defect_description(static_cast<event_defect>(k))));
     }
-    if (s.unmatched_begins || s.unmatched_ends)
-        r.warnings.push_back(fmt::format("ignored {} 'B' event(s) with no 'E' and {} 'E' event(s) with no 'B'",
-                                         s.unmatched_begins, s.unmatched_ends));
     if (!s.display_time_unit.empty() && s.display_time_unit != "ms" && s.display_time_unit != "ns")
         r.warnings.push_back(fmt::format("displayTimeUnit {} is not one the format defines (ms, ns); it sets only how "
                                          "viewers show times: ts and dur are read as microseconds",
@@ -626,9 +631,10 @@ void refuse_defects(const span_set& s, const std::string& source) {
             kind = k;
         }
     if (!first) return;
-    throw input_error(source, first->first_line,
-                      fmt::format("event {}: {} {}, the first here; refused under --strict", first->first_event,
-                                  first->count, defect_description(static_cast<event_defect>(kind))));
+    const std::string what = fmt::format("event {}: {} {}, the first here; refused under --strict", first->first_event,
+                                         first->count, defect_description(static_cast<event_defect>(kind)));
+    if (first->first_line) throw input_error(source, first->first_line, what);
+    throw error(exit_code::data_err, source + ": " + what);  // a stream's text is gone: the index names it
 }
 
 std::string defect_counts(const span_set& s) {

@@ -27,6 +27,9 @@ constexpr defect_words defect_table[event_defect_kinds] = {
     {"missing-ts", "'X', 'B' or 'E' event(s) without ts (skipped)"},
     {"bad-metadata", "metadata or other event(s) outside the spans with a null or unreadable ts or dur (not needed)"},
     {"mismatched-end", "'E' event(s) named differently from the 'B' they close (closed anyway, innermost first)"},
+    {"unclosed-begin", "'B' event(s) that no 'E' of their thread closes (each closed at the last 'B' or 'E' time "
+                       "stamp of its thread)"},
+    {"unmatched-end", "'E' event(s) with no open 'B' on their thread (skipped)"},
 };
 
 }  // namespace
@@ -218,7 +221,8 @@ void trace_events::take(const event_fields& e) {
             node = be_event::named_end | static_cast<std::uint32_t>(named_ends_.size());
             named_ends_.push_back({end_names_.intern(e.name), index, event_at, 0});
         }
-        be_.push_back({e.ts.ns, thread_of(e.pid, e.tid), node});
+        be_.push_back({e.ts.ns, thread_of(e.pid, e.tid), node, index});
+        be_text_.push_back(event_at);
         return;
     }
     case 'b':
@@ -247,6 +251,11 @@ bool trace_events::pin_lines(const char* begin) {
         if (!n.at) return false;
         at.emplace_back(n.at, &n.line);
     }
+    // Each B/E event's line too: which 'B' stays open is known only when every chunk is read.
+    for (std::size_t k = 0; k < be_text_.size(); ++k) {
+        if (!be_text_[k]) return false;
+        at.emplace_back(be_text_[k], &be_[k].line);
+    }
     std::stable_sort(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     const char* from = begin;
     std::size_t line = 1;
@@ -257,6 +266,7 @@ bool trace_events::pin_lines(const char* begin) {
     }
     first_at.fill(nullptr);
     for (named_end& n : named_ends_) n.at = nullptr;
+    be_text_ = {};
     return true;
 }
 
@@ -321,6 +331,8 @@ void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs
         for (std::size_t i = b0; i < b1; ++i) {
             be_event e = next.be_[i];
             e.thread = p.thread[e.thread];
+            e.index += p.index_at;
+            if (e.line) e.line += line_base;
             if (e.begin()) e.node = p.node[e.node];
             else if (e.node != be_event::end_mark) e.node = be_event::named_end | ((e.node & ~be_event::named_end) + ends_before);
             *b++ = e;
@@ -336,13 +348,25 @@ void trace_events::append(const std::vector<trace_events*>& later, unsigned jobs
 
 struct trace_events::matched {
     std::vector<span> spans;
-    std::size_t unmatched_begins = 0, unmatched_ends = 0;
+    defect_count unclosed_begins, unmatched_ends;  // first_event: the smallest index
     std::size_t mismatched = 0, first_mismatched = 0;  // 'E' events named unlike their 'B'; the first's index
     const char* first_at = nullptr;
     std::size_t first_line = 0;  // when pinned
 };
 
-// One thread's events, in time order: an E closes the innermost open B.
+namespace {
+void count_at(defect_count& d, std::size_t index, std::size_t line) {
+    if (d.count++ == 0 || index < d.first_event) {
+        d.first_event = index;
+        d.first_line = line;
+    }
+}
+}  // namespace
+
+// One thread's events, in time order: an E closes the innermost open B. A B still open at the
+// end is closed at the thread's last B/E time stamp, as catapult's importer closes a slice at
+// its thread's end: a run loop left open holds its thread busy to there, and its start stays
+// within the trace's elapsed time (Perfetto's bounds keep it too). Counted, never silent.
 void trace_events::match(const be_event* v, std::size_t n, matched& m) const {
     std::vector<const be_event*> stack;
     for (std::size_t k = 0; k < n; ++k) {
@@ -350,7 +374,7 @@ void trace_events::match(const be_event* v, std::size_t n, matched& m) const {
         if (e.begin()) {
             stack.push_back(&e);
         } else if (stack.empty()) {
-            ++m.unmatched_ends;
+            count_at(m.unmatched_ends, e.index, e.line);
         } else {
             const be_event& b = *stack.back();
             if (e.node != be_event::end_mark) {
@@ -365,7 +389,11 @@ void trace_events::match(const be_event* v, std::size_t n, matched& m) const {
             stack.pop_back();
         }
     }
-    m.unmatched_begins = stack.size();
+    const std::int64_t last = n ? v[n - 1].ts : 0;  // sorted by time
+    for (const be_event* b : stack) {
+        count_at(m.unclosed_begins, b->index, b->line);
+        m.spans.push_back({b->ts, last, b->node});
+    }
 }
 
 span_set trace_events::finish(unsigned jobs) {
@@ -381,6 +409,7 @@ span_set trace_events::finish(unsigned jobs) {
         be_.data(), be_.size(), groups, jobs, grouped.data(), [](const be_event& e) { return e.thread; },
         [](const be_event& e, std::size_t) { return e; });
     be_ = {};
+    be_text_ = {};
     std::vector<matched> result(groups);
     parallel_for(groups, jobs, [&](std::size_t g) {
         const std::size_t n = offset[g + 1] - offset[g];
@@ -397,9 +426,16 @@ span_set trace_events::finish(unsigned jobs) {
         std::copy(result[g].spans.begin(), result[g].spans.end(), out.spans.begin() + static_cast<std::ptrdiff_t>(at[g]));
     });
     defect_count& d = out.defects[static_cast<std::size_t>(event_defect::mismatched_end)];
+    auto add = [](defect_count& into, const defect_count& c) {
+        if (c.count && (into.count == 0 || c.first_event < into.first_event)) {
+            into.first_event = c.first_event;
+            into.first_line = c.first_line;
+        }
+        into.count += c.count;
+    };
     for (const matched& m : result) {
-        out.unmatched_begins += m.unmatched_begins;
-        out.unmatched_ends += m.unmatched_ends;
+        add(out.defects[static_cast<std::size_t>(event_defect::unclosed_begin)], m.unclosed_begins);
+        add(out.defects[static_cast<std::size_t>(event_defect::unmatched_end)], m.unmatched_ends);
         if (m.mismatched && (d.count == 0 || m.first_mismatched < d.first_event)) {
             d.first_event = m.first_mismatched;
             first_at[static_cast<std::size_t>(event_defect::mismatched_end)] = m.first_at;

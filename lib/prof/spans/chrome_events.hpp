@@ -161,7 +161,7 @@ private:
     void match(const be_event* v, std::size_t n, matched& m) const;
     std::uint32_t thread_of(std::string_view pid, std::string_view tid);
 
-    // A 'B' or 'E' event waiting to be matched: 16 bytes, since a large trace holds millions.
+    // A 'B' or 'E' event waiting to be matched: 32 bytes, since a large trace holds millions.
     // File order among equal time stamps is kept by the stable sorts, not stored.
     struct be_event {
         std::int64_t ts;       // ns
@@ -169,6 +169,8 @@ private:
         // A 'B': its interned name (below named_end). An 'E': end_mark when it has no name, else
         // named_end | k, where k indexes named_ends_ (its name and event index).
         std::uint32_t node;
+        std::size_t index;     // the event's 1-based index in the trace (an unclosed 'B' is named by it)
+        std::size_t line = 0;  // its line, when pinned (pin_lines: a stream's text is let go), else 0
         static constexpr std::uint32_t named_end = 0x80000000u;
         static constexpr std::uint32_t end_mark = UINT32_MAX;
         bool begin() const { return node < named_end; }
@@ -185,6 +187,7 @@ private:
     string_interner threads_;
     std::string key_;
     filled_vector<be_event> be_;
+    std::vector<const char*> be_text_;  // where each of be_ starts in this pass's text (null: unknown)
     std::unordered_map<std::string, std::int64_t> async_open_;
 };
 

@@ -60,8 +60,10 @@ enum class event_defect : std::uint8_t {
     bad_metadata,    // an event outside the spans (metadata, instant, counter, ...) whose ts or
                      // dur is null, not a number, or out of range: not needed, so not refused
     mismatched_end,  // an 'E' whose name differs from the 'B' it closes (it closes it anyway)
+    unclosed_begin,  // a 'B' no 'E' of its thread closes: closed at its thread's last B/E time
+    unmatched_end,   // an 'E' with no open 'B' on its thread (a pair split across threads too)
 };
-inline constexpr std::size_t event_defect_kinds = 6;
+inline constexpr std::size_t event_defect_kinds = 8;
 // A defect's short name ("x-without-dur", as --stats lists them) and what a warning says of it
 // ("'X' event(s) without dur (skipped: no end)").
 std::string_view defect_name(event_defect d);
@@ -83,8 +85,6 @@ struct span_set {
     filled_vector<span> spans;
     std::size_t events = 0;               // trace events read (all phases)
     std::size_t async_unmatched = 0;      // Chrome async begins ('b', 'S') with no end: ignored
-    std::size_t unmatched_begins = 0;     // Chrome 'B' with no 'E' on its thread: ignored
-    std::size_t unmatched_ends = 0;       // Chrome 'E' with no open 'B' on its thread: ignored
     std::array<defect_count, event_defect_kinds> defects{};  // indexed by event_defect
     bool unclosed = false;                // a JSON Array Format trace without its closing ']'
     std::string display_time_unit;        // the trace object's displayTimeUnit, as given ("" = none)

@@ -74,8 +74,8 @@ inline chrome_read_stats how_read(const std::string& text, unsigned jobs = 1) {
 
 // Everything a reader produced, as one comparable text.
 inline std::string dump(const span_set& s) {
-    std::string out = fmt::format("events {} async {} ub {} ue {} unclosed {} unit '{}'\n", s.events, s.async_unmatched,
-                                  s.unmatched_begins, s.unmatched_ends, s.unclosed, s.display_time_unit);
+    std::string out = fmt::format("events {} async {} unclosed {} unit '{}'\n", s.events, s.async_unmatched,
+                                  s.unclosed, s.display_time_unit);
     for (std::size_t k = 0; k < event_defect_kinds; ++k)
         out += fmt::format("{} {} {} {}\n", defect_name(static_cast<event_defect>(k)), s.defects[k].count,
                            s.defects[k].first_event, s.defects[k].first_line);
