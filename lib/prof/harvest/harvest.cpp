@@ -481,6 +481,9 @@ std::vector<compute_profile> harvester::finish() const {
         harvest_counts c = r.counts;
         c.bad_lines_skipped = bad_lines_;
         p.harvest = harvest_counts_json(c);
+        // A run measured every cell: nothing to resample (prof-plan prices it from its own fits),
+        // and the warehouse's aggregates, which keep no fit, give the same profile.
+        for (auto& [name, m] : p.models) m.readings.clear();
         out.push_back(std::move(p));
     }
     return out;

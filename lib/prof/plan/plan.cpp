@@ -3,6 +3,7 @@
 // plan.hpp).
 #include "prof/plan/plan.hpp"
 
+#include "prof/plan/interval.hpp"
 #include "prof/plan/layout.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/core/units.hpp"
@@ -62,6 +63,9 @@ void validate_request(const plan_request& rq) {
         throw usage_error(fmt::format("--size-classes must be 1 (one size) to {}, not {}", max_size_classes, rq.size_classes));
     if (!(std::isfinite(rq.min_class_saving) && rq.min_class_saving >= 0 && rq.min_class_saving < 1))
         throw usage_error("--min-class-saving must be a share from 0 to below 100%");
+    if (!(rq.confidence > 0 && rq.confidence < 1)) throw usage_error("--confidence must be a share in (0, 1) (80% or 0.8)");
+    if (rq.resamples > max_resamples)
+        throw usage_error(fmt::format("--resamples must be 0 (no intervals) to {}, not {}", max_resamples, rq.resamples));
 }
 
 // What every step of make_plan reads: the request, the profile (null: none on the input) and
@@ -254,6 +258,17 @@ std::optional<std::uint64_t> memory_curve_at(const model_cost& c, std::uint64_t 
     return curve_rss_at(c.wall_curve, n_obs);
 }
 
+// A busy host reads a model's effective cores short: a model whose every reading is contended
+// and which ran under a thread cap T is sized on max(its reading, T) cores (what it asks of an
+// idle host), never snapped below its cap by the noise; with one uncontended reading its own
+// readings stand. True when the cap raised the cores.
+bool cores_from_cap(const model_cost& c) {
+    if (c.readings.empty() || !c.intraop_threads) return false;
+    for (const auto& r : c.readings)
+        if (!r.contended) return false;
+    return c.max_effective_cores && snap_cores(*c.max_effective_cores) < *c.intraop_threads;
+}
+
 // One model's slot; with `n_obs`, its memory is the memory curve's at that length where the
 // model has one (memory_curve_at), for the size class whose longest series has n_obs.
 slot_size model_slot(const run_model& rm, const plan_context& cx, std::optional<std::uint64_t> n_obs = std::nullopt) {
@@ -261,6 +276,7 @@ slot_size model_slot(const run_model& rm, const plan_context& cx, std::optional<
     slot_evidence e;
     if (c) {
         e.max_effective_cores = c->max_effective_cores;
+        if (cores_from_cap(*c)) e.max_effective_cores = static_cast<double>(*c->intraop_threads);
         e.max_process_rss_bytes = slot_memory_evidence(*c);  // a replayed worker peak when larger
         e.max_peak_gpu_bytes = c->max_peak_gpu_bytes;
         if (n_obs)
@@ -290,6 +306,13 @@ void add_model(family_plan& f, family_evidence& ev, const run_model& rm, const p
     const slot_size s = model_slot(rm, cx);
     f.slot_cores = std::max(f.slot_cores, *s.cores);
     if (c && !c->max_effective_cores) ev.no_cores.push_back(rm.name);
+    if (c && cores_from_cap(*c)) {
+        f.cores_from_cap_models.push_back(rm.name);
+        f.warnings.push_back(fmt::format(
+            "model '{}': every reading was measured on a busy host and reads {} effective cores under its thread cap "
+            "{}: its slot takes the cap's {} cores; measure it on an idle host to size it from its readings",
+            rm.name, format_double(c->max_effective_cores.value_or(0)), *c->intraop_threads, *c->intraop_threads));
+    }
     f.slot_rss_bytes = std::max(f.slot_rss_bytes, *s.rss_bytes);
     if (c && !c->max_process_rss_bytes) ev.no_rss.push_back(rm.name);
     if (rm.oom_floor) {
@@ -645,16 +668,19 @@ std::uint64_t nodes_for_goal(const plan_request& rq, std::uint64_t enough, const
     return std::min(*rq.nodes, enough);
 }
 
-void schedule_family(family_plan& f, const family_schedule& sched, const plan_request& rq) {
-    f.nodes = nodes_for_goal(rq, sched.enough_nodes(), [&](std::uint64_t n) { return sched.makespan(n); });
+// The nodes are chosen on the makespan's bound: the high end of its interval, never below the
+// plan's own makespan.
+void schedule_family(family_plan& f, const family_schedule& sched, const family_resamples& rs, const plan_request& rq) {
+    auto bound = [&](std::uint64_t n) { return makespan_bound(sched, rs, n, rq.confidence); };
+    f.nodes = nodes_for_goal(rq, sched.enough_nodes(), bound);
     if (rq.deadline_s) {
-        f.meets_deadline = within(sched.makespan(f.nodes), planned_deadline(rq));
+        f.meets_deadline = within(bound(f.nodes), planned_deadline(rq));
         if (!*f.meets_deadline)
             f.warnings.push_back(fmt::format(
                 "cannot meet {}: one cell of model '{}' takes {} (planned); {} node(s) run every cell at once "
                 "and take {}; raise --deadline{}",
                 deadline_text(rq), f.longest_cell_model, human_seconds(f.longest_cell_s), f.nodes,
-                human_seconds(sched.makespan(f.nodes)),
+                human_seconds(bound(f.nodes)),
                 sched.start_s > 0 || sched.rate > 0
                     ? fmt::format(" (each Job index also pays --pod-start {}, and the controller creates {} pod(s)/s)",
                                   human_seconds(sched.start_s), format_double(sched.rate))
@@ -664,6 +690,7 @@ void schedule_family(family_plan& f, const family_schedule& sched, const plan_re
                                          f.nodes, *rq.nodes, f.nodes, f.cells));
     }
     fill_schedule(f, sched);
+    fill_intervals(f, sched, rs, rq.confidence);
     f.low_confidence = f.n_ok < rq.min_fits;
 }
 
@@ -731,7 +758,8 @@ void warn_median_priced(median_priced& mp, plan_record& p) {
 // Totals: the families one after another on the same nodes. With a deadline that the sum
 // meets, each family is deployed on as many of the totals' nodes as its cells can use, so the
 // renderings run the schedule the sum priced.
-void schedule_totals(plan_record& p, const std::map<std::string, family_schedule>& schedules, const plan_request& rq) {
+void schedule_totals(plan_record& p, const std::map<std::string, family_schedule>& schedules,
+                     const std::map<std::string, family_resamples>& resamples, const plan_request& rq) {
     std::uint64_t enough = 1;
     for (const auto& [name, f] : p.families) {
         p.totals.cells += f.cells;
@@ -744,15 +772,19 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
         for (const auto& [name, sc] : schedules) t += sc.makespan(std::min(n, sc.enough_nodes()));
         return t;
     };
-    p.totals.nodes = nodes_for_goal(rq, enough, total_makespan);
+    auto total_bound = [&](std::uint64_t n) {
+        return total_makespan_bound(total_makespan(n), schedules, resamples, n, rq.confidence);
+    };
+    p.totals.nodes = nodes_for_goal(rq, enough, total_bound);
     if (rq.deadline_s) {
-        p.totals.meets_deadline = within(total_makespan(p.totals.nodes), planned_deadline(rq));
+        p.totals.meets_deadline = within(total_bound(p.totals.nodes), planned_deadline(rq));
         if (*p.totals.meets_deadline && p.families.size() > 1) {
             for (auto& [name, f] : p.families) {
                 const family_schedule& sc = schedules.at(name);
                 f.nodes = std::min(p.totals.nodes, sc.enough_nodes());
                 fill_schedule(f, sc);
-                f.meets_deadline = within(f.makespan_s, planned_deadline(rq));
+                fill_intervals(f, sc, resamples.at(name), rq.confidence);
+                f.meets_deadline = within(f.makespan_bound_s, planned_deadline(rq));
             }
         }
         if (!*p.totals.meets_deadline && p.families.size() > 1) {
@@ -762,12 +794,13 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
                 "the families one after another cannot meet {}: on {} node(s), every cell of each family "
                 "at once, they take {}; run them side by side on separate nodes (each family's own node count, {} in "
                 "all) or raise --deadline",
-                deadline_text(rq), p.totals.nodes, human_seconds(total_makespan(p.totals.nodes)), apart));
+                deadline_text(rq), p.totals.nodes, human_seconds(total_bound(p.totals.nodes)), apart));
         }
     }
     p.totals.makespan_s = total_makespan(p.totals.nodes);
     for (const auto& [name, sc] : schedules)
         p.totals.makespan_lower_s += sc.lower_bound(std::min(p.totals.nodes, sc.enough_nodes()));
+    fill_total_intervals(p.totals, schedules, resamples, p, rq.confidence);
 }
 
 // The record's run, provenance and plan-wide opening warning, before any family.
@@ -785,6 +818,9 @@ plan_record start_plan(const plan_context& cx) {
     if (rq.deadline_s) p.run.planned_deadline_s = planned_deadline(rq);
     p.run.size_classes = rq.size_classes;
     p.run.min_class_saving = rq.min_class_saving;
+    p.run.confidence = rq.confidence;
+    p.run.resamples = rq.resamples;
+    p.run.seed = rq.seed;
     if (cx.profile) {
         p.provenance = cx.profile->provenance;
     } else {
@@ -826,6 +862,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     if (cx.lengths.lengths) p.run.max_n_obs = cx.lengths.lengths->max_n_obs();
 
     std::map<std::string, family_schedule> schedules;
+    std::map<std::string, family_resamples> resamples;
     median_priced mp;
     for (const auto& [fname, models] : by_family) {
         family_plan f;
@@ -834,13 +871,15 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         lay_out(fname, f, cx);
         family_schedule sched = price_family(f, ev, cx, mp);
         split_size_classes(fname, f, models, ev, cx, sched);
-        schedule_family(f, sched, rq);
+        family_resamples rs = resample_family(f, ev.work_models, cx.lengths, cx.series, cx.margin.time(), rq);
+        schedule_family(f, sched, rs, rq);
         advise_family(f, ev, rq);
         schedules.emplace(fname, sched);
+        resamples.emplace(fname, std::move(rs));
         p.families.emplace(fname, std::move(f));
     }
     warn_median_priced(mp, p);
-    schedule_totals(p, schedules, rq);
+    schedule_totals(p, schedules, resamples, rq);
     check_finite(p);
     if (rq.strict) check_strict(p, rq);
     check_deadline(p, rq);

@@ -34,6 +34,18 @@ inline constexpr std::uint64_t max_size_classes = 16;
 // (and each class beyond the fewest must earn) before the plan asks the scheduler for more units.
 inline constexpr double default_min_class_saving = 0.05;
 
+// The plan's intervals (--confidence, --resamples, --seed): each model's measured fits are
+// resampled with replacement --resamples times (the bootstrap, seeded: the same seed gives the
+// same plan), every resampled run is priced and scheduled whole-cell on the planned slots, and
+// the intervals are read from the results at the confidence asked (0.8: P10 to P90).
+inline constexpr double default_confidence = 0.8;
+inline constexpr std::uint64_t default_resamples = 200;
+inline constexpr std::uint64_t max_resamples = 10000;
+inline constexpr std::uint64_t default_seed = 1;
+struct plan_interval {
+    double low_s = 0, p50_s = 0, high_s = 0;  // the (1 − c)/2 quantile, the median, the (1 + c)/2 one
+};
+
 // Static configuration: what an axis takes when the profile has no value for it.
 struct plan_defaults {
     std::uint64_t cores = 1;
@@ -136,6 +148,9 @@ struct plan_request {
     plan_slack slack;
     std::uint64_t size_classes = default_size_classes;  // --size-classes K (1 = one size)
     double min_class_saving = default_min_class_saving; // --min-class-saving, a share in [0, 1)
+    double confidence = default_confidence;           // --confidence, in (0, 1)
+    std::uint64_t resamples = default_resamples;      // --resamples; 0: no resampling (points only)
+    std::uint64_t seed = default_seed;                // --seed
     std::string profile_input = "-";         // where the profile was read: '-' (stdin) or a file,
                                              // as the no-profile messages name it
 };
@@ -294,7 +309,16 @@ struct family_plan {
                                                      // ceil(cells / slots) for one-cell items
     double makespan_s = 0;                           // whole cells: see schedule_makespan
     double makespan_lower_s = 0;                     // max(work_s / slots, longest_cell_s)
-    std::optional<bool> meets_deadline;              // null without --deadline
+    std::optional<bool> meets_deadline;              // null without --deadline: makespan_bound_s
+                                                     // within the planned deadline
+    // The intervals of work_s, longest_cell_s and makespan_s (on `nodes`) over the resampled
+    // runs; a run with no resampled model has each the point three times.
+    plan_interval work_interval, longest_cell_interval, makespan_interval;
+    double makespan_bound_s = 0;                     // max(makespan_s, makespan_interval.high_s):
+                                                     // what the deadline and the nodes are held to
+    std::vector<std::string> resampled_models;       // the models whose fits were resampled
+    std::vector<std::string> cores_from_cap_models;  // every reading contended: sized on the thread
+                                                     // cap's cores, not the short reading
     // The size classes the family runs as, ordered by length (one when --size-classes 1, when
     // the run's lengths are unknown, or when more would not save): each with its own slot
     // memory, run one after another on the family's nodes; makespan_s, waves and the nodes
@@ -331,6 +355,9 @@ struct plan_run {
                                                      // makespans are held to
     std::uint64_t size_classes = default_size_classes;  // --size-classes: at most this many per family
     double min_class_saving = default_min_class_saving; // --min-class-saving: a split saves this share
+    double confidence = default_confidence;             // --confidence
+    std::uint64_t resamples = default_resamples;        // --resamples
+    std::uint64_t seed = default_seed;                  // --seed
 };
 
 // Across families, run one after another on the same nodes.
@@ -343,7 +370,11 @@ struct plan_totals {
     double longest_cell_s = 0;      // over families
     double makespan_s = 0;          // Σ family makespans on that many nodes
     double makespan_lower_s = 0;    // Σ family lower bounds
-    std::optional<bool> meets_deadline;
+    std::optional<bool> meets_deadline;  // makespan_bound_s within the planned deadline
+    // Over the resampled runs, each the families' sum (the longest cell their maximum), one
+    // after another on `nodes` as makespan_s.
+    plan_interval work_interval, longest_cell_interval, makespan_interval;
+    double makespan_bound_s = 0;    // max(makespan_s, makespan_interval.high_s)
 };
 
 // The `plan` record.

@@ -9,6 +9,14 @@
 namespace prof {
 
 void add_scheduler_options(CLI::App& app, scheduler_flags& f, plan_request& rq, render_options& ro) {
+    app.add_option("--confidence", f.confidence,
+                   "Share of resampled runs the work, longest-cell and makespan intervals span (80% = P10 to P90)")
+        ->capture_default_str();
+    cli::add_count_option(app, "--resamples", rq.resamples,
+                          "Resampled runs the intervals are read from (0: none; at most 10000)")
+        ->capture_default_str();
+    cli::add_count_option(app, "--seed", rq.seed, "Seed of the resamples (the same seed, the same plan)")
+        ->capture_default_str();
     app.add_option("--min-class-saving", f.min_class_saving,
                    "Share of one size's slot memory x time a split into size classes must save (5% or 0.05)")
         ->capture_default_str();
@@ -49,6 +57,7 @@ void add_scheduler_options(CLI::App& app, scheduler_flags& f, plan_request& rq, 
 
 void apply_scheduler_options(const scheduler_flags& f, const std::string& target, plan_request& rq, render_options& ro) {
     rq.slack.headroom = parse_share(f.headroom, "--headroom");
+    rq.confidence = parse_share(f.confidence, "--confidence");
     rq.min_class_saving = parse_share(f.min_class_saving, "--min-class-saving");
     rq.slack.pod_start_s = parse_duration(f.pod_start, "--pod-start");
     rq.slack.job_pod_rate = parse_double_flag(f.job_pod_rate, "--job-pod-rate");

@@ -15,9 +15,10 @@ struct scheduler_flags {
     std::string headroom = "10%", pod_start = "10s", job_pod_rate = "20", yarn_min_allocation = "1GiB";
     std::string k8s_ttl = "1d", retry_indexes;
     std::string min_class_saving = "5%";
+    std::string confidence = "80%";
 };
 
-// Declares --min-class-saving, --headroom, --allow-missed-deadline, --pod-start, --job-pod-rate, --spark-cluster,
+// Declares --confidence, --resamples, --seed, --min-class-saving, --headroom, --allow-missed-deadline, --pod-start, --job-pod-rate, --spark-cluster,
 // --yarn-min-allocation, --yarn-max-vcores, --spark-allocation, --spark-gpu-discovery-script,
 // --k8s-image, --cpu-limit, --k8s-ttl, --k8s-node-selector, --k8s-toleration,
 // --retry-indexes and --retry-class on `app`, bound to `flags`, `rq` and `ro`.

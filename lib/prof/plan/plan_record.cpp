@@ -59,6 +59,19 @@ const record_schema<plan_run>& plan_run_schema() {
         }),
         member<&R::size_classes>("size_classes"),
         member<&R::min_class_saving>("min_class_saving"),
+        member<&R::confidence>("confidence"),
+        member<&R::resamples>("resamples"),
+        member<&R::seed>("seed"),
+    }};
+    return s;
+}
+
+const record_schema<plan_interval>& plan_interval_schema() {
+    using I = plan_interval;
+    static const record_schema<I> s{"plan.interval", "", false, {
+        member<&I::low_s>("low_s"),
+        member<&I::p50_s>("p50_s"),
+        member<&I::high_s>("high_s"),
     }};
     return s;
 }
@@ -164,6 +177,12 @@ const record_schema<family_plan>& family_plan_schema() {
         member<&F::makespan_s>("makespan_s"),
         member<&F::makespan_lower_s>("makespan_lower_s"),
         member<&F::meets_deadline>("meets_deadline"),
+        nested<&F::work_interval, &plan_interval_schema>("work_interval"),
+        nested<&F::longest_cell_interval, &plan_interval_schema>("longest_cell_interval"),
+        nested<&F::makespan_interval, &plan_interval_schema>("makespan_interval"),
+        member<&F::makespan_bound_s>("makespan_bound_s"),
+        member<&F::resampled_models>("resampled_models"),
+        member<&F::cores_from_cap_models>("cores_from_cap_models"),
         object_array<&F::size_classes, &size_class_schema>("size_classes").reads(read_size_classes),
         member<&F::one_size_slot_gib_hours>("one_size_slot_gib_hours"),
         member<&F::slot_gib_hours>("slot_gib_hours"),
@@ -188,6 +207,10 @@ const record_schema<plan_totals>& plan_totals_schema() {
         member<&T::makespan_s>("makespan_s"),
         member<&T::makespan_lower_s>("makespan_lower_s"),
         member<&T::meets_deadline>("meets_deadline"),
+        nested<&T::work_interval, &plan_interval_schema>("work_interval"),
+        nested<&T::longest_cell_interval, &plan_interval_schema>("longest_cell_interval"),
+        nested<&T::makespan_interval, &plan_interval_schema>("makespan_interval"),
+        member<&T::makespan_bound_s>("makespan_bound_s"),
     }};
     return s;
 }

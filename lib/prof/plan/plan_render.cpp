@@ -757,8 +757,18 @@ std::string render_k8s_job(const plan_record& p, const render_options& o) {
 }
 
 
+// "work 1.0 s / 2.0 s / 3.0 s; longest cell ...; makespan ...": an interval's three values of each.
+static std::string intervals_text(const plan_interval& work, const plan_interval& longest, const plan_interval& makespan) {
+    auto three = [](const plan_interval& i) {
+        return fmt::format("{} / {} / {}", human_seconds(i.low_s), human_seconds(i.p50_s), human_seconds(i.high_s));
+    };
+    return fmt::format("work {}; longest cell {}; makespan {}", three(work), three(longest), three(makespan));
+}
+
 std::string render_plan_table(const plan_record& p) {
     std::string out;
+    const long lo = std::lround(50 * (1 - p.run.confidence)), hi = std::lround(50 * (1 + p.run.confidence));
+    const std::string quantiles = fmt::format("P{}/P50/P{} of {} resampled run(s)", lo, hi, p.run.resamples);
     out += fmt::format("plan: basis {} (source {}), {} series x {} model(s); node {} cores, {}{}; {}; layout {}\n",
                        p.provenance.basis, p.provenance.source, p.run.series, p.run.models.size(), p.node.cores,
                        human_bytes(double(p.node.memory_bytes)),
@@ -790,7 +800,13 @@ std::string render_plan_table(const plan_record& p) {
                        p.totals.meets_deadline ? (*p.totals.meets_deadline ? "; meets the deadline"
                                                                            : "; DOES NOT MEET THE DEADLINE")
                                                : "");
+    out += fmt::format("intervals of the totals ({}): {}; nodes held to makespan {}\n", quantiles,
+                       intervals_text(p.totals.work_interval, p.totals.longest_cell_interval, p.totals.makespan_interval),
+                       human_seconds(p.totals.makespan_bound_s));
     for (const auto& [name, f] : p.families) {
+        out += fmt::format("intervals of {} ({}; resampled: {}): {}\n", name, quantiles,
+                           f.resampled_models.empty() ? std::string("none") : fmt::format("{}", fmt::join(f.resampled_models, ", ")),
+                           intervals_text(f.work_interval, f.longest_cell_interval, f.makespan_interval));
         out += fmt::format("work of {}: {} priced by the {} rule; longest cell {} ({}{})\n", name,
                            human_seconds(f.work_s), f.wall_estimator, human_seconds(f.longest_cell_s),
                            f.longest_cell_model,

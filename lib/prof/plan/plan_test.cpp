@@ -420,7 +420,8 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("deadline_s":60,"nodes":null,"min_fits":3,"layout":"ray",)"
           R"("max_container_memory_bytes":null,"max_pods_per_node":110,"spark_cluster":"standalone",)"
           R"("yarn_min_allocation_bytes":1073741824,"yarn_max_vcores":4,"headroom":0,"planned_deadline_s":60,)"
-          R"("pod_start_s":0,"job_pod_rate":1000000000000,"size_classes":4,"min_class_saving":0.05},)"
+          R"("pod_start_s":0,"job_pod_rate":1000000000000,"size_classes":4,"min_class_saving":0.05,)"
+          R"("confidence":0.8,"resamples":200,"seed":1},)"
           R"("families":{"statistical":{"models":["theta"],"slot_cores":1,"slot_rss_bytes":131072000,)"
           R"("slot_gpu_bytes":null,"gpu_fraction":null,"intraop_threads":null,"slots_per_node":16,)"
           R"("layout":{"unit":"task","slots_per_unit":1,"units_per_node":16,"unit_cores":1,)"
@@ -431,6 +432,10 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("work_s":1.25,"longest_cell_s":0.3125,"longest_cell_model":"theta","longest_cell_n_obs":null,)"
           R"("wall_estimator":"median","cold_start_work_s":null,"oom_floor_bytes":null,"unmeasured_models":[],)"
           R"("nodes":1,"slots":16,"waves":1,"makespan_s":0.3125,"makespan_lower_s":0.3125,"meets_deadline":true,)"
+          R"("work_interval":{"low_s":1.25,"p50_s":1.25,"high_s":1.25},)"
+          R"("longest_cell_interval":{"low_s":0.3125,"p50_s":0.3125,"high_s":0.3125},)"
+          R"("makespan_interval":{"low_s":0.3125,"p50_s":0.3125,"high_s":0.3125},"makespan_bound_s":0.3125,)"
+          R"("resampled_models":[],"cores_from_cap_models":[],)"
           R"("size_classes":[{"n_obs_min":null,"n_obs_max":null,"first_cell":0,"cells":4,"slot_cores":1,)"
           R"("slot_rss_bytes":131072000,"slots_per_node":16,"layout":{"unit":"task","slots_per_unit":1,)"
           R"("units_per_node":16,"unit_cores":1,"unit_memory_bytes":131072000,"unit_gpus":null,)"
@@ -445,7 +450,10 @@ TEST_CASE("the plan record is byte-stable JSON in the documented key order") {
           R"("low_confidence":false,"warnings":["the profile records no common thread cap for these fits: run )"
           R"x(production as they were measured (the renderings set no thread-pool variables)"]}},)x"
           R"("totals":{"cells":4,"work_s":1.25,"nodes":1,"longest_cell_s":0.3125,"makespan_s":0.3125,)"
-          R"("makespan_lower_s":0.3125,"meets_deadline":true},"warnings":["no cost curve in n_obs for )"
+          R"("makespan_lower_s":0.3125,"meets_deadline":true,"work_interval":{"low_s":1.25,"p50_s":1.25,"high_s":1.25},)"
+          R"("longest_cell_interval":{"low_s":0.3125,"p50_s":0.3125,"high_s":0.3125},)"
+          R"("makespan_interval":{"low_s":0.3125,"p50_s":0.3125,"high_s":0.3125},"makespan_bound_s":0.3125},)"
+          R"("warnings":["no cost curve in n_obs for )"
           R"(theta (the profile has none: its fits had no n_obs): work is series x the median cell, which )"
           R"(misses a long tail"]})");
 }
@@ -510,4 +518,28 @@ TEST_CASE("a plan whose work overflows is refused naming the field, never writte
     CHECK(code == 65);
     rq.series = 1000;                             // the same plan at a sane size is written
     CHECK(prof::make_plan(nullptr, rq).totals.makespan_s > 0);
+}
+
+TEST_CASE("a busy host cannot snap a slot below its thread cap: every reading contended takes the cap") {
+    // Measured under --threads 2, read 1.0 effective cores on a loaded host.
+    auto m = model("ets", "statistical", 3, 1.0, 100 * MiB, std::nullopt, 1.0, 2);
+    m.readings = {{100, 1.0, 1.0, true}, {200, 1.0, 1.0, true}, {300, 1.0, 1.0, true}};
+    auto p = profile_of({m});
+    auto rq = cpu_request();
+    rq.series = 10;
+    auto plan = prof::make_plan(&p, rq);
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.slot_cores == 2);
+    CHECK(f.cores_from_cap_models == std::vector<std::string>{"ets"});
+    bool warned = false;
+    for (const auto& w : f.warnings) warned = warned || w.find("busy host") != std::string::npos;
+    CHECK(warned);
+    // One uncontended reading saying 1 core: the readings stand (1 core), no warning.
+    p.models.at("ets").readings[0].contended = false;
+    auto idle = prof::make_plan(&p, rq).families.at("statistical");
+    CHECK(idle.slot_cores == 1);
+    CHECK(idle.cores_from_cap_models.empty());
+    // Without readings (an older profile) nothing says the host was busy: the reading stands.
+    p.models.at("ets").readings.clear();
+    CHECK(prof::make_plan(&p, rq).families.at("statistical").slot_cores == 1);
 }

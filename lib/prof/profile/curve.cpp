@@ -267,4 +267,15 @@ model_work predict_model_work(const std::vector<curve_point>& curve, const lengt
     return w;
 }
 
+std::vector<curve_point> curve_of_readings(const std::vector<fit_reading>& readings) {
+    std::vector<std::pair<std::uint64_t, double>> walls, cpus;
+    walls.reserve(readings.size());
+    for (const auto& r : readings) {
+        if (r.n_obs == 0) continue;
+        walls.emplace_back(r.n_obs, r.wall_s);
+        if (r.cpu_s) cpus.emplace_back(r.n_obs, *r.cpu_s);
+    }
+    return build_curve(walls, cpus);
+}
+
 }  // namespace prof

@@ -28,6 +28,21 @@ struct curve_point {
 // A curve holds at most this many points, whatever the number of fits behind it.
 inline constexpr std::size_t max_curve_points = 32;
 
+// One ok fit of a model as a profile keeps it for resampling (prof-plan's intervals): its
+// length (0 = unknown), its usable wall seconds, its CPU seconds (null when not usable) and
+// whether the host was busy while it ran (records.hpp contended()).
+struct fit_reading {
+    std::uint64_t n_obs = 0;
+    double wall_s = 0;
+    std::optional<double> cpu_s;
+    bool contended = false;
+    auto operator<=>(const fit_reading&) const = default;
+};
+
+// A profile keeps a model's readings while it has at most this many fits with a usable wall;
+// past that it keeps none (a sample that large pins the curve: the plan reads it as exact).
+inline constexpr std::size_t max_model_readings = 256;
+
 // The cost curve from the (n_obs, wall seconds) and (n_obs, CPU seconds) of a model's ok fits
 // (values finite and > 0, as usable axis values are). One point per distinct length while
 // there are at most max_curve_points of them; otherwise the fits, sorted by length, are cut
@@ -87,6 +102,11 @@ std::vector<curve_point> build_curve_in_place(const Walls& walls, const Cpus& cp
     curve_detail::finish_points(plan.points, wall_bins, cpu_bins);
     return std::move(plan.points);
 }
+
+// The curve of a set of readings, as build_curve makes it from their (n_obs, wall) and
+// (n_obs, cpu) pairs (readings of unknown length are left off): the profile's wall_curve when
+// they are every reading the profile kept. Empty when none has a length.
+std::vector<curve_point> curve_of_readings(const std::vector<fit_reading>& readings);
 
 // The wall seconds one fit of length n_obs takes on the curve (which must not be empty):
 // linear in n_obs between the two points around it; below the shortest point, the shortest

@@ -1,6 +1,8 @@
 // prof-diff's arithmetic: two profiles compared row by row, the gate, and both renderings.
 #include "prof/profile/diff.hpp"
 
+#include "prof/profile/bootstrap.hpp"
+
 #include "prof/profile/curve.hpp"
 #include "prof/core/errors.hpp"
 #include "prof/io/input.hpp"
@@ -182,6 +184,25 @@ std::string percent(double ratio) {
     return fmt::format("{:+.1f} %", (ratio - 1.0) * 100.0);
 }
 
+// The noise rule's intervals: a model's slower axis over noise_resamples resamples of its
+// readings (median_wall_s: each resample's median; curve_wall_s_per_series: its curve priced
+// over the common lengths, per series), P10 to P90. Null without readings or the lengths.
+constexpr std::uint64_t noise_resamples = 200, noise_seed = 1;
+constexpr double noise_confidence = 0.8;
+std::optional<std::pair<double, double>> noise_interval(const model_cost* m, const std::string& axis,
+                                                        const std::optional<length_distribution>& lengths) {
+    if (!m || m->readings.size() < 2) return std::nullopt;
+    const bool curve = axis == "curve_wall_s_per_series";
+    if (curve && (!lengths || lengths->series() <= 0)) return std::nullopt;
+    std::vector<double> values;
+    for (const auto& r : bootstrap_model(m->readings, noise_resamples, noise_seed, m->model_type)) {
+        if (!curve) values.push_back(r.median_wall_s);
+        else if (!r.curve.empty()) values.push_back(predict_model_work(r.curve, *lengths).total_wall_s / lengths->series());
+    }
+    if (values.empty()) return std::nullopt;
+    return std::pair(quantile(values, (1 - noise_confidence) / 2), quantile(values, (1 + noise_confidence) / 2));
+}
+
 }  // namespace
 
 compute_profile read_single_profile(const std::string& path) {
@@ -227,6 +248,10 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
                            [](const family_cost* f) { return family_values(f); }, false);
     // A model dropped (no usable fit) in NEW but measured in OLD shows as "removed" with every
     // axis lost: the gate below counts it.
+    auto model_in = [](const compute_profile& p, const std::string& name) {
+        auto it = p.models.find(name);
+        return it == p.models.end() ? nullptr : &it->second;
+    };
     for (auto& r : d.models) {
         for (auto& a : r.axes) {
             const axis_spec& spec = spec_of(a.axis);
@@ -250,6 +275,19 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
                                                     r.name, a.axis, shown(spec, a.old_value), shown(spec, a.new_value),
                                                     what));
             } else if (a.ratio && *a.ratio > 1.0 + *limit && !nearly_equal(*a.ratio, 1.0 + *limit)) {
+                // The noise rule: slower only when NEW's P10 is above OLD's P90 as well.
+                const auto oi = spec.gate == gate_kind::slower ? noise_interval(model_in(old_profile, r.name), a.axis, lengths)
+                                                                : std::nullopt;
+                const auto ni = oi ? noise_interval(model_in(new_profile, r.name), a.axis, lengths) : std::nullopt;
+                if (oi && ni && ni->first <= oi->second) {
+                    d.warnings.push_back(fmt::format(
+                        "{}: {} {} -> {} ({}) is past the {} allowed but within the samples' noise (P10 to P90 of "
+                        "their resampled fits: old {} to {}, new {} to {}, overlapping): not counted",
+                        r.name, a.axis, shown(spec, a.old_value), shown(spec, a.new_value), percent(*a.ratio),
+                        percent(1.0 + *limit), shown(spec, oi->first), shown(spec, oi->second), shown(spec, ni->first),
+                        shown(spec, ni->second)));
+                    continue;
+                }
                 a.regression = true;
                 d.regressions.push_back(fmt::format("{}: {} {} -> {} ({}), {} than the {} allowed", r.name, a.axis,
                                                     shown(spec, a.old_value), shown(spec, a.new_value),

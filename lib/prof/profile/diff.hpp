@@ -15,6 +15,11 @@
 //           model was killed for memory in NEW and never in OLD
 // A model whose gated axis was measured in OLD and is null in NEW (it failed, or it is gone)
 // fails the gate on that axis: no evidence cannot show it is not slower or bigger.
+// Noise: a slower axis past its ratio fails only when the two samples' spreads do not overlap:
+// with at least 2 readings on each side, NEW's P10 above OLD's P90 of the axis over 200
+// resamples of each side's fits (seed 1; the median, or the curve priced over the common
+// lengths). Overlapping ones are a warning, not a regression; a side without readings (an older
+// profile) keeps the ratio rule alone.
 #pragma once
 
 #include "prof/profile/profile.hpp"

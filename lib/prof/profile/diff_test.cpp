@@ -129,7 +129,11 @@ prof::compute_profile from_fits(double long_series_wall) {
     add("b", 10, 0.01);
     add("c", 10, 0.01);
     add("d", 1000, long_series_wall);
-    return prof::build_profile(fits, {1.25, 1.1});
+    auto p = prof::build_profile(fits, {1.25, 1.1});
+    // Without readings (an older profile): the ratio rule alone. With them, one long fit a side
+    // is within the noise (the noise rule has its own test).
+    for (auto& [name, m] : p.models) m.readings.clear();
+    return p;
 }
 
 }  // namespace
@@ -187,4 +191,29 @@ TEST_CASE("a GPU peak of 0 is measured: 0 -> 5 GiB is up and fails any bigger ga
     auto down = prof::diff_profiles(gpu(five_gib), gpu(0), {std::nullopt, 0.1}, "a", "b");
     CHECK(axis(down.models[0], "max_peak_gpu_bytes").change == "down");
     CHECK(*axis(down.models[0], "max_peak_gpu_bytes").ratio == 0);
+}
+
+TEST_CASE("a slower median inside both samples' noise is a warning; outside it, a regression") {
+    // OLD's fits 0.05 to 0.2 s (median 0.1), NEW's 0.0625 to 0.25 s (median 0.125): +25 %, past a
+    // 20 % gate, but each sample's resampled medians span the other's: noise.
+    auto with_readings = [](double scale) {
+        auto p = one_model(0.1 * scale, 100'000'000, 1.0);
+        auto& m = p.models.at("ets");
+        m.model_type = "ets";
+        for (double w : {0.05, 0.06, 0.08, 0.1, 0.1, 0.14, 0.18, 0.2}) m.readings.push_back({100, w * scale, std::nullopt, false});
+        return p;
+    };
+    auto d = prof::diff_profiles(with_readings(1), with_readings(1.25), {0.2, std::nullopt}, "a", "b");
+    CHECK(d.passed());
+    CHECK_FALSE(axis(d.models[0], "median_wall_s").regression);
+    REQUIRE(d.warnings.size() == 1);
+    CHECK(d.warnings[0].find("within the samples' noise") != std::string::npos);
+    // Three times slower: NEW's P10 is above OLD's P90.
+    auto far = prof::diff_profiles(with_readings(1), with_readings(3), {0.2, std::nullopt}, "a", "b");
+    CHECK_FALSE(far.passed());
+    CHECK(axis(far.models[0], "median_wall_s").regression);
+    // Without readings on one side the ratio rule stands alone.
+    auto bare = with_readings(1.25);
+    bare.models.at("ets").readings.clear();
+    CHECK_FALSE(prof::diff_profiles(with_readings(1), bare, {0.2, std::nullopt}, "a", "b").passed());
 }

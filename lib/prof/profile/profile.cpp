@@ -1,5 +1,6 @@
 // build_profile and the profile record (see profile.hpp for the rules of the arithmetic).
 #include "prof/profile/profile.hpp"
+#include "prof/profile/bootstrap.hpp"
 
 #include "prof/core/diag.hpp"
 
@@ -118,6 +119,10 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
     m.max_effective_cores = acc.max_eff;
     m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
     m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
+    if (!acc.readings_full) {
+        m.readings = acc.readings;
+        std::sort(m.readings.begin(), m.readings.end());
+    }
     attach_memory(m.wall_curve, acc.rss_peaks());
     m.n_oom_killed = acc.n_oom;
     m.oom_limit_bytes = acc.oom_limit;
@@ -369,6 +374,24 @@ void profile_builder::add(const fit_evidence& f) {
     if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
     if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
     if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
+    if (usable(f.wall_s) && !m.readings_full) {  // no allocation per fit once past the bound
+        if (m.readings.size() == max_model_readings) {
+            m.readings_full = true;
+            std::vector<fit_reading>().swap(m.readings);
+        } else {
+            m.readings.push_back({n, *f.wall_s, usable(f.cpu_s) ? f.cpu_s : std::nullopt, f.contended});
+        }
+    }
+}
+
+void profile_builder::model_acc::add_readings(const std::vector<fit_reading>& more) {
+    if (readings_full) return;
+    if (readings.size() + more.size() > max_model_readings) {
+        readings_full = true;
+        std::vector<fit_reading>().swap(readings);
+        return;
+    }
+    readings.insert(readings.end(), more.begin(), more.end());
 }
 
 void profile_builder::model_acc::add_rss(std::uint32_t n, std::uint64_t rss) {
@@ -419,6 +442,11 @@ void profile_builder::merge(profile_builder&& other) {
         m.cpu.splice(std::move(o.cpu));
         m.wall_n.splice(std::move(o.wall_n));
         m.cpu_n.splice(std::move(o.cpu_n));
+        if (o.readings_full) {
+            m.readings_full = true;
+            std::vector<fit_reading>().swap(m.readings);
+        }
+        m.add_readings(o.readings);
         for (const auto& [n, rss] : o.rss_peaks()) m.add_rss(static_cast<std::uint32_t>(n), rss);
         o.rss_by_n.clear();
         o.rss_by_long_n.clear();
@@ -607,6 +635,18 @@ std::string format_profile_table(const compute_profile& p) {
         }
     }
     out += "(family rows: sized slot values with margins; model rows: raw max cores, max process RSS, median wall)\n";
+    // The median wall's spread over its own sample (prof-plan's intervals read the same resamples).
+    for (const auto& [name, m] : p.models) {
+        if (m.readings.size() < 2) continue;
+        std::vector<double> medians;
+        std::uint64_t busy = 0;
+        for (const auto& r : m.readings) busy += r.contended ? 1 : 0;
+        for (const auto& r : bootstrap_model(m.readings, 200, 1, name)) medians.push_back(r.median_wall_s);
+        out += fmt::format("median wall of {} over 200 resamples of its {} fits: P10 {}, P50 {}, P90 {}{}\n", name,
+                           m.readings.size(), human_seconds(quantile(medians, 0.1)), human_seconds(quantile(medians, 0.5)),
+                           human_seconds(quantile(medians, 0.9)),
+                           busy ? fmt::format("; {} measured on a busy host", busy) : std::string());
+    }
     if (!p.dropped_models.empty()) {
         std::string d;
         for (const auto& m : p.dropped_models) {

@@ -35,6 +35,9 @@ struct model_cost {
     std::optional<double> median_wall_s, median_cpu_s, max_effective_cores;
     std::optional<std::uint64_t> intraop_threads;  // common cap; null if unknown or mixed
     std::vector<curve_point> wall_curve;  // wall (and CPU) seconds against n_obs; empty = no length known
+    // Its ok fits with a usable wall, sorted, while there are at most max_model_readings of
+    // them (curve.hpp); empty past that, and in an older profile.
+    std::vector<fit_reading> readings;
     std::uint64_t n_oom_killed = 0;       // failed fits killed for memory (see fit_was_oom_killed)
     std::optional<std::uint64_t> oom_limit_bytes;  // the largest limit one of them was killed at
     // Failed fits whose device ran out of memory (see fit_was_device_oom): evidence about GPU
@@ -220,6 +223,9 @@ private:
         std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
         value_blocks wall, cpu;  // the usable wall and CPU seconds
         blocks<std::uint32_t> wall_n, cpu_n;  // the n_obs of each; 0 = none (or past 2^32 - 1)
+        std::vector<fit_reading> readings;    // the fits with a usable wall, until too many
+        bool readings_full = false;           // more than max_model_readings: none kept
+        void add_readings(const std::vector<fit_reading>& more);
         // The largest usable process RSS at each n_obs (the memory curve's peaks): indexed by
         // n_obs below rss_dense_lengths, in a map above; 0 = none.
         std::vector<std::uint64_t> rss_by_n;

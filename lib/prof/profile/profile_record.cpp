@@ -58,7 +58,46 @@ const record_schema<curve_point>& curve_point_schema() {
     return s;
 }
 
+const record_schema<fit_reading>& fit_reading_schema() {
+    using R = fit_reading;
+    static const record_schema<R> s{"profile.models.*.readings[]", "", false, {
+        member<&R::n_obs>("n_obs"),
+        member<&R::wall_s>("wall_s").required().reads([](R& r, od::value v, std::string_view path) {
+            auto w = read_number(v, path);
+            if (!w || !std::isfinite(*w) || *w <= 0) throw field_error(fmt::format("field '{}': expected a number > 0", path));
+            r.wall_s = *w;
+            return true;
+        }),
+        member<&R::cpu_s>("cpu_s").reads([](R& r, od::value v, std::string_view path) {
+            r.cpu_s = read_number(v, path);
+            if (r.cpu_s && !(std::isfinite(*r.cpu_s) && *r.cpu_s > 0)) r.cpu_s.reset();
+            return true;
+        }),
+        member<&R::contended>("contended"),
+    }};
+    return s;
+}
+
 namespace {
+
+// The readings as write_profile writes them, at most max_model_readings, sorted on read.
+bool read_readings(model_cost& m, od::value v, std::string_view where) {
+    m.readings.clear();
+    if (od::json_type(v.type()) == od::json_type::null) return true;
+    if (od::json_type(v.type()) != od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected an array of readings", where));
+    for (auto el : v.get_array()) {
+        fit_reading r;
+        std::string at = fmt::format("{}[{}]", where, m.readings.size());
+        if (m.readings.size() == max_model_readings)
+            throw field_error(fmt::format("field '{}': more than {} readings", where, max_model_readings));
+        od::object o = require_object(el.value(), at);
+        read_record(fit_reading_schema(), o, r, at);
+        m.readings.push_back(r);
+    }
+    std::sort(m.readings.begin(), m.readings.end());
+    return true;
+}
 
 // A wall_curve as write_profile writes it; a point out of order, out of its own range or with
 // a time that is not finite and > 0 is refused (a curve is arithmetic input, not a note).
@@ -112,6 +151,7 @@ const record_schema<model_cost>& model_cost_schema() {
         member<&M::max_replay_rss_bytes>("max_replay_rss_bytes"),
         member<&M::memory_basis>("memory_basis").derived(),
         object_array<&M::wall_curve, &curve_point_schema>("wall_curve").reads(read_curve),
+        object_array<&M::readings, &fit_reading_schema>("readings").reads(read_readings),
     }};
     return s;
 }
