@@ -25,8 +25,12 @@ std::uint64_t resample_stream::next() {
     return z ^ (z >> 31);
 }
 
+// The high half of a 64 x 64-bit product (Lemire's multiply-shift: a draw below n without a
+// division); GCC and Clang's 128-bit integer, outside ISO C++.
+__extension__ typedef unsigned __int128 uint128;
+
 std::uint64_t resample_stream::below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+    return static_cast<std::uint64_t>((static_cast<uint128>(next()) * n) >> 64);
 }
 
 std::uint64_t model_seed(std::uint64_t seed, std::string_view model) {
