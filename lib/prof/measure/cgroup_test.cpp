@@ -49,6 +49,18 @@ TEST_CASE("PSI's some total and /proc/stat's CPU columns and run queue are read"
     CHECK(st->total == 126);
     CHECK(st->steal == 7);
     CHECK(st->procs_running == 4);
+    // cpu0: busy = user 5 + nice 0 + system 2 + irq 0 + softirq 0 = 7, steal 3, total 61.
+    REQUIRE(st->cpus.size() == 1);
+    CHECK(st->cpus[0].present);
+    CHECK(st->cpus[0].busy == 7);
+    CHECK(st->cpus[0].steal == 3);
+    CHECK(st->cpus[0].total == 61);
+    // A CPU without a line (offline cpu1) is there, all zero, not present.
+    auto gap = parse_proc_stat("cpu  4 0 0 4\ncpu0 2 0 0 2\ncpu2 2 1 1 2 0 3 4 0\nprocs_running 1\n");
+    REQUIRE(gap);
+    REQUIRE(gap->cpus.size() == 3);
+    CHECK_FALSE(gap->cpus[1].present);
+    CHECK(gap->cpus[2].busy == 2 + 1 + 1 + 3 + 4);
     CHECK_FALSE(parse_proc_stat("cpu  1 2 3 4\n").has_value());  // no procs_running
 }
 

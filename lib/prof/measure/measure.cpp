@@ -465,6 +465,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
     pressure_meter pressure;
     try {
         ch = spawn_child(co);
+        pressure.bind(ch.pid);
     } catch (const unavailable_error& e) {
         close(errp[0]);
         close(errp[1]);
@@ -495,6 +496,7 @@ measured_fit measure_process(const std::vector<std::string>& argv, const cell& c
                                                 : " (as root, or in a delegated cgroup: " + cgroup_delegation_advice(false) + ")"));
     f.wall_s = w.t1 - ch.started_at;
     read_costs(f, ex, cg.get());
+    pressure.settle(f);
     if (gpu.reader) f.peak_gpu_bytes = gpu.any_reading ? gpu.peak : std::nullopt;
     settle_fit(f, ex.status, w, o, tee);
     return f;

@@ -87,27 +87,44 @@ struct interrupted : error {
     std::optional<measured_fit> partial;
 };
 
-// The host's CPU pressure over one fit: /proc/pressure/cpu "some" (the share of wall time in
-// which at least one runnable task waited for a CPU), else from /proc/stat: the larger of the
-// steal share and the share of samples in which more tasks were runnable than CPUs exist.
-// Both count every task on the host, the fit's own threads included.
+// The host's CPU pressure over one fit, 0 to 1. For a fit bound to fewer CPUs than
+// prof-measure may use (--threads, --jobs): the share of those CPUs' time that other tasks took
+// (their busy jiffies in /proc/stat less the fit's own CPU time, two ticks per CPU allowed for
+// the sampling clock) or the hypervisor stole, whichever is larger ("cpu-set"); the fit's own
+// threads waiting for each other inside its set are the cap at work, not a busy host. Otherwise
+// /proc/pressure/cpu "some" (the share of wall time in which at least one runnable task waited
+// for a CPU: "psi"), else from /proc/stat: the larger of the steal share and the share of samples
+// in which more tasks were runnable than CPUs exist ("proc-stat"); these two count every task
+// on the host, the fit's own threads included.
 class pressure_meter {
 public:
     pressure_meter();   // the starting reading
+    void bind(pid_t pid);  // the fit's process, once started: its CPU set decides the method
     void sample();      // a run-queue sample while the fit runs (the /proc/stat method only)
-    void finish(measured_fit& f);  // sets cpu_pressure and pressure_method (null when unreadable)
+    void finish(measured_fit& f);  // the end: sets cpu_pressure and pressure_method (null when unreadable)
+    // For a bound fit, once f.cpu_s is known: replaces them with the cpu-set reading.
+    void settle(measured_fit& f) const;
 
 private:
-    double t0_;
+    double t0_, t1_ = 0;
     std::optional<std::uint64_t> psi0_;
     std::optional<std::uint64_t> total0_, steal0_;
     std::size_t samples_ = 0, busy_ = 0;
+    std::vector<int> set_;  // the bound fit's CPUs; empty: not bound narrower than ours
+    std::uint64_t set_busy0_ = 0, set_steal0_ = 0, set_total0_ = 0;
+    std::optional<std::uint64_t> set_busy1_, set_steal1_, set_total1_;
 };
 // "some avg10=... total=N" of /proc/pressure/cpu: N (microseconds).
 std::optional<std::uint64_t> psi_some_total_us(std::string_view text);
-// /proc/stat: the first "cpu" line's jiffies summed and its steal column; procs_running.
+// /proc/stat: the first "cpu" line's jiffies summed and its steal column; procs_running; each
+// "cpuN" line's jiffies (index N; a CPU with no line has all zero and present false).
+struct cpu_jiffies {
+    std::uint64_t total = 0, busy = 0, steal = 0;  // busy: user nice system irq softirq (not steal)
+    bool present = false;
+};
 struct proc_stat_cpu {
     std::uint64_t total = 0, steal = 0, procs_running = 0;
+    std::vector<cpu_jiffies> cpus;
 };
 std::optional<proc_stat_cpu> parse_proc_stat(std::string_view text);
 

@@ -5,6 +5,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <sched.h>
+#include <sys/wait.h>
+
 TEST_CASE("process mode: a 200 MiB child reads within 2% of /usr/bin/time -v's maximum resident set") {
     auto f = one_fit("--no-cgroup -- " + helper("alloc") + " 200");
     auto tree = one_fit("-- " + helper("alloc") + " 200");  // the cgroup method where available
@@ -119,6 +126,57 @@ TEST_CASE("a 2-thread burner reads >= 1.5 effective cores uncapped and <= 1.1 un
     // Each run burned 2 × 0.5 CPU-seconds whatever the cap.
     CHECK(free_run.cpu_s.value() == doctest::Approx(1.0).epsilon(0.1));
     CHECK(capped.cpu_s.value() == doctest::Approx(1.0).epsilon(0.1));
+}
+
+// Ground truth for a fit bound to one CPU: the share of its wall time its CPU gave to others
+// is 1 - cpu / wall (a burner runs whenever it may). Host-wide PSI would read the fit's own
+// second thread, waiting for the first, as a busy host (about 1.0).
+TEST_CASE("a fit bound to one CPU: its own threads waiting are not pressure; a hog on its CPU is") {
+    cpu_set_t ours;
+    CPU_ZERO(&ours);
+    REQUIRE(sched_getaffinity(0, sizeof ours, &ours) == 0);
+    if (CPU_COUNT(&ours) < 2) {
+        MESSAGE("needs 2 CPUs; this process may use ", CPU_COUNT(&ours));
+        return;
+    }
+    int first = 0;
+    while (!CPU_ISSET(first, &ours)) ++first;  // --threads 1 binds the fit to the first allowed CPU
+    auto others = [](const measured_fit& f) { return std::max(0.0, 1 - f.cpu_s.value() / f.wall_s.value()); };
+    auto own = one_fit("--threads 1 -- " + helper("burn") + " 2 0.5");
+    MESSAGE("2 threads on 1 CPU: pressure ", own.cpu_pressure.value_or(-1), ", others' share ", others(own));
+    CHECK(own.pressure_method.value() == "cpu-set");
+    CHECK(own.cpu_pressure.value() < 0.5);  // PSI: about 1.0
+    // A busy loop pinned to the fit's CPU takes about half of it.
+    const pid_t hog = fork();
+    REQUIRE(hog >= 0);
+    if (hog == 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(first, &one);
+        sched_setaffinity(0, sizeof one, &one);
+        std::atomic<unsigned long> spin{0};
+        for (;;) spin.fetch_add(1, std::memory_order_relaxed);
+    }
+    struct reaper {
+        pid_t pid;
+        ~reaper() {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+        }
+    };
+    measured_fit shared;
+    {
+        reaper stop{hog};  // gone even when one_fit throws
+        shared = one_fit("--threads 1 -- " + helper("burn") + " 1 0.5");
+    }
+    MESSAGE("a hog on its CPU: pressure ", shared.cpu_pressure.value_or(-1), ", others' share ", others(shared));
+    CHECK(shared.pressure_method.value() == "cpu-set");
+    CHECK(shared.cpu_pressure.value() >= 0.3);
+    CHECK(std::abs(shared.cpu_pressure.value() - others(shared)) <= 0.1);
+    CHECK(std::abs(own.cpu_pressure.value() - others(own)) <= 0.1);
+    // Uncapped, the fit is not bound narrower than prof-measure: the host-wide method.
+    auto free_run = one_fit("--threads 0 -- " + helper("burn") + " 1 0.2");
+    CHECK(free_run.pressure_method.value() != "cpu-set");
 }
 
 TEST_CASE("the thread cap sets every pool variable in the child") {

@@ -5,6 +5,8 @@
 #include "prof/core/units.hpp"
 
 #include <algorithm>
+#include <array>
+#include <sched.h>
 #include <charconv>
 #include <cerrno>
 #include <csignal>
@@ -74,7 +76,20 @@ std::optional<proc_stat_cpu> parse_proc_stat(std::string_view text) {
             }
             return v;
         };
-        if (line.substr(0, 4) == "cpu ") {
+        if (line.size() > 3 && line.substr(0, 3) == "cpu" && line[3] >= '0' && line[3] <= '9') {
+            unsigned n = 0;
+            auto [q, ec] = std::from_chars(line.data() + 3, line.data() + line.size(), n);
+            if (ec != std::errc() || n > 65535) continue;
+            auto v = numbers(line.substr(static_cast<std::size_t>(q - line.data())));
+            if (v.size() < 4) continue;
+            if (out.cpus.size() <= n) out.cpus.resize(n + 1);
+            cpu_jiffies& c = out.cpus[n];
+            for (std::size_t i = 0; i < v.size() && i < 8; ++i) c.total += v[i];
+            for (std::size_t i : {0, 1, 2, 5, 6})
+                if (i < v.size()) c.busy += v[i];
+            c.steal = v.size() > 7 ? v[7] : 0;
+            c.present = true;
+        } else if (line.substr(0, 4) == "cpu ") {
             // user nice system idle iowait irq softirq steal guest guest_nice (guest is in user)
             auto v = numbers(line.substr(4));
             if (v.size() < 4) return std::nullopt;
@@ -121,6 +136,38 @@ pressure_meter::pressure_meter() : t0_(monotonic_seconds()) {
         }
 }
 
+namespace {
+// The busy, steal and total jiffies of `set` summed; nullopt when a CPU has no line.
+std::optional<std::array<std::uint64_t, 3>> set_jiffies(const std::vector<int>& set) {
+    auto t = read_small_file("/proc/stat");
+    auto st = t ? parse_proc_stat(*t) : std::nullopt;
+    if (!st) return std::nullopt;
+    std::array<std::uint64_t, 3> sum{0, 0, 0};
+    for (int c : set) {
+        if (c < 0 || static_cast<std::size_t>(c) >= st->cpus.size() || !st->cpus[static_cast<std::size_t>(c)].present)
+            return std::nullopt;
+        const cpu_jiffies& j = st->cpus[static_cast<std::size_t>(c)];
+        sum[0] += j.busy, sum[1] += j.steal, sum[2] += j.total;
+    }
+    return sum;
+}
+}  // namespace
+
+void pressure_meter::bind(pid_t pid) {
+    cpu_set_t fit, ours;
+    CPU_ZERO(&fit);
+    CPU_ZERO(&ours);
+    if (sched_getaffinity(pid, sizeof fit, &fit) != 0 || sched_getaffinity(0, sizeof ours, &ours) != 0) return;
+    if (CPU_COUNT(&fit) >= CPU_COUNT(&ours)) return;  // not narrower: the host-wide methods
+    std::vector<int> set;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &fit)) set.push_back(c);
+    auto j = set_jiffies(set);
+    if (!j) return;
+    set_ = std::move(set);
+    set_busy0_ = (*j)[0], set_steal0_ = (*j)[1], set_total0_ = (*j)[2];
+}
+
 void pressure_meter::sample() {
     if (psi0_ || !total0_) return;
     if (auto t = read_small_file("/proc/stat"))
@@ -131,7 +178,10 @@ void pressure_meter::sample() {
 }
 
 void pressure_meter::finish(measured_fit& f) {
-    double wall = monotonic_seconds() - t0_;
+    t1_ = monotonic_seconds();
+    const double wall = t1_ - t0_;
+    if (!set_.empty())
+        if (auto j = set_jiffies(set_)) set_busy1_ = (*j)[0], set_steal1_ = (*j)[1], set_total1_ = (*j)[2];
     if (psi0_) {
         auto t = read_small_file("/proc/pressure/cpu");
         auto psi1 = t ? psi_some_total_us(*t) : std::nullopt;
@@ -150,6 +200,22 @@ void pressure_meter::finish(measured_fit& f) {
     double busy_share = samples_ ? static_cast<double>(busy_) / static_cast<double>(samples_) : 0;
     f.cpu_pressure = std::min(1.0, std::max(steal_share, busy_share));
     f.pressure_method = "proc-stat";
+}
+
+void pressure_meter::settle(measured_fit& f) const {
+    const double wall = t1_ - t0_;
+    if (set_.empty() || !set_busy1_ || !f.cpu_s || wall <= 0) return;
+    if (*set_busy1_ < set_busy0_ || *set_steal1_ < set_steal0_ || *set_total1_ < set_total0_) return;
+    static const double hz = static_cast<double>(sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100);
+    const double cpus = static_cast<double>(set_.size());
+    // Jiffies are counted at the tick: two ticks per CPU allowed, then what is left beyond the
+    // fit's own (exact) CPU time was other tasks' on the fit's CPUs.
+    const double others_s = static_cast<double>(*set_busy1_ - set_busy0_) / hz - *f.cpu_s - 2 * cpus / hz;
+    const double others = std::max(0.0, others_s) / (cpus * wall);
+    const double total = static_cast<double>(*set_total1_ - set_total0_);
+    const double steal = total > 0 ? static_cast<double>(*set_steal1_ - set_steal0_) / total : 0.0;
+    f.cpu_pressure = std::min(1.0, std::max(others, steal));
+    f.pressure_method = "cpu-set";
 }
 
 }  // namespace prof

@@ -281,6 +281,7 @@ measured_fit warm_worker::measure(const cell& c, std::string_view phase) {
     line += '\n';
     gpu_peak_tracker gpu{gpu_reader(o_), {}, false};
     pressure_meter pressure;
+    pressure.bind(child_.pid);
     r.t0 = monotonic_seconds();
     r.deadline = o_.timeout_s > 0 ? r.t0 + o_.timeout_s : 0;
     send_cell(r, line);
@@ -288,6 +289,7 @@ measured_fit warm_worker::measure(const cell& c, std::string_view phase) {
     pressure.finish(r.f);
     r.f.rss_peak_reset = r.reset;
     measured_fit f = r.got ? finish_replied(r, c, gpu) : finish_unreplied(r);
+    pressure.settle(f);
     settle_history(f);
     return f;
 }
