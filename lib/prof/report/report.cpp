@@ -151,7 +151,7 @@ svg .fail{stroke:#d62728;stroke-width:2.2;fill:none}svg .len{fill:#b08d57}
 svg .slot{stroke:#2a9d3a;stroke-width:3}svg .onesize{stroke:#2a9d3a;stroke-width:1.5;stroke-dasharray:5 4}
 svg .cls{fill:#2a9d3a;fill-opacity:.16;stroke:#2a9d3a;stroke-width:2.5}
 svg .peak{fill:#7b3fb5}svg .replay{stroke:#111827;stroke-width:2.5}svg .replay.ext{stroke:#6b7280;stroke-width:1.2}svg .floor{stroke:#d62728;stroke-width:2;stroke-dasharray:4 3}
-svg .sched{fill:#138d90}svg .schedup{fill:#138d90;fill-opacity:.35}svg .sep{stroke:#fff;stroke-width:2}
+svg .sched{fill:#138d90}svg .schedup{fill:#138d90;fill-opacity:.35}svg .sep{stroke:#fff;stroke-width:2}svg .ivl{stroke:#0b3d3e;stroke-width:1.5}
 svg .dl{stroke:#e11d48;stroke-width:2.5}svg .pdl{stroke:#e11d48;stroke-width:1.5;stroke-dasharray:5 3}
 svg .unit{fill:#138d90;stroke:#fff;stroke-width:2}svg .slotdiv{stroke:#fff;stroke-width:1;stroke-dasharray:2 2}
 svg .munit{fill:#7b3fb5;fill-opacity:.8;stroke:#fff;stroke-width:2}svg .idle{fill:#eef0f3;stroke:#d1d5db}

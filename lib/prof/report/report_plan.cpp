@@ -19,10 +19,37 @@ double headroom_share(const plan_run& r) {
     return r.deadline_s && r.planned_deadline_s && *r.deadline_s > 0 ? 1 - *r.planned_deadline_s / *r.deadline_s : 0;
 }
 
+// The plan's interval of a makespan in words: "P10–P90 over 200 resampled runs: 1.2 s to 3.4 s
+// (P50 2.0 s); nodes held to 3.4 s", or "" where the plan resampled nothing (--resamples 0, or no
+// model with readings: every interval is its point).
+std::string interval_words(const plan_run& run, const plan_interval& i, double bound_s) {
+    if (run.resamples == 0 || (i.low_s == i.high_s && i.low_s == i.p50_s)) return "";
+    const double lo = std::round((1 - run.confidence) / 2 * 100), hi = std::round((1 + run.confidence) / 2 * 100);
+    return fmt::format("; P{:.0f}–P{:.0f} over {} resampled runs: {} to {} (P50 {}), held to {}", lo, hi, run.resamples,
+                       html_seconds(i.low_s), html_seconds(i.high_s), html_seconds(i.p50_s), html_seconds(bound_s));
+}
+
+// A makespan interval drawn over a schedule bar: a whisker from low_s to high_s with end caps,
+// the P50 a tick, each shifted by `start`.
+void interval_whisker(svg& g, const scale& x, double start, double y, const plan_interval& i) {
+    if (i.low_s == i.high_s) return;
+    const double mid = y + lane / 2.0 - 3;
+    g.line(x.at(start + i.low_s), mid, x.at(start + i.high_s), mid, "ivl");
+    g.line(x.at(start + i.low_s), mid - 6, x.at(start + i.low_s), mid + 6, "ivl");
+    g.line(x.at(start + i.high_s), mid - 6, x.at(start + i.high_s), mid + 6, "ivl");
+    g.line(x.at(start + i.p50_s), mid - 4, x.at(start + i.p50_s), mid + 4, "ivl");
+}
+
 // The families one after another on the plan's nodes (prof-records(5), PLAN: totals), each bar
 // dark up to its makespan_lower_s and light up to its makespan_s, cut at its size classes.
 std::string schedule_figure(const plan_record& p) {
-    double end = std::max({p.totals.makespan_s, p.run.deadline_s.value_or(0), 1e-9});
+    // Wide enough for every bar, every interval (each family's from its own start) and the deadline.
+    double end = std::max({p.totals.makespan_s, p.totals.makespan_interval.high_s, p.run.deadline_s.value_or(0), 1e-9});
+    double from = 0;
+    for (const auto& [name, f] : p.families) {
+        end = std::max(end, from + std::max(f.makespan_s, f.makespan_interval.high_s));
+        from += f.makespan_s;
+    }
     scale x = zero_based(end, sched_l, sched_r);
     int rows = int(p.families.size()) + 1;
     int h = 40 + lane * rows + 34;
@@ -48,7 +75,8 @@ std::string schedule_figure(const plan_record& p) {
             c += f.size_classes[i].makespan_s;
             g.line(x.at(c), y + 4, x.at(c), y + lane - 6, "sep");
         }
-        g.text(x.at(start + f.makespan_s) + 4, y + 19, "≤ " + human_seconds(f.makespan_s));
+        interval_whisker(g, x, start, y, f.makespan_interval);
+        g.text(x.at(start + std::max(f.makespan_s, f.makespan_interval.high_s)) + 4, y + 19, "≤ " + human_seconds(f.makespan_s));
         start += f.makespan_s;
         y += lane;
     }
@@ -57,7 +85,9 @@ std::string schedule_figure(const plan_record& p) {
            "the run: at most " + human_seconds(p.totals.makespan_s));
     g.rect(x.at(0), y + 4, x.at(p.totals.makespan_lower_s) - x.at(0), lane - 10, "sched",
            "the run: at least " + human_seconds(p.totals.makespan_lower_s));
-    g.text(x.at(p.totals.makespan_s) + 4, y + 19, "≤ " + human_seconds(p.totals.makespan_s));
+    interval_whisker(g, x, 0, y, p.totals.makespan_interval);
+    g.text(x.at(std::max(p.totals.makespan_s, p.totals.makespan_interval.high_s)) + 4, y + 19,
+           "≤ " + human_seconds(p.totals.makespan_s));
     if (p.run.planned_deadline_s) {
         g.line(x.at(*p.run.planned_deadline_s), 14, x.at(*p.run.planned_deadline_s), bottom, "pdl");
         g.text(x.at(*p.run.planned_deadline_s) - 3, 12, "planned " + seconds_label(*p.run.planned_deadline_s), "r");
@@ -179,11 +209,12 @@ std::string family_table(const family_plan& f) {
 std::string family_block(const plan_record& p, const std::string& name, const family_plan& f, const report_inputs& in) {
     std::string o = fmt::format("<h3>{} <small>({})</small></h3>\n", esc(name), esc(joined(f.models)));
     o += fmt::format("<p>{} node(s), {} slot(s) per node ({} {}s of {} and {} core(s), {} slot(s) each; limited by {}), "
-                     "{} slots, {} waves; makespan between {} and {}{}. Basis: cores {}, memory {}, GPU {}, wall {} "
+                     "{} slots, {} waves; makespan between {} and {}{}{}. Basis: cores {}, memory {}, GPU {}, wall {} "
                      "(priced by {}); {} ok fits, {:.1f}% failed{}.</p>\n",
                      f.nodes, f.slots_per_node, f.layout.units_per_node, esc(f.layout.unit), html_bytes(f.layout.unit_memory_bytes),
                      f.layout.unit_cores, f.layout.slots_per_unit, esc(f.layout.limited_by), f.slots, f.waves,
                      html_seconds(f.makespan_lower_s), html_seconds(f.makespan_s),
+                     interval_words(p.run, f.makespan_interval, f.makespan_bound_s),
                      f.meets_deadline ? (*f.meets_deadline ? ", within the planned deadline" : ", <span class=\"bad\">past the planned deadline</span>") : "",
                      basis_badge(f.basis.cores), basis_badge(f.basis.memory), basis_badge(f.basis.gpu), basis_badge(f.basis.wall),
                      esc(f.wall_estimator), f.n_ok, f.failure_share * 100, f.low_confidence ? " — <span class=\"bad\">low confidence</span>" : "");
@@ -215,13 +246,19 @@ std::string plan_summary(const plan_record& p) {
                                           : "<p class=\"verdict v-fail\">Misses the planned deadline</p>\n";
     return verdict +
            fmt::format("<p>{} series × {} model(s) ({}), {} cells on <b>{} node(s)</b> of {} cores and {}{}; layout {}; lengths "
-                       "from {}{}. Makespan between <b>{}</b> and <b>{}</b>; {}. Work {}, longest cell {}.</p>\n",
+                       "from {}{}. Makespan between <b>{}</b> and <b>{}</b>{}; {}. Work {}{}, longest cell {}.</p>\n",
                        p.run.series, p.run.models.size(), esc(joined(p.run.models)), p.totals.cells, p.totals.nodes, p.node.cores,
                        html_bytes(p.node.memory_bytes),
                        p.node.gpus ? fmt::format(" and {} GPU(s) of {}", p.node.gpus, html_bytes(p.node.gpu_memory_bytes)) : "",
                        esc(p.run.layout), esc(p.run.length_source), p.run.max_n_obs ? fmt::format(" (longest {})", *p.run.max_n_obs) : "",
-                       html_seconds(p.totals.makespan_lower_s), html_seconds(p.totals.makespan_s), deadline,
-                       html_seconds(p.totals.work_s), html_seconds(p.totals.longest_cell_s));
+                       html_seconds(p.totals.makespan_lower_s), html_seconds(p.totals.makespan_s),
+                       interval_words(p.run, p.totals.makespan_interval, p.totals.makespan_bound_s), deadline,
+                       html_seconds(p.totals.work_s),
+                       p.totals.work_interval.low_s == p.totals.work_interval.high_s
+                           ? std::string()
+                           : fmt::format(" ({} to {})", html_seconds(p.totals.work_interval.low_s),
+                                         html_seconds(p.totals.work_interval.high_s)),
+                       html_seconds(p.totals.longest_cell_s));
 }
 
 }  // namespace
@@ -238,7 +275,7 @@ std::string plan_section(const placed<plan_record>& pp, std::size_t index, const
     o += "<h3>Schedule</h3>\n<figure>\n" + schedule_figure(p) +
          "<figcaption class=\"legend\"><span class=\"sw sw-sched\"></span>at least (work / slots, or the longest cell) "
          "<span class=\"sw\" style=\"background:#a3d6d7\"></span>at most (whole cells handed to free slots); white cuts: "
-         "size classes, run one after another" +
+         "size classes, run one after another; whisker: the makespan's interval over the resampled runs (tick: P50)" +
          std::string(p.run.deadline_s ? " <span class=\"sw sw-dl\"></span>deadline (dashed: planned, after headroom)" : "") +
          "</figcaption>\n</figure>\n";
     for (const auto& [name, f] : p.families) o += family_block(p, name, f, in);
