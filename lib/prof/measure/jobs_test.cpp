@@ -8,12 +8,16 @@
 #include <set>
 
 namespace {
-// Cells s0 .. s{n-1} of model `model`.
-std::string n_cells(int n, const char* model) {
+// Cells of series s0 .. s{n-1}, each series' cells one per model in the order given.
+std::string n_cells(int n, std::initializer_list<const char*> models) {
     std::string s;
-    for (int i = 0; i < n; ++i) s += fmt::format("{{\"kind\":\"cell\",\"ts_id\":\"s{}\",\"model_type\":\"{}\"}}\n", i, model);
+    for (int i = 0; i < n; ++i)
+        for (const char* m : models)
+            s += fmt::format("{{\"kind\":\"cell\",\"ts_id\":\"s{}\",\"model_type\":\"{}\"}}\n", i, m);
     return s;
 }
+// prof-measure's arguments for the test worker, with no warm-up and no replay run.
+std::string worker_args() { return "--warmup 0 --replay 0 --worker " + helper("worker"); }
 bool two_cpus() { return allowed_cpu_count() >= 2; }
 }  // namespace
 
@@ -34,7 +38,7 @@ TEST_CASE("the overlap tracker counts the most fits that ran beside each one") {
 TEST_CASE("--jobs 2 runs four 0.6 s sleepers in about half the wall, records in input order" * doctest::skip(!two_cpus())) {
     const double t0 = monotonic_seconds();
     run_result raw;
-    auto v = run_cells(n_cells(4, "nap"), "--jobs 2 --run 'sleep 0.6'", &raw);
+    auto v = run_cells(n_cells(4, {"nap"}), "--jobs 2 --run 'sleep 0.6'", &raw);
     const double took = monotonic_seconds() - t0;
     REQUIRE(v.size() == 4);
     MESSAGE("4 x 0.6 s sleepers with --jobs 2: ", took, " s");
@@ -48,13 +52,13 @@ TEST_CASE("--jobs 2 runs four 0.6 s sleepers in about half the wall, records in 
     }
     CHECK(raw.out.find("\"concurrent_fits\":1") != std::string::npos);
     // --jobs 1 (the default) writes no such field.
-    auto one = run_cells(n_cells(1, "nap"), "--run 'sleep 0.01'", &raw);
+    auto one = run_cells(n_cells(1, {"nap"}), "--run 'sleep 0.01'", &raw);
     CHECK(raw.out.find("concurrent_fits") == std::string::npos);
 }
 
 TEST_CASE("--jobs 2 binds fits running at once to disjoint CPUs, as the kernel reports them" * doctest::skip(!two_cpus())) {
     std::string out = "/tmp/prof-test-affinity-" + std::to_string(getpid());
-    auto v = run_cells(n_cells(4, "aff"),
+    auto v = run_cells(n_cells(4, {"aff"}),
                        "--jobs 2 --child-output " + out +
                            " --run 'sh -c \"grep Cpus_allowed_list: /proc/self/status; sleep 0.4\"'");
     REQUIRE(v.size() == 4);
@@ -77,10 +81,10 @@ TEST_CASE("--jobs 2 binds fits running at once to disjoint CPUs, as the kernel r
 TEST_CASE("--jobs 2 burners read the CPU and memory they read one at a time") {
     // burn spends 0.4 s of its own thread's CPU however the scheduler treats it; alloc touches
     // 120 MiB. Their readings must not move with a neighbour.
-    auto burn = run_cells(n_cells(4, "burn"), "--run '" + helper("burn") + " 1 0.4'");
-    auto burn2 = run_cells(n_cells(4, "burn"), "--jobs 2 --run '" + helper("burn") + " 1 0.4'");
-    auto mem = run_cells(n_cells(2, "alloc"), "--run '" + helper("alloc") + " 120'");
-    auto mem2 = run_cells(n_cells(2, "alloc"), "--jobs 2 --run '" + helper("alloc") + " 120'");
+    auto burn = run_cells(n_cells(4, {"burn"}), "--run '" + helper("burn") + " 1 0.4'");
+    auto burn2 = run_cells(n_cells(4, {"burn"}), "--jobs 2 --run '" + helper("burn") + " 1 0.4'");
+    auto mem = run_cells(n_cells(2, {"alloc"}), "--run '" + helper("alloc") + " 120'");
+    auto mem2 = run_cells(n_cells(2, {"alloc"}), "--jobs 2 --run '" + helper("alloc") + " 120'");
     REQUIRE(burn.size() == 4);
     REQUIRE(burn2.size() == 4);
     for (int i = 0; i < 4; ++i) {
@@ -101,7 +105,7 @@ TEST_CASE("--jobs 2 with --timeout stops every fit in flight, each recorded") {
     const double t0 = monotonic_seconds();
     run_result raw;
     std::string path = "/tmp/prof-test-jobs-timeout-" + std::to_string(getpid());
-    std::ofstream(path) << n_cells(4, "slow");
+    std::ofstream(path) << n_cells(4, {"slow"});
     // The duration travels as $1, so this shell's own command line never matches the pattern.
     raw = sh(fmt::format("sh -c '{}/prof-measure --jobs 2 --timeout 300ms --run \"sleep $1\" < {}; echo status=$?; "
                          "pgrep -f \"[s]leep $1\" || echo none-left' sh 63.5", bin(), path));
@@ -121,7 +125,7 @@ TEST_CASE("--jobs 2 with --timeout stops every fit in flight, each recorded") {
 TEST_CASE("SIGTERM with two fits in flight records both as interrupted, leaves nothing running, exits 143" *
           doctest::skip(!two_cpus())) {
     std::string path = "/tmp/prof-test-jobs-term-" + std::to_string(getpid());
-    std::ofstream(path) << n_cells(4, "slow");
+    std::ofstream(path) << n_cells(4, {"slow"});
     auto r = sh(fmt::format("sh -c '{}/prof-measure --jobs 2 --run \"sh -c \\\"setsid sleep \\$1 & sleep \\$1\\\" sh $1\" < {} & pid=$!; "
                             "for i in $(seq 100); do [ $(pgrep -fc \"^slee[p] $1\") -ge 4 ] && break; sleep 0.05; done; "
                             "sleep 0.3; kill -TERM $pid; wait $pid; echo status=$?; sleep 0.3; "
@@ -141,11 +145,7 @@ TEST_CASE("SIGTERM with two fits in flight records both as interrupted, leaves n
 
 TEST_CASE("--jobs 2 runs one warm worker per model at once, records grouped as under --jobs 1" * doctest::skip(!two_cpus())) {
     // napA and napB cells sleep 0.4 s each in the worker: the wall does not depend on the load.
-    std::string lines;
-    for (int i = 0; i < 3; ++i)
-        for (const char* m : {"napA", "napB"})
-            lines += fmt::format("{{\"kind\":\"cell\",\"ts_id\":\"s{}\",\"model_type\":\"{}\"}}\n", i, m);
-    const std::string args = "--warmup 0 --replay 0 --worker " + helper("worker");
+    const std::string lines = n_cells(3, {"napA", "napB"}), args = worker_args();
     auto one = run_cells(lines, args);
     const double t0 = monotonic_seconds();
     auto two = run_cells(lines, "--jobs 2 " + args);
@@ -163,11 +163,7 @@ TEST_CASE("--jobs 2 runs one warm worker per model at once, records grouped as u
 }
 
 TEST_CASE("--jobs 2 warm workers read the CPU they read one at a time") {
-    std::string lines;
-    for (int i = 0; i < 2; ++i)
-        for (const char* m : {"spinA", "spinB"})
-            lines += fmt::format("{{\"kind\":\"cell\",\"ts_id\":\"s{}\",\"model_type\":\"{}\"}}\n", i, m);
-    const std::string args = "--warmup 0 --replay 0 --worker " + helper("worker");
+    const std::string lines = n_cells(2, {"spinA", "spinB"}), args = worker_args();
     auto one = run_cells(lines, args);
     auto two = run_cells(lines, "--jobs 2 " + args);
     REQUIRE(one.size() == 4);

@@ -545,13 +545,8 @@ double gib_hours(std::uint64_t bytes, double seconds) {
 // The family as one class: its own slot for every cell, no saving.
 void set_one_size(family_plan& f) {
     size_class one;
-    one.cells = f.cells;
-    one.slot_cores = f.slot_cores;
-    one.slot_rss_bytes = f.slot_rss_bytes;
-    one.slots_per_node = f.slots_per_node;
-    one.layout = f.layout;
-    one.work_s = f.work_s;
-    one.longest_cell_s = f.longest_cell_s;
+    // Its slots, waves and makespan are still 0 here: schedule_family sets them.
+    copy_slot_and_schedule(one, f);
     f.one_size_slot_gib_hours = gib_hours(f.slot_rss_bytes, f.work_s);
     one.slot_gib_hours = f.one_size_slot_gib_hours;
     f.size_classes.assign(1, one);

@@ -338,6 +338,24 @@ struct family_plan {
     std::vector<std::string> warnings;
 };
 
+// The fields a family shares with each of its size classes, each the same quantity for its own
+// cells: the slot (cores, memory) and its layout, the cells with their work and longest cell,
+// and their schedule on the family's nodes (slots, waves, makespan). Copied from a family to the
+// one class it runs as at one size, and from a class to the family a rendering draws it as.
+template <class To, class From>
+void copy_slot_and_schedule(To& to, const From& from) {
+    to.slot_cores = from.slot_cores;
+    to.slot_rss_bytes = from.slot_rss_bytes;
+    to.slots_per_node = from.slots_per_node;
+    to.layout = from.layout;
+    to.cells = from.cells;
+    to.work_s = from.work_s;
+    to.longest_cell_s = from.longest_cell_s;
+    to.slots = from.slots;
+    to.waves = from.waves;
+    to.makespan_s = from.makespan_s;
+}
+
 // The run as asked, kept in the record so every rendering is computed from the record alone.
 struct plan_run {
     std::uint64_t series = 0;

@@ -99,15 +99,7 @@ std::vector<family_view> class_views(const family_plan& f) {
     for (std::size_t k = 0; k < f.size_classes.size(); ++k) {
         const size_class& c = f.size_classes[k];
         family_view v{f, "", k, &c};
-        v.f.slot_rss_bytes = c.slot_rss_bytes;
-        v.f.slots_per_node = c.slots_per_node;
-        v.f.layout = c.layout;
-        v.f.cells = c.cells;
-        v.f.work_s = c.work_s;
-        v.f.longest_cell_s = c.longest_cell_s;
-        v.f.slots = c.slots;
-        v.f.waves = c.waves;
-        v.f.makespan_s = c.makespan_s;
+        copy_slot_and_schedule(v.f, c);
         v.f.makespan_lower_s = c.slots ? std::max(c.work_s / static_cast<double>(c.slots), c.longest_cell_s) : 0;
         v.f.meets_deadline.reset();  // the deadline is the family's: its classes one after another
         if (c.layout.unit == "pod") v.f.max_failed_items = failed_items_allowance(c.layout.work_items, c.layout.cells_per_item, f.failure_share);

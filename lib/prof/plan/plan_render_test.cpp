@@ -124,11 +124,11 @@ TEST_CASE("spark GPU lines: devices per executor, discovery script, vendor, the 
 TEST_CASE("k8s: GPU pods hold whole devices, and the makespan counts the slots the pods run") {
     // 14 cores, 4 GPUs of 16 GiB, 1-core slots of 4 GiB GPU memory: 14 slots by cores, 4 per device.
     auto p = profile_of({model("nbeats", "neural", 4, 1.0, 1 * GiB, 3 * GiB + 200 * MiB, 2.0, 2)});
-    prof::plan_request rq = bare_request();
-    rq.series = 100;
-    rq.node = {14, 128 * GiB, 4, 16 * GiB};
-    rq.deadline_s = 600;
-    rq.layout = "k8s";
+    auto rq = request_of({.series = 100,
+                          .node = prof::node_shape{14, 128 * GiB, 4, 16 * GiB},
+                          .layout = "k8s",
+                          .deadline_s = 600},
+                         bare_request());
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("neural");
     // Pods of k slots, one device each: k = 3 gives 4 pods × 3 = 12 (k = 4 gives 3 × 4 = 12 too).
@@ -188,9 +188,7 @@ TEST_CASE("k8s-job: an Indexed Job per family with completions, parallelism and 
 
 TEST_CASE("k8s-job: more cells than an Indexed Job's completions run in rounds per index") {
     auto p = profile_of({model("m", "f", 5, 1.0, 100 * MiB, std::nullopt, 0.08)});  // 0.1 s cells
-    auto rq = cpu_request();
-    rq.layout = "k8s";
-    rq.series = 250000;
+    auto rq = request_of({.series = 250000, .layout = "k8s"}, cpu_request());
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("f");
     CHECK(f.layout.cells_per_item == 3);          // ceil(250000 / 100000)

@@ -83,10 +83,9 @@ TEST_CASE("a GPU family with a node count gets a device fraction and a makespan 
 
 TEST_CASE("GPUs can be the tightest axis of slots per node") {
     auto p = profile_of({model("nbeats", "neural", 4, 1.0, 1 * GiB, 7 * GiB, 2.0)});  // 8.75 GiB on the device
-    prof::plan_request rq = bare_request();
-    rq.series = 10;
-    rq.node = {64, 512 * GiB, 4, 16 * GiB};
-    rq.nodes = 1;
+    auto rq =
+        request_of({.series = 10, .node = prof::node_shape{64, 512 * GiB, 4, 16 * GiB}, .nodes = 1},
+                   bare_request());
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("neural");
     CHECK(f.gpu_fraction == 1.0);                 // floor(16 / 8.75) = 1 slot per device
@@ -141,10 +140,8 @@ TEST_CASE("a null GPU axis on a GPU node takes one whole device, says so, and --
           "they take one whole device per slot, 16.00 GiB (17179869184 bytes), assumed; measure them on a GPU host, or give "
           "--default-gpu-memory (0 if they use no GPU)");
     rq.strict = true;
-    int code = 0;
-    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
-          "--strict: assumed axes in family 'statistical' (gpu): measure them, or plan without --strict");
-    CHECK(code == 65);
+    CHECK(coded_error([&] { prof::make_plan(&p, rq); }) ==
+          "65: --strict: assumed axes in family 'statistical' (gpu): measure them, or plan without --strict");
 }
 
 TEST_CASE("--default-gpu-memory sizes a null GPU axis; 0 says it asks none, still assumed") {
@@ -175,12 +172,10 @@ TEST_CASE("a model the profile lacks stops the plan by default, naming it and th
     auto p = statistical();
     auto rq = cpu_request();
     rq.models = {"theta", "prophet"};
-    int code = 0;
-    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
-          "model 'prophet' (family 'prophet') is not in the profile; no plan: choose --on-unmeasured defaults (size "
+    CHECK(coded_error([&] { prof::make_plan(&p, rq); }) ==
+          "65: model 'prophet' (family 'prophet') is not in the profile; no plan: choose --on-unmeasured defaults (size "
           "it from the --default-* values, assumed), --on-unmeasured skip (plan the run without it), or measure it "
           "(--on-unmeasured fail, the default, stops here)");
-    CHECK(code == 65);
     rq.on_unmeasured = prof::unmeasured_policy::skip;
     auto plan = prof::make_plan(&p, rq);
     CHECK(plan.families.size() == 1);
@@ -398,9 +393,7 @@ TEST_CASE("a deadline shorter than one cell cannot be met, and buys no more node
                            "node(s) run every cell at once and take 2.1 min; raise --deadline");
     // 10 short cells (0.125 s) with a 10 ms deadline: one 16-slot node runs them all at once.
     auto q = profile_of({model("short", "f", 5, 1.0, 1 * GiB, std::nullopt, 0.1)});
-    auto rq = cpu_request();
-    rq.series = 10;
-    rq.deadline_s = 0.01;
+    auto rq = request_of({.series = 10, .deadline_s = 0.01}, cpu_request());
     auto plan2 = prof::make_plan(&q, rq);
     CHECK(plan2.families.at("f").nodes == 1);
     CHECK(plan2.families.at("f").meets_deadline == false);
@@ -472,9 +465,7 @@ TEST_CASE("whole cells: equal cells take waves, mixed cells take the smaller of 
 
 TEST_CASE("100 cells of 40 min: nodes come from whole waves, never from divisible work") {
     auto p = profile_of({model("slow", "f", 5, 1.0, 1 * GiB, std::nullopt, 1920.0)});  // × 1.25 = 40 min
-    auto rq = cpu_request();
-    rq.series = 100;
-    rq.deadline_s = 3600;
+    auto rq = request_of({.series = 100, .deadline_s = 3600}, cpu_request());
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("f");
     // One wave fits 60 min: 100 slots, ceil(100 / 16) = 7 nodes (divisible work said 5).
@@ -511,11 +502,9 @@ TEST_CASE("a plan whose work overflows is refused naming the field, never writte
     rq.defaults.wall_s = 1e300;                   // 1.8e19 cells × 1e300 s: past any double
     rq.deadline_s.reset();
     rq.nodes = 1;
-    int code = 0;
-    CHECK(error_text([&] { prof::make_plan(nullptr, rq); }, &code) ==
-          "family 'm': field 'work_s' overflows (no finite number of seconds or GiB-hours holds it): no plan; check "
+    CHECK(coded_error([&] { prof::make_plan(nullptr, rq); }) ==
+          "65: family 'm': field 'work_s' overflows (no finite number of seconds or GiB-hours holds it): no plan; check "
           "--series, --panel and the profile's times");
-    CHECK(code == 65);
     rq.series = 1000;                             // the same plan at a sane size is written
     CHECK(prof::make_plan(nullptr, rq).totals.makespan_s > 0);
 }

@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include <functional>
@@ -47,6 +48,31 @@ inline prof::plan_request bare_request() {
     return rq;
 }
 
+// A node of `cores` cores and `memory_bytes` memory, with no GPU.
+inline prof::node_shape cpu_node(std::uint64_t cores, std::uint64_t memory_bytes) {
+    return {cores, memory_bytes, 0, std::nullopt};
+}
+
+// The parts of a run a test sets, each left as the base request has it when not given.
+struct run_parts {
+    std::optional<std::uint64_t> series = {};
+    std::optional<prof::node_shape> node = {};
+    std::optional<std::string> layout = {};
+    std::optional<double> deadline_s = {};
+    std::optional<std::uint64_t> nodes = {};
+};
+
+// `base` (the defaults unless given) with the run's size, node, layout and goal set from `r`.
+inline prof::plan_request request_of(const run_parts& r,
+                                     prof::plan_request base = prof::plan_request()) {
+    if (r.series) base.series = *r.series;
+    if (r.node) base.node = *r.node;
+    if (r.layout) base.layout = *r.layout;
+    if (r.deadline_s) base.deadline_s = r.deadline_s;
+    if (r.nodes) base.nodes = r.nodes;
+    return base;
+}
+
 inline prof::plan_request cpu_request() {
     prof::plan_request rq = bare_request();
     rq.series = 1000;
@@ -80,6 +106,14 @@ inline std::string error_text(const std::function<void()>& fn, int* code = nullp
         return e.what();
     }
     return "(no error)";
+}
+
+// The error `fn` throws as "CODE: MESSAGE" (the exit code it maps to, then its text), or "(no
+// error)": the code and the message in one comparison.
+inline std::string coded_error(const std::function<void()>& fn) {
+    int code = 0;
+    std::string text = error_text(fn, &code);
+    return code ? std::to_string(code) + ": " + text : text;
 }
 
 

@@ -11,9 +11,7 @@ prof::compute_profile one_minute_cells() { return profile_of({model("m", "f", 5,
 
 TEST_CASE("the default headroom holds the makespan to 90% of the deadline, and buys the node that needs") {
     auto p = one_minute_cells();
-    auto rq = cpu_request();
-    rq.series = 320;
-    rq.deadline_s = 600;
+    auto rq = request_of({.series = 320, .deadline_s = 600}, cpu_request());
     // No headroom: 10 waves of 60 s on 32 slots, 2 nodes, exactly 600 s.
     CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 2);
     rq.slack.headroom = 0.1;
@@ -28,27 +26,20 @@ TEST_CASE("the default headroom holds the makespan to 90% of the deadline, and b
 
 TEST_CASE("a deadline no node count meets is exit 65 by default, naming the way to write it anyway") {
     auto p = one_minute_cells();
-    prof::plan_request rq;
-    rq.series = 10;
-    rq.node = {16, 64 * GiB, 0, std::nullopt};
-    rq.deadline_s = 50;
-    int code = 0;
-    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
-          "family 'f' cannot meet the deadline 50.00 s less 10% headroom (45.00 s): one cell of model 'm' takes 60.00 s "
+    auto rq = request_of({.series = 10, .node = cpu_node(16, 64 * GiB), .deadline_s = 50});
+    CHECK(coded_error([&] { prof::make_plan(&p, rq); }) ==
+          "65: family 'f' cannot meet the deadline 50.00 s less 10% headroom (45.00 s): one cell of model 'm' takes 60.00 s "
           "(planned); 1 node(s) run every cell at once and take 60.00 s; raise --deadline; or write it anyway with "
           "--allow-missed-deadline");
-    CHECK(code == 65);
     rq.allow_missed_deadline = true;
     CHECK(prof::make_plan(&p, rq).families.at("f").meets_deadline == false);
 }
 
 TEST_CASE("k8s: every Job index pays the pod start, and the controller's rate bounds short cells") {
     auto p = one_minute_cells();
-    prof::plan_request rq;  // the defaults: 10% headroom, 10 s pod start, 20 pods/s
-    rq.series = 320;
-    rq.node = {16, 64 * GiB, 0, std::nullopt};
-    rq.deadline_s = 600;
-    rq.layout = "k8s";
+    // the defaults: 10% headroom, 10 s pod start, 20 pods/s
+    auto rq = request_of(
+        {.series = 320, .node = cpu_node(16, 64 * GiB), .layout = "k8s", .deadline_s = 600});
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("f");
     // An index lasts 70 s; 540 s holds 7 of them: ceil(320 / 7) = 46 pods, 3 nodes; 7 rounds = 490 s.
@@ -76,10 +67,7 @@ TEST_CASE("k8s-job: the failed indexes a Job tolerates follow the profile's fail
     CHECK(prof::failed_items_allowance(2500, 4, 0.01) == 148);
     auto p = profile_of({model("m", "f", 99, 1.0, 100 * MiB, std::nullopt, 0.8)});
     p.models.at("m").n_fits = 100;  // 1 of 100 fits failed
-    auto rq = cpu_request();
-    rq.layout = "k8s";
-    rq.series = 10000;
-    rq.deadline_s = 3600;
+    auto rq = request_of({.series = 10000, .layout = "k8s", .deadline_s = 3600}, cpu_request());
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("f");
     CHECK(f.failure_share == 0.01);
@@ -116,11 +104,8 @@ TEST_CASE("k8s-job: the failed indexes a Job tolerates follow the profile's fail
 TEST_CASE("spark on YARN: containers round up to the minimum allocation, and the node holds what YARN grants") {
     // 3.75 GiB slots of 1 core on 64 GiB, 16-core nodes under a 16 GiB container cap.
     auto p = profile_of({model("m", "f", 5, 1.0, 3 * GiB, std::nullopt, 48.0)});  // x 1.25 = 3840 MiB
-    prof::plan_request rq;
-    rq.series = 1000;
-    rq.node = {16, 64 * GiB, 0, std::nullopt};
-    rq.nodes = 4;
-    rq.layout = "spark";
+    auto rq =
+        request_of({.series = 1000, .node = cpu_node(16, 64 * GiB), .layout = "spark", .nodes = 4});
     rq.limits.max_container_memory_bytes = 16 * GiB;
     auto plan = prof::make_plan(&p, rq);
     const auto& L = plan.families.at("f").layout;
@@ -155,11 +140,8 @@ TEST_CASE("spark: the driver's container displaces the executors it does not lea
     // 4 executors of 4 slots x 3 GiB (heap 1 GiB + 384 MiB + 12 GiB = 13696 MiB, granted 14336)
     // fill a 56 GiB node; the AM's 2048 MiB leaves 55296: 3 executors there.
     auto p = profile_of({model("m", "f", 5, 1.0, 2458 * MiB, std::nullopt, 48.0)});  // x 1.25 = 3072.5 MiB
-    prof::plan_request rq;
-    rq.series = 100;
-    rq.node = {16, 56 * GiB, 0, std::nullopt};
-    rq.nodes = 2;
-    rq.layout = "spark";
+    auto rq =
+        request_of({.series = 100, .node = cpu_node(16, 56 * GiB), .layout = "spark", .nodes = 2});
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("f");
     CHECK(f.layout.slots_per_unit == 4);
@@ -171,10 +153,9 @@ TEST_CASE("spark: the driver's container displaces the executors it does not lea
 
 TEST_CASE("GPU slots spread over every device: 96 slots on 8 devices are 12 a device, not 39") {
     auto p = profile_of({model("nbeats", "neural", 5, 1.0, 1 * GiB, 1638 * MiB, 2.0, 1)});  // x 1.25 = 2047.5 MiB
-    prof::plan_request rq = bare_request();
-    rq.series = 1000;
-    rq.node = {96, 1024 * GiB, 8, 81559 * MiB};
-    rq.nodes = 1;
+    auto rq = request_of(
+        {.series = 1000, .node = prof::node_shape{96, 1024 * GiB, 8, 81559 * MiB}, .nodes = 1},
+        bare_request());
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("neural");
     CHECK(f.gpu_fraction == doctest::Approx(1.0 / 39));     // floor(81559 / 2048) = 39 by memory

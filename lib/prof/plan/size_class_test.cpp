@@ -60,6 +60,14 @@ prof::compute_profile curved_memory() {
     c.wall_curve[2].max_process_rss_bytes = 400 * MiB;
     return p;
 }
+
+// cpu_request() over a panel of four series, 12, 12, 203 and 2284 observations long.
+prof::plan_request four_series_request() {
+    auto rq = cpu_request();
+    rq.series = 0;
+    rq.panel = panel_of({12, 12, 203, 2284});
+    return rq;
+}
 }  // namespace
 
 TEST_CASE("size classes: a family's cells by length get their own slot memory from the memory curve") {
@@ -69,9 +77,7 @@ TEST_CASE("size classes: a family's cells by length get their own slot memory fr
     // three classes 125 × 0.012 + 250 × 0.049 + 146 = 159.75: two are within 5 % of 176.5 (8.8)
     // of the three and save 15.25, more than 8.8: two.
     auto p = curved_memory();
-    auto rq = cpu_request();
-    rq.series = 0;
-    rq.panel = panel_of({12, 12, 203, 2284});
+    auto rq = four_series_request();
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("statistical");
     CHECK(f.slot_rss_bytes == 500 * MiB);  // the one size
@@ -121,9 +127,7 @@ TEST_CASE("size classes: a run longer than the sample grows the one size along t
 
 TEST_CASE("size classes: a model without a memory curve keeps its maximum in every class") {
     auto p = curved();  // no memory on its curve: every class 125 MiB, so one class
-    auto rq = cpu_request();
-    rq.series = 0;
-    rq.panel = panel_of({12, 12, 203, 2284});
+    auto rq = four_series_request();
     auto plan = prof::make_plan(&p, rq);
     const auto& f = plan.families.at("statistical");
     REQUIRE(f.size_classes.size() == 1);
@@ -141,9 +145,7 @@ TEST_CASE("size classes: a model without a memory curve keeps its maximum in eve
 
 TEST_CASE("size classes in every rendering: a Job, a resource block, Spark block and Ray options per class") {
     auto p = curved_memory();
-    auto rq = cpu_request();
-    rq.series = 0;
-    rq.panel = panel_of({12, 12, 203, 2284});
+    auto rq = four_series_request();
     rq.layout = "k8s";
     auto plan = prof::make_plan(&p, rq);
     const std::string job = prof::render_k8s_job(plan);
@@ -172,9 +174,7 @@ TEST_CASE("size classes in every rendering: a Job, a resource block, Spark block
 TEST_CASE("size classes as k8s Jobs: each pays its own cold starts, takes its share of the deadline, has a retry Job") {
     auto p = curved_memory();
     p.models.at("ets").cold_start_s = 2.0;
-    auto rq = cpu_request();  // deadline 60 s, no headroom, no pod start
-    rq.series = 0;
-    rq.panel = panel_of({12, 12, 203, 2284});
+    auto rq = four_series_request();  // deadline 60 s, no headroom, no pod start
     rq.layout = "k8s";
     rq.cold_start_per_process = true;
     auto plan = prof::make_plan(&p, rq);
@@ -228,9 +228,7 @@ TEST_CASE("size classes as k8s Jobs: each pays its own cold starts, takes its sh
 
 TEST_CASE("a plan with size classes read back by its schema writes the same bytes") {
     auto p = curved_memory();
-    auto rq = cpu_request();
-    rq.series = 0;
-    rq.panel = panel_of({12, 12, 203, 2284});
+    auto rq = four_series_request();
     auto plan = prof::make_plan(&p, rq);
     REQUIRE(plan.families.at("statistical").size_classes.size() > 1);
     const std::string text = prof::write_plan(plan);

@@ -100,15 +100,12 @@ TEST_CASE("--strict refuses a plan with an assumed axis or no profile") {
     auto rq = cpu_request();
     rq.strict = true;
     rq.models = {"a"};
-    int code = 0;
-    CHECK(error_text([&] { prof::make_plan(nullptr, rq); }, &code) ==
-          "--strict: no profile on the input: nothing measured to plan from");
-    CHECK(code == 65);
+    CHECK(coded_error([&] { prof::make_plan(nullptr, rq); }) ==
+          "65: --strict: no profile on the input: nothing measured to plan from");
     auto p = profile_of({model("theta", "statistical", 5, std::nullopt, 100 * MiB, std::nullopt, 0.25)});
     rq.models.clear();
-    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
-          "--strict: assumed axes in family 'statistical' (cores): measure them, or plan without --strict");
-    CHECK(code == 65);
+    CHECK(coded_error([&] { prof::make_plan(&p, rq); }) ==
+          "65: --strict: assumed axes in family 'statistical' (cores): measure them, or plan without --strict");
     auto measured = statistical();  // every axis measured
     CHECK_NOTHROW(prof::make_plan(&measured, rq));
 }
@@ -118,11 +115,9 @@ TEST_CASE("--strict refuses a family that cannot meet its deadline, naming why")
     auto p = profile_of({model("slow", "f", 5, 1.0, 1 * GiB, std::nullopt, 100.0)});
     auto rq = cpu_request();
     rq.strict = true;
-    int code = 0;
-    CHECK(error_text([&] { prof::make_plan(&p, rq); }, &code) ==
-          "--strict: family 'f' cannot meet the deadline 60.00 s: one cell of model 'slow' takes 2.1 min (planned); "
+    CHECK(coded_error([&] { prof::make_plan(&p, rq); }) ==
+          "65: --strict: family 'f' cannot meet the deadline 60.00 s: one cell of model 'slow' takes 2.1 min (planned); "
           "63 node(s) run every cell at once and take 2.1 min; raise --deadline");
-    CHECK(code == 65);
     rq.deadline_s = 150;  // 125 s cells in one wave of 63 nodes, or 2 waves (250 s) on fewer: 63 nodes
     CHECK(prof::make_plan(&p, rq).families.at("f").nodes == 63);
 }
@@ -176,9 +171,7 @@ TEST_CASE("--strict refuses families that meet the deadline each but not one aft
 TEST_CASE("families one after another get the nodes that make their summed makespans meet the deadline") {
     auto p = profile_of({model("a", "fa", 3, 1.0, 100 * MiB, std::nullopt, 24),
                          model("b", "fb", 3, 1.0, 100 * MiB, std::nullopt, 24)});
-    auto rq = cpu_request();
-    rq.series = 160;
-    rq.deadline_s = 400;
+    auto rq = request_of({.series = 160, .deadline_s = 400}, cpu_request());
     auto plan = prof::make_plan(&p, rq);
     CHECK(plan.totals.nodes == 2);
     CHECK(plan.totals.makespan_s == 300);
@@ -264,11 +257,10 @@ TEST_CASE("a reference profile without --models is refused (65): it does not say
     p.provenance.basis = "reference";
     p.provenance.source = "baseline";
     int code = 0;
-    CHECK(error_text([&] { prof::make_plan(&p, cpu_request()); }, &code) ==
-          "the profile is reference evidence (source 'baseline': another run, or the baseline), which does not say "
+    CHECK(coded_error([&] { prof::make_plan(&p, cpu_request()); }) ==
+          "65: the profile is reference evidence (source 'baseline': another run, or the baseline), which does not say "
           "which models this run fits; name them: prof-plan --models NAME[:FAMILY],... (models the evidence lacks "
           "then follow --on-unmeasured)");
-    CHECK(code == 65);
     // Named, a model the evidence lacks follows --on-unmeasured: fail by default, defaults on request.
     auto rq = cpu_request();
     rq.models = {"theta", "prophet"};

@@ -102,21 +102,14 @@ std::optional<double> cold_start_of(const std::vector<std::pair<std::uint32_t, d
 // A model's raw cost from its accumulator (profile_builder's private model_acc, deduced).
 template <class Acc>
 model_cost cost_of(const std::string& name, const std::string& family, const Acc& acc) {
-    model_cost m;
+    model_cost m = acc.raw;  // the counts and maxima, kept in the record's fields as they came
     m.model_type = name;
     m.family = family;
-    m.n_fits = acc.n_fits;
-    m.n_ok = acc.n_ok;
-    m.max_n_obs = acc.max_n_obs;
-    m.max_process_rss_bytes = acc.max_process_rss;
-    m.max_peak_rss_bytes = acc.max_peak_rss;
-    m.max_peak_gpu_bytes = acc.max_peak_gpu;
     std::vector<std::span<const double>> wall_parts, cpu_parts;
     acc.wall.parts(wall_parts);
     acc.cpu.parts(cpu_parts);
     m.median_wall_s = median_of_parts(wall_parts);
     m.median_cpu_s = median_of_parts(cpu_parts);
-    m.max_effective_cores = acc.max_eff;
     m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
     m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
     if (!acc.readings_full) {
@@ -124,13 +117,6 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
         std::sort(m.readings.begin(), m.readings.end());
     }
     attach_memory(m.wall_curve, acc.rss_peaks());
-    m.n_oom_killed = acc.n_oom;
-    m.oom_limit_bytes = acc.oom_limit;
-    m.n_gpu_oom = acc.n_gpu_oom;
-    m.gpu_oom_peak_bytes = acc.gpu_oom_peak;
-    m.n_warmup = acc.n_warmup;
-    m.n_replay = acc.n_replay;
-    m.max_replay_rss_bytes = acc.max_replay_rss;
     m.memory_basis = model_memory_basis(m);
     m.cold_start_s = cold_start_of(acc.cold_walls, m);
     return m;
@@ -285,18 +271,20 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     model_acc& m = model_of(f);
     if (f.phase == fit_phase_warmup) {
-        ++m.n_warmup;
+        ++m.raw.n_warmup;
         const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
         if (f.cold.value_or(false) && usable(f.wall_s)) m.cold_walls.emplace_back(n, *f.wall_s);
         return;
     }
-    ++m.n_replay;
-    keep_max(m.max_replay_rss, usable(f.worker_peak_bytes) ? f.worker_peak_bytes : std::nullopt);
-    keep_max(m.max_replay_rss, usable(f.process_rss_bytes) ? f.process_rss_bytes : std::nullopt);
+    ++m.raw.n_replay;
+    keep_max(m.raw.max_replay_rss_bytes,
+             usable(f.worker_peak_bytes) ? f.worker_peak_bytes : std::nullopt);
+    keep_max(m.raw.max_replay_rss_bytes,
+             usable(f.process_rss_bytes) ? f.process_rss_bytes : std::nullopt);
     // The replayed peak also stands on the memory curve at the replayed cell's length, so the
     // size class holding the heaviest cells is sized for what a worker carries into them.
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
-    if (n && m.max_replay_rss) m.add_rss(n, *m.max_replay_rss);
+    if (n && m.raw.max_replay_rss_bytes) m.add_rss(n, *m.raw.max_replay_rss_bytes);
 }
 
 namespace {
@@ -327,7 +315,7 @@ void profile_builder::add(const fit_evidence& f) {
     }
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     model_acc& m = model_of(f);
-    ++m.n_fits;
+    ++m.raw.n_fits;
     if (f.contended) ++n_contended_;
     if (!m.params_seen) {
         m.params_seen = true;
@@ -337,43 +325,45 @@ void profile_builder::add(const fit_evidence& f) {
         m.other_params = f.params_digest ? std::string(*f.params_digest) : std::string();
     }
     if (!f.ok) {
-        if (m.n_ok == 0) vote_threads(m, f.intraop_threads);  // until a fit runs: see below
+        if (m.raw.n_ok == 0) vote_threads(m, f.intraop_threads);  // until a fit runs: see below
         // Compared as views: the pair of strings is built only when it is the new first.
         const std::string_view error = f.error ? std::string_view(*f.error) : std::string_view();
         if (!m.first_error || std::pair(f.ts_id, error) < std::pair<std::string_view, std::string_view>(
                                                            m.first_error->first, m.first_error->second))
             m.first_error.emplace(f.ts_id, error);
         if (fit_was_oom_killed(f)) {
-            ++m.n_oom;
-            if (f.memory_limit_bytes) keep_max(m.oom_limit, f.memory_limit_bytes);
+            ++m.raw.n_oom_killed;
+            if (f.memory_limit_bytes) keep_max(m.raw.oom_limit_bytes, f.memory_limit_bytes);
             else ++m.n_oom_no_limit;
         } else if (fit_was_device_oom(f)) {
-            ++m.n_gpu_oom;
-            if (usable(f.peak_gpu_bytes)) keep_max(m.gpu_oom_peak, f.peak_gpu_bytes);
+            ++m.raw.n_gpu_oom;
+            if (usable(f.peak_gpu_bytes)) keep_max(m.raw.gpu_oom_peak_bytes, f.peak_gpu_bytes);
         }
         return;
     }
     // The thread cap, like every axis, is what the fits that ran say: a failed row (often one
     // whose columns were never filled) does not vote once a fit has run, so it cannot erase the
     // cap; a model whose every fit failed (killed for memory) keeps the cap its failures ran under.
-    if (m.n_ok++ == 0) m.threads_seen = m.threads_mixed = false;
+    if (m.raw.n_ok++ == 0) m.threads_seen = m.threads_mixed = false;
     vote_threads(m, f.intraop_threads);
-    keep_max(m.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
+    // A failed fit says nothing about the lengths a model handles.
+    keep_max(m.raw.max_n_obs, f.n_obs);
     // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
     if (usable(f.wall_s)) m.wall_n.push_back(n);
     if (usable(f.cpu_s)) m.cpu_n.push_back(n);
     if (usable(f.process_rss_bytes)) {
-        keep_max(m.max_process_rss, f.process_rss_bytes);
+        keep_max(m.raw.max_process_rss_bytes, f.process_rss_bytes);
         if (n) m.add_rss(n, *f.process_rss_bytes);
     }
-    if (usable(f.peak_rss_bytes)) keep_max(m.max_peak_rss, f.peak_rss_bytes);
+    if (usable(f.peak_rss_bytes)) keep_max(m.raw.max_peak_rss_bytes, f.peak_rss_bytes);
     // A GPU reading of 0 is a measurement (NVML saw no device memory in use), not an absence:
     // the one axis where 0 is usable, so a CPU model measured on a GPU host stays "measured none".
-    if (f.peak_gpu_bytes) keep_max(m.max_peak_gpu, f.peak_gpu_bytes);
+    if (f.peak_gpu_bytes) keep_max(m.raw.max_peak_gpu_bytes, f.peak_gpu_bytes);
     if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
     if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
-    if (usable(f.wall_s) && usable(f.cpu_s)) keep_max(m.max_eff, effective_cores(f.wall_s, f.cpu_s));
+    if (usable(f.wall_s) && usable(f.cpu_s))
+        keep_max(m.raw.max_effective_cores, effective_cores(f.wall_s, f.cpu_s));
     if (usable(f.wall_s) && !m.readings_full) {  // no allocation per fit once past the bound
         if (m.readings.size() == max_model_readings) {
             m.readings_full = true;
@@ -432,13 +422,13 @@ void profile_builder::merge(profile_builder&& other) {
         if (id == models_.size()) models_.emplace_back();
         model_acc& m = models_[id];
         model_acc& o = other.models_[k];
-        m.n_fits += o.n_fits;
+        m.raw.n_fits += o.raw.n_fits;
         m.wall.splice(std::move(o.wall));
         // The thread cap's votes: those of fits that ran, or, while none has, those of the
         // failed ones (add's rule); the side without a fit that ran is dropped.
-        if (m.n_ok == 0 && o.n_ok > 0) m.threads_seen = m.threads_mixed = false;
-        if (o.n_ok == 0 && m.n_ok > 0) o.threads_seen = false;
-        m.n_ok += o.n_ok;
+        if (m.raw.n_ok == 0 && o.raw.n_ok > 0) m.threads_seen = m.threads_mixed = false;
+        if (o.raw.n_ok == 0 && m.raw.n_ok > 0) o.threads_seen = false;
+        m.raw.n_ok += o.raw.n_ok;
         m.cpu.splice(std::move(o.cpu));
         m.wall_n.splice(std::move(o.wall_n));
         m.cpu_n.splice(std::move(o.cpu_n));
@@ -450,20 +440,20 @@ void profile_builder::merge(profile_builder&& other) {
         for (const auto& [n, rss] : o.rss_peaks()) m.add_rss(static_cast<std::uint32_t>(n), rss);
         o.rss_by_n.clear();
         o.rss_by_long_n.clear();
-        keep_max(m.max_n_obs, o.max_n_obs);
-        keep_max(m.max_process_rss, o.max_process_rss);
-        keep_max(m.max_peak_rss, o.max_peak_rss);
-        keep_max(m.max_peak_gpu, o.max_peak_gpu);
-        m.n_oom += o.n_oom;
+        keep_max(m.raw.max_n_obs, o.raw.max_n_obs);
+        keep_max(m.raw.max_process_rss_bytes, o.raw.max_process_rss_bytes);
+        keep_max(m.raw.max_peak_rss_bytes, o.raw.max_peak_rss_bytes);
+        keep_max(m.raw.max_peak_gpu_bytes, o.raw.max_peak_gpu_bytes);
+        m.raw.n_oom_killed += o.raw.n_oom_killed;
         m.n_oom_no_limit += o.n_oom_no_limit;
-        m.n_gpu_oom += o.n_gpu_oom;
-        keep_max(m.oom_limit, o.oom_limit);
-        keep_max(m.gpu_oom_peak, o.gpu_oom_peak);
-        keep_max(m.max_eff, o.max_eff);
-        m.n_warmup += o.n_warmup;
-        m.n_replay += o.n_replay;
+        m.raw.n_gpu_oom += o.raw.n_gpu_oom;
+        keep_max(m.raw.oom_limit_bytes, o.raw.oom_limit_bytes);
+        keep_max(m.raw.gpu_oom_peak_bytes, o.raw.gpu_oom_peak_bytes);
+        keep_max(m.raw.max_effective_cores, o.raw.max_effective_cores);
+        m.raw.n_warmup += o.raw.n_warmup;
+        m.raw.n_replay += o.raw.n_replay;
         m.cold_walls.insert(m.cold_walls.end(), o.cold_walls.begin(), o.cold_walls.end());
-        keep_max(m.max_replay_rss, o.max_replay_rss);
+        keep_max(m.raw.max_replay_rss_bytes, o.raw.max_replay_rss_bytes);
         if (o.threads_seen) {
             if (!m.threads_seen) m.threads = o.threads;
             m.threads_mixed |= o.threads_mixed || (m.threads_seen && m.threads != o.threads);
@@ -546,11 +536,14 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
         const std::string& name = names[k];
         const model_acc& acc = models_[k];
         if (acc.first_error) p.first_error_by_model[name] = acc.first_error->second;
-        bool any_axis = acc.max_process_rss || acc.max_peak_rss || (acc.max_peak_gpu && *acc.max_peak_gpu > 0) ||
-                        !acc.wall.empty() || !acc.cpu.empty() || acc.oom_limit || acc.gpu_oom_peak ||
-                        acc.max_replay_rss;
+        const model_cost& raw = acc.raw;
+        bool any_axis = raw.max_process_rss_bytes || raw.max_peak_rss_bytes ||
+                        (raw.max_peak_gpu_bytes && *raw.max_peak_gpu_bytes > 0) ||
+                        !acc.wall.empty() || !acc.cpu.empty() || raw.oom_limit_bytes ||
+                        raw.gpu_oom_peak_bytes || raw.max_replay_rss_bytes;
         const std::string family = family_choice(name, acc.families);
-        append_oom_warnings(p.provenance.warnings, name, acc.n_oom_no_limit, acc.n_gpu_oom, acc.gpu_oom_peak);
+        append_oom_warnings(p.provenance.warnings, name, acc.n_oom_no_limit, raw.n_gpu_oom,
+                            raw.gpu_oom_peak_bytes);
         if (!any_axis) {
             p.dropped_models.push_back(name);
             p.dropped_model_families[name] = family;

@@ -219,8 +219,11 @@ public:
 
 private:
     struct model_acc {
-        std::uint64_t n_fits = 0, n_ok = 0;
-        std::optional<std::uint64_t> max_n_obs, max_process_rss, max_peak_rss, max_peak_gpu;
+        // The counts and maxima, in the fields of the model_cost they become: n_fits, n_ok,
+        // max_n_obs, the max_*_bytes peaks, max_effective_cores, the OOM counts and peaks, the
+        // warm-up and replay counts. The rest of the model's cost is computed from the fields
+        // below when the profile is finished.
+        model_cost raw;
         value_blocks wall, cpu;  // the usable wall and CPU seconds
         blocks<std::uint32_t> wall_n, cpu_n;  // the n_obs of each; 0 = none (or past 2^32 - 1)
         std::vector<fit_reading> readings;    // the fits with a usable wall, until too many
@@ -232,18 +235,15 @@ private:
         std::map<std::uint32_t, std::uint64_t> rss_by_long_n;
         void add_rss(std::uint32_t n, std::uint64_t rss);
         std::vector<std::pair<std::uint64_t, std::uint64_t>> rss_peaks() const;  // (n_obs, peak), n_obs > 0
-        std::uint64_t n_oom = 0, n_oom_no_limit = 0, n_gpu_oom = 0;
-        std::optional<std::uint64_t> oom_limit, gpu_oom_peak;
-        std::optional<double> max_eff;
+        std::uint64_t n_oom_no_limit = 0;  // OOM kills with no limit recorded (warned)
         bool threads_seen = false, threads_mixed = false;
         std::optional<std::uint64_t> threads;
         family_votes families;  // the families its fits name, sorted, with their counts
         std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
         bool params_seen = false;
         std::optional<std::string> params, other_params;  // the first digest, and another seen
-        std::uint64_t n_warmup = 0, n_replay = 0;
-        std::vector<std::pair<std::uint32_t, double>> cold_walls;  // (n_obs or 0, wall) of cold warm-ups
-        std::optional<std::uint64_t> max_replay_rss;
+        // (n_obs or 0, wall) of each cold warm-up run
+        std::vector<std::pair<std::uint32_t, double>> cold_walls;
     };
     static constexpr std::uint32_t rss_dense_lengths = 1u << 16;
     model_acc& model_of(const fit_evidence& f);  // the model's accumulator, its family noted

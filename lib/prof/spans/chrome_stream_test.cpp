@@ -42,9 +42,7 @@ TEST_CASE("chrome: a trace cut into chunks read on several threads gives what on
     CHECK(s.names[0] == "outer");
     CHECK(s.names[3] == "late");
     CHECK(s.async_unmatched == 0);
-    CHECK(s.defect(event_defect::x_without_dur).count == 2);
-    CHECK(s.defect(event_defect::x_without_dur).first_event == 6);
-    CHECK(s.defect(event_defect::x_without_dur).first_line == 7);
+    CHECK(defect_at(s, event_defect::x_without_dur) == "2 at event 6, line 7");
     CHECK(s.defect(event_defect::empty_event).first_line == 8);
     CHECK(s.defect(event_defect::mismatched_end).first_event == 9);
     CHECK(s.defect(event_defect::mismatched_end).first_line == 10);

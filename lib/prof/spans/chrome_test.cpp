@@ -4,6 +4,13 @@
 
 #include <doctest/doctest.h>
 
+namespace {
+// The spans summarised with every name a node of the call tree (no fixed cost).
+span_summary summary_of(const span_set& s) {
+    return summarize_spans(s, std::vector<bool>(s.names.size(), false));
+}
+}  // namespace
+
 TEST_CASE("chrome: X events and B/E pairs matched per thread with nesting, in any order") {
     // Thread 1: B outer 100, B inner 110, E 120 (inner), E 200 (outer), listed out of order.
     // Thread 2: X scan 150+100. Instants, metadata and counters do not count.
@@ -132,7 +139,7 @@ TEST_CASE("chrome: the real Node.js trace gives 95 spans over 315962 µs and 42 
     CHECK(s.async_unmatched == 42);
     CHECK(s.defect(event_defect::unclosed_begin).count == 0);
     CHECK(s.defect(event_defect::unmatched_end).count == 0);
-    auto sum = summarize_spans(s, std::vector<bool>(s.names.size(), false));
+    auto sum = summary_of(s);
     CHECK(sum.elapsed_ns == 315962000u);
 }
 
@@ -471,9 +478,8 @@ TEST_CASE("chrome: an E named differently closes the innermost B and is counted"
 {"ph":"E","ts":9,"pid":1,"tid":2}
 ])";
     span_set s = read_every_way(text);
-    CHECK(s.defect(event_defect::mismatched_end).count == 2);
-    CHECK(s.defect(event_defect::mismatched_end).first_line == 4);
-    auto sum = summarize_spans(s, std::vector<bool>(s.names.size(), false));
+    CHECK(defect_at(s, event_defect::mismatched_end) == "2 at event 3, line 4");
+    auto sum = summary_of(s);
     REQUIRE(s.names.size() == 4);  // E names are never nodes
     CHECK(s.names[0] == "outer");
     CHECK(sum.node_ns[0] == 50000u);
@@ -578,13 +584,10 @@ TEST_CASE("chrome: a B no E closes is closed at its thread's last B/E time stamp
 {"ph":"E","ts":20,"pid":1,"tid":3}
 ])";
     span_set s = read_every_way(text);
-    CHECK(s.defect(event_defect::unclosed_begin).count == 2);
-    CHECK(s.defect(event_defect::unclosed_begin).first_event == 1);
-    CHECK(s.defect(event_defect::unclosed_begin).first_line == 2);
-    CHECK(s.defect(event_defect::unmatched_end).count == 1);
-    CHECK(s.defect(event_defect::unmatched_end).first_line == 6);
+    CHECK(defect_at(s, event_defect::unclosed_begin) == "2 at event 1, line 2");
+    CHECK(defect_at(s, event_defect::unmatched_end) == "1 at event 5, line 6");
     CHECK(elapsed_ns(s) == 4300000000u);
-    auto sum = summarize_spans(s, std::vector<bool>(s.names.size(), false));
+    auto sum = summary_of(s);
     REQUIRE(s.names[0] == "RunLoop::Run");
     CHECK(sum.node_ns[0] == 4300000000u);
     auto r = report_trace(s, "t.json");

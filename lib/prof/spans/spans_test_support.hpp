@@ -72,6 +72,12 @@ inline chrome_read_stats how_read(const std::string& text, unsigned jobs = 1) {
     return st;
 }
 
+// One defect a reader counted, as one comparable text: "COUNT at event E, line L".
+inline std::string defect_at(const span_set& s, event_defect d) {
+    const defect_count& c = s.defect(d);
+    return fmt::format("{} at event {}, line {}", c.count, c.first_event, c.first_line);
+}
+
 // Everything a reader produced, as one comparable text.
 inline std::string dump(const span_set& s) {
     std::string out = fmt::format("events {} async {} unclosed {} unit '{}'\n", s.events, s.async_unmatched,
