@@ -31,6 +31,8 @@
 //           first_error_ts_id, n_lengths (distinct usable lengths), n_eff_unsure
 //   model_family  run_id, model_type, family, n_fits: one row per family of a model with
 //           several, with the count of its rows naming it
+//   model_threads  run_id, model_type, intraop_threads, n_fits: one row per thread cap (null:
+//           none) of a model whose voting rows ran under more than one, with their count
 //   point   run_id, model_type, n_obs, n_obs_min, n_obs_max, n_fits, wall_s_lo/hi, cpu_s_lo/hi,
 //           max_process_rss_bytes: one point of the model's cost curve (curve_point: its
 //           lengths' range, their lower middle length, the fits, the two middle wall and CPU
@@ -98,6 +100,7 @@ private:
     struct model_row {
         json_value row;                                  // the model row as read
         std::vector<std::pair<std::string, std::uint64_t>> families;  // model_family rows: (family, n_fits)
+        std::vector<thread_cap_count> threads;                        // model_threads rows
         std::vector<point> points;
         std::vector<std::pair<std::string, std::string>> errors;  // (ts_id, error text)
     };

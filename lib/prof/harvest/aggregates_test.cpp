@@ -201,3 +201,30 @@ TEST_CASE("a model's family from the aggregate rows follows the row harvest's ru
     old.replace(old.find("\"n_unnamed\":0,"), 14, "");
     CHECK(refusal(run_row + old).find("field 'n_unnamed': missing") != std::string::npos);
 }
+
+TEST_CASE("a model's thread caps from the aggregate rows: counted per cap, sized under the largest") {
+    // arima's 2 ok fits: one under cap 1, one under cap 4 (n_threads 2).
+    std::string model = model_row(0);
+    model.replace(model.find("\"n_threads\":0,\"n_threads_known\":0"), 33, "\"n_threads\":2,\"n_threads_known\":2");
+    auto cap = [](const char* t, int n) {
+        return fmt::format(
+            R"({{"aggregate":"model_threads","run_id":"r","model_type":"arima","intraop_threads":{},"n_fits":{}}})" "\n",
+            t, n);
+    };
+    auto p = one_profile(run_row + model + cap("4", 1) + cap("1", 1));
+    CHECK(p.models.at("arima").thread_caps == std::vector<prof::thread_cap_count>{{1, 1}, {4, 1}});
+    CHECK(p.models.at("arima").intraop_threads == std::optional<std::uint64_t>(4));
+    REQUIRE(p.provenance.warnings.size() == 1);
+    CHECK(p.provenance.warnings[0].find("model 'arima': its fits ran under different thread caps: 1 (1 fit), 4 (1 fit)") !=
+          std::string::npos);
+    // One known cap and one row without (n_threads_known 1 of 2 ok): no cap is the largest.
+    std::string part = model_row(0);
+    part.replace(part.find("\"n_threads\":0,\"n_threads_known\":0"), 33, "\"n_threads\":1,\"n_threads_known\":1");
+    auto q = one_profile(run_row + part + cap("null", 1) + cap("2", 1));
+    CHECK(q.models.at("arima").thread_caps == std::vector<prof::thread_cap_count>{{std::nullopt, 1}, {2, 1}});
+    CHECK_FALSE(q.models.at("arima").intraop_threads.has_value());
+    // An older query's rows (no model_threads rows) are refused with a note to print it again.
+    CHECK(refusal(run_row + model).find("print the query again with prof-harvest --emit-sql") != std::string::npos);
+    CHECK(refusal(run_row + model + cap("1", 1) + cap("1", 1)).find("two model_threads rows of one thread cap") !=
+          std::string::npos);
+}

@@ -117,7 +117,8 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
     m.median_wall_s = median_of_parts(wall_parts);
     m.median_cpu_s = median_of_parts(cpu_parts);
     m.max_effective_cores = acc.max_eff;
-    m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
+    if (acc.threads.size() > 1) m.thread_caps = acc.threads;
+    m.intraop_threads = sized_thread_cap(acc.threads);
     m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
     if (!acc.readings_full) {
         m.readings = acc.readings;
@@ -301,15 +302,14 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
 
 namespace {
 
-// One fit's thread cap counted toward its model's (Acc: profile_builder's model_acc).
-template <class Acc>
-void vote_threads(Acc& m, std::optional<std::uint64_t> threads) {
-    if (!m.threads_seen) {
-        m.threads_seen = true;
-        m.threads = threads;
-    } else if (m.threads != threads) {
-        m.threads_mixed = true;
-    }
+// `n` fits' thread cap counted toward a model's votes (kept sorted by cap).
+void vote_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint64_t> threads, std::uint64_t n = 1) {
+    auto at = std::lower_bound(votes.begin(), votes.end(), threads,
+                               [](const thread_cap_count& v, const std::optional<std::uint64_t>& t) {
+                                   return v.intraop_threads < t;
+                               });
+    if (at == votes.end() || at->intraop_threads != threads) at = votes.insert(at, {threads, 0});
+    at->n_fits += n;
 }
 
 }  // namespace
@@ -337,7 +337,7 @@ void profile_builder::add(const fit_evidence& f) {
         m.other_params = f.params_digest ? std::string(*f.params_digest) : std::string();
     }
     if (!f.ok) {
-        if (m.n_ok == 0) vote_threads(m, f.intraop_threads);  // until a fit runs: see below
+        if (m.n_ok == 0) vote_threads(m.threads, f.intraop_threads);  // until a fit runs: see below
         // Compared as views: the pair of strings is built only when it is the new first.
         const std::string_view error = f.error ? std::string_view(*f.error) : std::string_view();
         if (!m.first_error || std::pair(f.ts_id, error) < std::pair<std::string_view, std::string_view>(
@@ -356,8 +356,8 @@ void profile_builder::add(const fit_evidence& f) {
     // The thread cap, like every axis, is what the fits that ran say: a failed row (often one
     // whose columns were never filled) does not vote once a fit has run, so it cannot erase the
     // cap; a model whose every fit failed (killed for memory) keeps the cap its failures ran under.
-    if (m.n_ok++ == 0) m.threads_seen = m.threads_mixed = false;
-    vote_threads(m, f.intraop_threads);
+    if (m.n_ok++ == 0) m.threads.clear();
+    vote_threads(m.threads, f.intraop_threads);
     keep_max(m.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
     // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
@@ -436,8 +436,8 @@ void profile_builder::merge(profile_builder&& other) {
         m.wall.splice(std::move(o.wall));
         // The thread cap's votes: those of fits that ran, or, while none has, those of the
         // failed ones (add's rule); the side without a fit that ran is dropped.
-        if (m.n_ok == 0 && o.n_ok > 0) m.threads_seen = m.threads_mixed = false;
-        if (o.n_ok == 0 && m.n_ok > 0) o.threads_seen = false;
+        if (m.n_ok == 0 && o.n_ok > 0) m.threads.clear();
+        if (o.n_ok == 0 && m.n_ok > 0) o.threads.clear();
         m.n_ok += o.n_ok;
         m.cpu.splice(std::move(o.cpu));
         m.wall_n.splice(std::move(o.wall_n));
@@ -464,11 +464,7 @@ void profile_builder::merge(profile_builder&& other) {
         m.n_replay += o.n_replay;
         m.cold_walls.insert(m.cold_walls.end(), o.cold_walls.begin(), o.cold_walls.end());
         keep_max(m.max_replay_rss, o.max_replay_rss);
-        if (o.threads_seen) {
-            if (!m.threads_seen) m.threads = o.threads;
-            m.threads_mixed |= o.threads_mixed || (m.threads_seen && m.threads != o.threads);
-            m.threads_seen = true;
-        }
+        for (const auto& v : o.threads) vote_threads(m.threads, v.intraop_threads, v.n_fits);
         m.families.n_unnamed += o.families.n_unnamed;
         for (auto& [name, n] : o.families.named) {
             auto& named = m.families.named;
@@ -557,6 +553,7 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
             continue;
         }
         append_family_warning(p.provenance.warnings, name, acc.families);
+        append_thread_cap_warning(p.provenance.warnings, name, acc.threads);
         acc.wall.parts(family_walls[family]);
         costed.push_back(k);
     }
@@ -577,6 +574,32 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
     p.families = roll_up_families(p.models, family_median, margins_);
     warn_if_sizes_nothing(p);
     return p;
+}
+
+std::optional<std::uint64_t> sized_thread_cap(const std::vector<thread_cap_count>& caps) {
+    if (caps.empty() || !caps.front().intraop_threads) return std::nullopt;  // none recorded, or no cap
+    return caps.back().intraop_threads;  // sorted: the largest is last
+}
+
+std::string thread_caps_text(const std::vector<thread_cap_count>& caps) {
+    std::string out;
+    for (const auto& c : caps)
+        out += fmt::format("{}{} ({} fit{})", out.empty() ? "" : ", ",
+                           c.intraop_threads ? std::to_string(*c.intraop_threads) : std::string("none"), c.n_fits,
+                           c.n_fits == 1 ? "" : "s");
+    return out;
+}
+
+void append_thread_cap_warning(std::vector<std::string>& out, const std::string& model,
+                               const std::vector<thread_cap_count>& caps) {
+    if (caps.size() < 2) return;
+    const auto cap = sized_thread_cap(caps);
+    out.push_back(fmt::format(
+        "model '{}': its fits ran under different thread caps: {}; it is sized under the largest, {}: measure it "
+        "under one cap (prof-measure --threads) to size it from readings taken as production runs",
+        model, thread_caps_text(caps),
+        cap ? std::to_string(*cap) + ", which the renderings set"
+            : std::string("no cap, so the renderings set no thread-pool variables")));
 }
 
 const char* const sizes_nothing_warning =
@@ -600,6 +623,7 @@ void recompute_derived(compute_profile& p) {
     for (const auto& [name, f] : p.families) family_median[name] = f.median_wall_s;
     for (auto& [name, m] : p.models) {
         m.memory_basis = model_memory_basis(m);
+        if (!m.thread_caps.empty()) m.intraop_threads = sized_thread_cap(m.thread_caps);
         if (!p.families.count(m.family))
             throw field_error(fmt::format("model '{}' names family '{}', which has no entry in 'families'", name,
                                           m.family));
