@@ -168,6 +168,8 @@ std::string result_rows(bool pg, const std::string& inf) {
                       {"cpu_s_hi", "c.hi"},
                       {"max_effective_cores", "m.max_effective_cores"},
                       {"n_eff_unsure", "m.n_eff_unsure"},
+                      {"n_rss_methods", "m.n_rss_methods"},
+                      {"rss_method", "m.rss_method"},
                       {"n_threads", "m.n_threads"},
                       {"n_threads_known", "m.n_threads_known"},
                       {"intraop_threads", "m.intraop_threads"},
@@ -288,7 +290,8 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "process_rss, CAST(peak_rss_bytes AS {0}) AS peak_rss, CAST(peak_gpu_bytes AS {0}) AS peak_gpu, "
         "CAST(intraop_threads AS {0}) AS threads, CAST(memory_limit_bytes AS {0}) AS mem_limit, "
         "COALESCE(CAST(fold_id AS TEXT), '') <> '' AS fold, COALESCE(CAST(ensemble_id AS TEXT), '') <> '' AS ensemble, "
-        "{1} AS finished_us, NULLIF(CAST(error AS TEXT), '') AS error FROM {2}{3}),\n",
+        "{1} AS finished_us, NULLIF(CAST(error AS TEXT), '') AS error, NULLIF(CAST(rss_method AS TEXT), '') AS "
+        "rss_method FROM {2}{3}),\n",
         N, epoch_us, sql_table_name(table), where);
     q += fmt::format(
         "fits AS (SELECT s.*, COALESCE(s.family_col, m.family, s.model_type) AS fam, (s.family_col IS NULL AND "
@@ -322,6 +325,8 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "(WHERE ok) AS max_n_obs, max(process_rss) FILTER (WHERE ok AND process_rss > 0) AS max_process_rss_bytes, "
         "max(peak_rss) FILTER (WHERE ok AND peak_rss > 0) AS max_peak_rss_bytes, max(peak_gpu) FILTER (WHERE ok) AS "
         "max_peak_gpu_bytes, max(eff) AS max_effective_cores, count(*) FILTER (WHERE eff_unsure) AS n_eff_unsure, "
+        "count(DISTINCT rss_method) FILTER (WHERE ok) AS n_rss_methods, min(rss_method{0}) FILTER (WHERE ok) AS "
+        "rss_method, "
         "CASE WHEN bool_or(ok) THEN count(DISTINCT threads) FILTER (WHERE ok) ELSE count(DISTINCT threads) END AS "
         "n_threads, CASE WHEN bool_or(ok) THEN count(threads) FILTER (WHERE ok) ELSE count(threads) END AS "
         "n_threads_known, CASE WHEN bool_or(ok) THEN min(threads) FILTER (WHERE ok) ELSE min(threads) END AS "
@@ -605,6 +610,13 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
         m.median_wall_s = median_of(row, "wall_s_lo", "wall_s_hi");
         m.median_cpu_s = median_of(row, "cpu_s_lo", "cpu_s_hi");
         m.max_effective_cores = number_of(row, "max_effective_cores");
+        if (!row.find("n_rss_methods"))
+            throw error(exit_code::data_err,
+                        fmt::format("run '{}', model '{}': field 'n_rss_methods': missing, as in the rows of an older "
+                                    "prof-harvest's query: print the query again with prof-harvest --emit-sql",
+                                    run_id, name));
+        if (const std::uint64_t n = required_count(row, "n_rss_methods"); n > 1) m.rss_method = "mixed";
+        else if (n == 1) m.rss_method = text_of(row, "rss_method");
         bool mixed = required_count(row, "n_threads") > 1 ||
                      (required_count(row, "n_threads_known") > 0 &&
                       required_count(row, "n_threads_known") < (m.n_ok > 0 ? m.n_ok : m.n_fits));

@@ -28,7 +28,7 @@ const std::string run_row =
 std::string model_row(int n_lengths) {
     return R"({"aggregate":"model","run_id":"r","model_type":"arima","family":"stat","n_families":1,)"
            R"("n_unnamed":0,"unmapped":false,"n_fits":3,"n_ok":2,"max_n_obs":100,"wall_s_lo":0.25,"wall_s_hi":0.5,)"
-           R"("n_eff_unsure":0,"n_threads":0,"n_threads_known":0,"n_oom_killed":0,"n_oom_no_limit":0,)"
+           R"("n_eff_unsure":0,"n_rss_methods":0,"n_threads":0,"n_threads_known":0,"n_oom_killed":0,"n_oom_no_limit":0,)"
            R"("n_gpu_oom":0,"first_error_ts_id":"b","n_lengths":)" +
            std::to_string(n_lengths) + "}\n";
 }
@@ -227,4 +227,20 @@ TEST_CASE("a model's thread caps from the aggregate rows: counted per cap, sized
     CHECK(refusal(run_row + model).find("print the query again with prof-harvest --emit-sql") != std::string::npos);
     CHECK(refusal(run_row + model + cap("1", 1) + cap("1", 1)).find("two model_threads rows of one thread cap") !=
           std::string::npos);
+}
+
+TEST_CASE("a model's rss_method from the aggregate rows: the one its ok rows name, mixed for several") {
+    std::string model = model_row(0);
+    auto with = [&](const char* n, const char* m) {
+        std::string r = model;
+        r.replace(r.find("\"n_rss_methods\":0"), 17, std::string("\"n_rss_methods\":") + n + ",\"rss_method\":" + m);
+        return r;
+    };
+    CHECK(one_profile(run_row + with("1", "\"proc\"")).models.at("arima").rss_method == std::optional<std::string>("proc"));
+    CHECK(one_profile(run_row + with("2", "\"cgroup-v2\"")).models.at("arima").rss_method ==
+          std::optional<std::string>("mixed"));
+    CHECK_FALSE(one_profile(run_row + model).models.at("arima").rss_method.has_value());
+    std::string old = model;
+    old.replace(old.find("\"n_rss_methods\":0,"), 18, "");
+    CHECK(refusal(run_row + old).find("field 'n_rss_methods': missing") != std::string::npos);
 }

@@ -117,6 +117,7 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
     m.median_wall_s = median_of_parts(wall_parts);
     m.median_cpu_s = median_of_parts(cpu_parts);
     m.max_effective_cores = acc.max_eff;
+    m.rss_method = acc.rss_mixed ? std::optional<std::string>("mixed") : acc.rss_method;
     if (acc.threads.size() > 1) m.thread_caps = acc.threads;
     m.intraop_threads = sized_thread_cap(acc.threads);
     m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
@@ -259,7 +260,7 @@ void profile_builder::add(const measured_fit& f) {
                      .intraop_threads = f.intraop_threads, .measured_at = f.measured_at, .signal = f.signal,
                      .memory_limit_bytes = f.memory_limit_bytes, .oom_killed = f.oom_killed,
                      .params_digest = f.params_digest, .contended = contended(f), .phase = f.phase, .cold = f.cold,
-                     .worker_peak_bytes = f.worker_peak_bytes});
+                     .worker_peak_bytes = f.worker_peak_bytes, .rss_method = f.rss_method});
 }
 
 profile_builder::model_acc& profile_builder::model_of(const fit_evidence& f) {
@@ -358,6 +359,10 @@ void profile_builder::add(const fit_evidence& f) {
     // cap; a model whose every fit failed (killed for memory) keeps the cap its failures ran under.
     if (m.n_ok++ == 0) m.threads.clear();
     vote_threads(m.threads, f.intraop_threads);
+    if (f.rss_method && !m.rss_mixed) {
+        if (!m.rss_method) m.rss_method = std::string(*f.rss_method);
+        else if (!same_text(*m.rss_method, *f.rss_method)) m.rss_mixed = true;
+    }
     keep_max(m.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
     // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
@@ -465,6 +470,10 @@ void profile_builder::merge(profile_builder&& other) {
         m.cold_walls.insert(m.cold_walls.end(), o.cold_walls.begin(), o.cold_walls.end());
         keep_max(m.max_replay_rss, o.max_replay_rss);
         for (const auto& v : o.threads) vote_threads(m.threads, v.intraop_threads, v.n_fits);
+        if (o.rss_method) {
+            m.rss_mixed |= o.rss_mixed || (m.rss_method && *m.rss_method != *o.rss_method);
+            if (!m.rss_method) m.rss_method = std::move(o.rss_method);
+        }
         m.families.n_unnamed += o.families.n_unnamed;
         for (auto& [name, n] : o.families.named) {
             auto& named = m.families.named;
@@ -574,6 +583,16 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
     p.families = roll_up_families(p.models, family_median, margins_);
     warn_if_sizes_nothing(p);
     return p;
+}
+
+std::string reading_coverage(const std::optional<std::string>& rss_method) {
+    if (!rss_method) return "not recorded";
+    const std::string& m = *rss_method;
+    if (m == "cgroup-v2" || m == "cgroup-v1") return "the fit's whole process tree";
+    if (m == "proc") return "the fitting process only";
+    if (m == "rusage") return "the largest single process";
+    if (m == "mixed") return "several methods";
+    return "an unknown method";
 }
 
 std::optional<std::uint64_t> sized_thread_cap(const std::vector<thread_cap_count>& caps) {

@@ -40,6 +40,9 @@ struct model_cost {
     std::optional<std::uint64_t> max_n_obs;
     std::optional<std::uint64_t> max_process_rss_bytes, max_peak_rss_bytes, max_peak_gpu_bytes;
     std::optional<double> median_wall_s, median_cpu_s, max_effective_cores;
+    // How its ok fits' memory and CPU were read: the rss_method (a fit record's, a harvested
+    // row's) they name when they agree, "mixed" when they differ; null when none names one.
+    std::optional<std::string> rss_method;
     // The cap it is sized under: the one its fits ran under, or with several, sized_thread_cap
     // of thread_caps; null = no cap (or none recorded).
     std::optional<std::uint64_t> intraop_threads;
@@ -149,6 +152,7 @@ struct fit_evidence {
     std::string_view phase = fit_phase_sample;             // sample, warmup or replay (records.hpp)
     std::optional<bool> cold = {};                         // the first cell of its model in a process
     std::optional<std::uint64_t> worker_peak_bytes = {};   // the worker's lifetime peak through it
+    std::optional<std::string_view> rss_method = {};       // how its memory and CPU were read (records.hpp)
 };
 
 // Whether a failed fit was killed for memory, from its record:
@@ -180,6 +184,13 @@ inline constexpr std::string_view killed_error_patterns[] = {"Killed", "SIGKILL"
 // memory under no known limit, then device OOMs (with the largest peak one reached).
 void append_oom_warnings(std::vector<std::string>& out, const std::string& model, std::uint64_t n_oom_no_limit,
                          std::uint64_t n_gpu_oom, const std::optional<std::uint64_t>& gpu_oom_peak);
+// What a reading taken by `rss_method` (a model's, a fit's) covers, in words: the fit's whole
+// process tree (cgroup-v2, cgroup-v1), the fitting process only (proc: a warm worker,
+// prof_record.py), the largest single process (rusage), several methods (mixed), not recorded
+// (null), or an unknown method. Two readings compare as like for like only when they cover the
+// same (reading_coverage equal): prof-diff warns otherwise.
+std::string reading_coverage(const std::optional<std::string>& rss_method);
+
 // The cap a model whose fits ran under several caps is sized and run under: the largest, no cap
 // counting as larger than any. A fit under a smaller cap reads fewer cores and a longer wall,
 // so sizing the slot's cores, memory (the max over all fits) and the pool variables from the
@@ -260,6 +271,8 @@ private:
         std::optional<std::uint64_t> oom_limit, gpu_oom_peak;
         std::optional<double> max_eff;
         std::vector<thread_cap_count> threads;  // the thread caps' votes, sorted by cap
+        std::optional<std::string> rss_method;  // the first its ok fits name
+        bool rss_mixed = false;                 // another named too
         family_votes families;  // the families its fits name, sorted, with their counts
         std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
         bool params_seen = false;

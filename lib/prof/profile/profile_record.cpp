@@ -174,6 +174,9 @@ const record_schema<model_cost>& model_cost_schema() {
         member<&M::median_wall_s>("median_wall_s"),
         member<&M::median_cpu_s>("median_cpu_s"),
         member<&M::max_effective_cores>("max_effective_cores"),
+        member<&M::rss_method>("rss_method").writes([](const M& m, json_writer& w, std::string_view key) {
+            if (m.rss_method) w.field(key, *m.rss_method);  // absent, not null, when no fit named one
+        }),
         member<&M::intraop_threads>("intraop_threads"),
         object_array<&M::thread_caps, &thread_cap_schema>("thread_caps")
             .reads(read_thread_caps)

@@ -657,3 +657,28 @@ TEST_CASE("merged builders count each family's fits as one builder would") {
     CHECK(p.models.at("ets").family == "stat");
     CHECK(b.models_without_family().empty());
 }
+
+TEST_CASE("a model's rss_method is the one its ok fits name, mixed when they differ, and survives a read") {
+    auto a = fit("a", "m", "f", true, 1.0, 1.0, 10), b = fit("b", "m", "f", true, 1.0, 1.0, 10);
+    auto failed = fit("c", "m", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    a.rss_method = "cgroup-v2";
+    failed.rss_method = "rusage";  // a failed fit read nothing that sizes the model
+    auto p = build_profile({a, b, failed}, {1.25, 1.1});
+    CHECK(p.models.at("m").rss_method == std::optional<std::string>("cgroup-v2"));
+    const std::string text = write_profile(p);
+    CHECK(text.find("\"max_effective_cores\":1,\"rss_method\":\"cgroup-v2\",") != std::string::npos);
+    CHECK(parse_profile_text(text, "p.json").models.at("m").rss_method == std::optional<std::string>("cgroup-v2"));
+    b.rss_method = "proc";
+    CHECK(build_profile({a, b}, {1.25, 1.1}).models.at("m").rss_method == std::optional<std::string>("mixed"));
+    profile_builder x({1.25, 1.1}), y({1.25, 1.1});
+    x.add(a);
+    y.add(b);
+    x.merge(std::move(y));
+    CHECK(x.finish({}).models.at("m").rss_method == std::optional<std::string>("mixed"));
+    // No fit names one: absent from the record, null on read.
+    a.rss_method.reset();
+    b.rss_method.reset();
+    const std::string none = write_profile(build_profile({a, b}, {1.25, 1.1}));
+    CHECK(none.find("rss_method") == std::string::npos);
+    CHECK_FALSE(parse_profile_text(none, "p.json").models.at("m").rss_method.has_value());
+}
