@@ -27,6 +27,9 @@ Columns (the names prof-harvest reads; units in the names; None is SQL NULL = no
                        None where NVML is absent (not measured, never 0)
     intraop_threads    the thread cap of the BLAS/OpenMP pools (their *_NUM_THREADS variables,
                        when those that are set agree); None = no cap known
+    rss_method         "proc": how memory and CPU were read (this process only; prof-measure
+                       writes cgroup-v2 or cgroup-v1 where it read the fit's whole process tree),
+                       so prof-diff can tell a change of method from a change of the model
     host               $PROF_HOST, else the host name
     finished_at        RFC 3339 UTC time stamp of the end of the block
     error              None, or "ExceptionType: first line of the message" when the block
@@ -195,6 +198,7 @@ class FitRecord:
             "peak_rss_bytes": None,
             "peak_gpu_bytes": None,
             "intraop_threads": _thread_cap(self.environ),
+            "rss_method": "proc",
             "host": _host(self.environ),
             "finished_at": None,
             "error": None,

@@ -32,6 +32,7 @@ std::vector<schema_description> all_schemas() {
         describe(prof::fit_schema()),          describe(prof::profile_schema()),
         describe(prof::provenance_schema()),   describe(prof::model_cost_schema()),
         describe(prof::curve_point_schema()),  describe(prof::fit_reading_schema()),
+        describe(prof::thread_cap_schema()),
         describe(prof::family_cost_schema()),
         describe(prof::registry_index_line_schema()),
         describe(prof::plan_schema()),         describe(prof::node_shape_schema()),

@@ -17,6 +17,9 @@ CREATE TABLE IF NOT EXISTS forecast_metadata (
   memory_limit_bytes bigint,            -- the container's memory limit (an OOM kill's floor)
   fold_id            text,              -- non-empty: a cross-validation fold's fit (skipped)
   ensemble_id        text,              -- non-empty: an ensemble member's fit (skipped)
+  rss_method         text,              -- how memory and CPU were read: proc (prof_record.py:
+                                        -- the fitting process only), cgroup-v2 or cgroup-v1 (the
+                                        -- fit's whole process tree), rusage; NULL: not recorded
   host               text,              -- where it ran (prof_record.py writes it; not read)
   finished_at        timestamp with time zone,  -- end of the fit; the profile's measured_at
   error              text               -- NULL, or why the fit failed (OOMKilled, MemoryError ...)

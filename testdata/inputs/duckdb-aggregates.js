@@ -13,7 +13,7 @@ const fs = require('fs');
     columns = {run_id: 'VARCHAR', ts_id: 'VARCHAR', model_type: 'VARCHAR', family: 'VARCHAR', n_obs: 'BIGINT',
       fit_seconds: 'DOUBLE', cpu_seconds: 'DOUBLE', process_rss_bytes: 'HUGEINT', peak_rss_bytes: 'BIGINT',
       peak_gpu_bytes: 'BIGINT', intraop_threads: 'INTEGER', memory_limit_bytes: 'BIGINT', fold_id: 'INTEGER',
-      ensemble_id: 'VARCHAR', finished_at: 'TIMESTAMPTZ', error: 'VARCHAR'})`);
+      ensemble_id: 'VARCHAR', finished_at: 'TIMESTAMPTZ', error: 'VARCHAR', rss_method: 'VARCHAR'})`);
   const sql = mode === 'rows' ? 'SELECT CAST(to_json(t) AS TEXT) FROM forecast_metadata t' : fs.readFileSync(sqlFile, 'utf8');
   const reader = await con.runAndReadAll(sql);
   const out = reader.getRows().map((r) => r[0]).join('\n');

@@ -17,7 +17,7 @@ CREATE TABLE forecast_metadata (
   n_obs bigint, fit_seconds double precision, cpu_seconds double precision,
   process_rss_bytes numeric(20,0), peak_rss_bytes bigint, peak_gpu_bytes bigint,
   intraop_threads integer, memory_limit_bytes bigint,
-  fold_id integer, ensemble_id text, finished_at timestamptz, error text);
+  fold_id integer, ensemble_id text, finished_at timestamptz, error text, rss_method text);
 CREATE TABLE raw (j jsonb);
 SQL
   # jsonb_populate_record in FROM runs once per row; as (jsonb_populate_record(...)).* in the

@@ -114,6 +114,20 @@ std::string result_kind(std::string_view obj, int order, std::string_view kind, 
     return fmt::format("UNION ALL SELECT {}, {}, {} {}\n", run_id, order, row, from);
 }
 
+// The result rows of a model's votes (kinds 3 and 4): each family of a model named under several
+// (model_family), each thread cap of a model whose fits ran under several (model_threads).
+std::string vote_rows(std::string_view obj) {
+    return result_kind(obj, 3, "model_family", "d.run_id",
+                       {{"model_type", "d.model_type"}, {"family", "d.fam"}, {"n_fits", "d.n"}},
+                       "FROM famc d JOIN models m ON m.run_id = d.run_id AND m.model_type = d.model_type WHERE "
+                       "m.n_families > 1") +
+           result_kind(obj, 4, "model_threads", "t.run_id",
+                       {{"model_type", "t.model_type"}, {"intraop_threads", "t.threads"}, {"n_fits", "t.n"}},
+                       "FROM thc t JOIN models m ON m.run_id = t.run_id AND m.model_type = t.model_type WHERE "
+                       "m.n_threads > 1 OR (m.n_threads_known > 0 AND m.n_threads_known < CASE WHEN m.n_ok > 0 THEN "
+                       "m.n_ok ELSE m.n_fits END)");
+}
+
 // The `lines` CTE (one JSON object per result row, prof-records(5)) and the final SELECT.
 std::string result_rows(bool pg, const std::string& inf) {
     const std::string C = pg ? " COLLATE \"C\"" : "";
@@ -154,6 +168,8 @@ std::string result_rows(bool pg, const std::string& inf) {
                       {"cpu_s_hi", "c.hi"},
                       {"max_effective_cores", "m.max_effective_cores"},
                       {"n_eff_unsure", "m.n_eff_unsure"},
+                      {"n_rss_methods", "m.n_rss_methods"},
+                      {"rss_method", "m.rss_method"},
                       {"n_threads", "m.n_threads"},
                       {"n_threads_known", "m.n_threads_known"},
                       {"intraop_threads", "m.intraop_threads"},
@@ -166,11 +182,8 @@ std::string result_rows(bool pg, const std::string& inf) {
                       {"n_lengths", "m.n_lengths"}},
                      "FROM models m LEFT JOIN wmed w ON w.run_id = m.run_id AND w.model_type = m.model_type LEFT JOIN "
                      "cmed c ON c.run_id = m.run_id AND c.model_type = m.model_type");
-    q += result_kind(obj, 3, "model_family", "d.run_id",
-                     {{"model_type", "d.model_type"}, {"family", "d.fam"}, {"n_fits", "d.n"}},
-                     "FROM famc d JOIN models m ON m.run_id = d.run_id AND m.model_type = d.model_type WHERE "
-                     "m.n_families > 1");
-    q += result_kind(obj, 4, "point", "run_id",
+    q += vote_rows(obj);
+    q += result_kind(obj, 5, "point", "run_id",
                      {{"model_type", "model_type"},
                       {"n_obs", "mid_len"},
                       {"n_obs_min", "min_len"},
@@ -182,9 +195,9 @@ std::string result_rows(bool pg, const std::string& inf) {
                       {"cpu_s_hi", "cpu_hi"},
                       {"max_process_rss_bytes", "max_rss"}},
                      "FROM pts");
-    q += result_kind(obj, 5, "family", "run_id", {{"family", "family"}, {"wall_s_lo", "lo"}, {"wall_s_hi", "hi"}},
+    q += result_kind(obj, 6, "family", "run_id", {{"family", "family"}, {"wall_s_lo", "lo"}, {"wall_s_hi", "hi"}},
                      "FROM fmed");
-    q += result_kind(obj, 6, "error", "e.run_id",
+    q += result_kind(obj, 7, "error", "e.run_id",
                      {{"model_type", "e.model_type"}, {"ts_id", "e.ts_id"}, {"error", "e.error"}, {"fit_seconds", fit_seconds}},
                      "FROM (SELECT DISTINCT c.run_id, c.model_type, c.ts_id, c.error, c.wall FROM cls c JOIN models m ON "
                      "m.run_id = c.run_id AND m.model_type = c.model_type AND c.ts_id = m.first_error_ts_id WHERE NOT "
@@ -205,6 +218,17 @@ std::string family_ctes(const std::string& C) {
                      "= c.run_id AND t.model_type = c.model_type AND c.n = t.n_most GROUP BY c.run_id, c.model_type),\n",
                      C);
     return q;
+}
+
+// The models with their family (models0 and the family CTEs), and the thread caps' votes
+// (profile_builder's rule): the rows that ran, or every row while none has.
+std::string model_ctes() {
+    return "models AS (SELECT m.*, COALESCE(p.fam, m.model_type) AS family, COALESCE(t.n_families, 0) AS n_families "
+           "FROM models0 m LEFT JOIN ftop t ON t.run_id = m.run_id AND t.model_type = m.model_type LEFT JOIN fpick p ON "
+           "p.run_id = m.run_id AND p.model_type = m.model_type),\n"
+           "thc AS (SELECT c.run_id, c.model_type, c.threads, count(*) AS n FROM cls c JOIN models0 m ON m.run_id = "
+           "c.run_id AND m.model_type = c.model_type WHERE c.ok OR m.n_ok = 0 GROUP BY c.run_id, c.model_type, "
+           "c.threads),\n";
 }
 
 }  // namespace
@@ -266,7 +290,8 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "process_rss, CAST(peak_rss_bytes AS {0}) AS peak_rss, CAST(peak_gpu_bytes AS {0}) AS peak_gpu, "
         "CAST(intraop_threads AS {0}) AS threads, CAST(memory_limit_bytes AS {0}) AS mem_limit, "
         "COALESCE(CAST(fold_id AS TEXT), '') <> '' AS fold, COALESCE(CAST(ensemble_id AS TEXT), '') <> '' AS ensemble, "
-        "{1} AS finished_us, NULLIF(CAST(error AS TEXT), '') AS error FROM {2}{3}),\n",
+        "{1} AS finished_us, NULLIF(CAST(error AS TEXT), '') AS error, NULLIF(CAST(rss_method AS TEXT), '') AS "
+        "rss_method FROM {2}{3}),\n",
         N, epoch_us, sql_table_name(table), where);
     q += fmt::format(
         "fits AS (SELECT s.*, COALESCE(s.family_col, m.family, s.model_type) AS fam, (s.family_col IS NULL AND "
@@ -300,6 +325,8 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "(WHERE ok) AS max_n_obs, max(process_rss) FILTER (WHERE ok AND process_rss > 0) AS max_process_rss_bytes, "
         "max(peak_rss) FILTER (WHERE ok AND peak_rss > 0) AS max_peak_rss_bytes, max(peak_gpu) FILTER (WHERE ok) AS "
         "max_peak_gpu_bytes, max(eff) AS max_effective_cores, count(*) FILTER (WHERE eff_unsure) AS n_eff_unsure, "
+        "count(DISTINCT rss_method) FILTER (WHERE ok) AS n_rss_methods, min(rss_method{0}) FILTER (WHERE ok) AS "
+        "rss_method, "
         "CASE WHEN bool_or(ok) THEN count(DISTINCT threads) FILTER (WHERE ok) ELSE count(DISTINCT threads) END AS "
         "n_threads, CASE WHEN bool_or(ok) THEN count(threads) FILTER (WHERE ok) ELSE count(threads) END AS "
         "n_threads_known, CASE WHEN bool_or(ok) THEN min(threads) FILTER (WHERE ok) ELSE min(threads) END AS "
@@ -310,9 +337,7 @@ std::string harvest_aggregates_sql(sql_dialect dialect, const harvest_config& co
         "FILTER (WHERE NOT ok) AS first_error_ts_id, count(DISTINCT len) FILTER (WHERE uw IS NOT NULL) AS n_lengths "
         "FROM cls GROUP BY run_id, model_type),\n",
         C);
-    q += "models AS (SELECT m.*, COALESCE(p.fam, m.model_type) AS family, COALESCE(t.n_families, 0) AS n_families "
-         "FROM models0 m LEFT JOIN ftop t ON t.run_id = m.run_id AND t.model_type = m.model_type LEFT JOIN fpick p ON "
-         "p.run_id = m.run_id AND p.model_type = m.model_type),\n";
+    q += model_ctes();
     q += "fw AS (SELECT c.run_id, m.family, c.uw FROM cls c JOIN models m ON m.run_id = c.run_id AND m.model_type = "
          "c.model_type WHERE c.uw IS NOT NULL),\n";
     q += curve_bins(pg ? "/" : "//");
@@ -467,6 +492,9 @@ void aggregate_reader::add(const json_value& row) {
             throw field_error("field 'n_fits': missing, as in the rows of an older prof-harvest's query: print the "
                               "query again with prof-harvest --emit-sql");
         r.models[text_of(row, "model_type")].families.emplace_back(text_of(row, "family"), required_count(row, "n_fits"));
+    } else if (kind == "model_threads") {
+        r.models[text_of(row, "model_type")].threads.push_back(
+            {count_of(row, "intraop_threads"), required_count(row, "n_fits")});
     } else if (kind == "point") {
         point p;
         p.n_obs = required_count(row, "n_obs");
@@ -494,8 +522,8 @@ void aggregate_reader::add(const json_value& row) {
         std::string text = e.t == json_value::type::string ? e.s : fit_seconds_error(number_of(row, "fit_seconds"));
         r.models[text_of(row, "model_type")].errors.emplace_back(text_of(row, "ts_id"), std::move(text));
     } else {
-        throw field_error(fmt::format("field 'aggregate': expected run, series, model, model_family, point, family "
-                                      "or error, found \"{}\"",
+        throw field_error(fmt::format("field 'aggregate': expected run, series, model, model_family, model_threads, "
+                                      "point, family or error, found \"{}\"",
                                       shown_value(kind)));
     }
 }
@@ -526,6 +554,24 @@ family_votes votes_of(const std::string& run_id, const std::string& name, const 
         votes.named.emplace_back(text_of(row, "family"), n_fits - votes.n_unnamed);
     }
     return votes;
+}
+
+// A model's thread caps from its model_threads rows (given when its counts say several caps),
+// sorted, each cap once.
+std::vector<thread_cap_count> thread_caps_of(const std::string& run_id, const std::string& name,
+                                             std::vector<thread_cap_count> caps) {
+    std::sort(caps.begin(), caps.end());
+    for (std::size_t k = 1; k < caps.size(); ++k)
+        if (caps[k].intraop_threads == caps[k - 1].intraop_threads)
+            throw error(exit_code::data_err, fmt::format("run '{}', model '{}': two model_threads rows of one thread cap",
+                                                         run_id, name));
+    if (caps.size() < 2)
+        throw error(exit_code::data_err,
+                    fmt::format("run '{}', model '{}': its fits ran under several thread caps, but {} model_threads "
+                                "row(s) name them, as in the rows of an older prof-harvest's query: print the query "
+                                "again with prof-harvest --emit-sql",
+                                run_id, name, caps.size()));
+    return caps;
 }
 
 }  // namespace
@@ -564,10 +610,18 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
         m.median_wall_s = median_of(row, "wall_s_lo", "wall_s_hi");
         m.median_cpu_s = median_of(row, "cpu_s_lo", "cpu_s_hi");
         m.max_effective_cores = number_of(row, "max_effective_cores");
+        if (!row.find("n_rss_methods"))
+            throw error(exit_code::data_err,
+                        fmt::format("run '{}', model '{}': field 'n_rss_methods': missing, as in the rows of an older "
+                                    "prof-harvest's query: print the query again with prof-harvest --emit-sql",
+                                    run_id, name));
+        if (const std::uint64_t n = required_count(row, "n_rss_methods"); n > 1) m.rss_method = "mixed";
+        else if (n == 1) m.rss_method = text_of(row, "rss_method");
         bool mixed = required_count(row, "n_threads") > 1 ||
                      (required_count(row, "n_threads_known") > 0 &&
                       required_count(row, "n_threads_known") < (m.n_ok > 0 ? m.n_ok : m.n_fits));
-        if (!mixed) m.intraop_threads = count_of(row, "intraop_threads");
+        if (mixed) m.thread_caps = thread_caps_of(run_id, name, mr.threads);
+        m.intraop_threads = mixed ? sized_thread_cap(m.thread_caps) : count_of(row, "intraop_threads");
         m.n_oom_killed = required_count(row, "n_oom_killed");
         m.oom_limit_bytes = count_of(row, "oom_limit_bytes");
         m.n_gpu_oom = required_count(row, "n_gpu_oom");
@@ -582,6 +636,7 @@ compute_profile aggregate_reader::profile_of(const std::string& run_id, const ru
             continue;
         }
         append_family_warning(p.provenance.warnings, name, votes);
+        append_thread_cap_warning(p.provenance.warnings, name, m.thread_caps);
         if (required_count(row, "n_eff_unsure") > 0)
             throw error(exit_code::data_err,
                         fmt::format("run '{}', model '{}': a fit's cpu_seconds / fit_seconds is near the largest "

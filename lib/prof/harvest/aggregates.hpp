@@ -6,7 +6,7 @@
 // The query reads, from the table forecast_metadata (or --sql-table's), the columns run_id,
 // ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
 // peak_rss_bytes, peak_gpu_bytes, intraop_threads, memory_limit_bytes, fold_id, ensemble_id,
-// finished_at and error (a table lacking one must give it as NULL, e.g. through a view);
+// finished_at, error and rss_method (a table lacking one must give it as NULL, e.g. through a view);
 // finished_at must be a time stamp with a zone (PostgreSQL timestamptz, DuckDB TIMESTAMPTZ).
 // Each rule of the row harvest has its SQL twin: fold and ensemble rows counted and skipped (a
 // value other than NULL or ''), the family column, else the --family-map (inlined into the
@@ -27,10 +27,13 @@
 //   model   run_id, model_type, family (the one most of its rows name; its own name when
 //           none names one), n_families (distinct families named), n_unnamed (rows naming none),
 //           unmapped (no row named a family), n_fits, n_ok, the maxima, wall_s_lo/hi, cpu_s_lo/hi, max_effective_cores,
+//           n_rss_methods (distinct rss_method of ok rows), rss_method (the smallest),
 //           n_threads, n_threads_known, intraop_threads, the OOM counts and bounds,
 //           first_error_ts_id, n_lengths (distinct usable lengths), n_eff_unsure
 //   model_family  run_id, model_type, family, n_fits: one row per family of a model with
 //           several, with the count of its rows naming it
+//   model_threads  run_id, model_type, intraop_threads, n_fits: one row per thread cap (null:
+//           none) of a model whose voting rows ran under more than one, with their count
 //   point   run_id, model_type, n_obs, n_obs_min, n_obs_max, n_fits, wall_s_lo/hi, cpu_s_lo/hi,
 //           max_process_rss_bytes: one point of the model's cost curve (curve_point: its
 //           lengths' range, their lower middle length, the fits, the two middle wall and CPU
@@ -98,6 +101,7 @@ private:
     struct model_row {
         json_value row;                                  // the model row as read
         std::vector<std::pair<std::string, std::uint64_t>> families;  // model_family rows: (family, n_fits)
+        std::vector<thread_cap_count> threads;                        // model_threads rows
         std::vector<point> points;
         std::vector<std::pair<std::string, std::string>> errors;  // (ts_id, error text)
     };

@@ -28,7 +28,7 @@ const std::string run_row =
 std::string model_row(int n_lengths) {
     return R"({"aggregate":"model","run_id":"r","model_type":"arima","family":"stat","n_families":1,)"
            R"("n_unnamed":0,"unmapped":false,"n_fits":3,"n_ok":2,"max_n_obs":100,"wall_s_lo":0.25,"wall_s_hi":0.5,)"
-           R"("n_eff_unsure":0,"n_threads":0,"n_threads_known":0,"n_oom_killed":0,"n_oom_no_limit":0,)"
+           R"("n_eff_unsure":0,"n_rss_methods":0,"n_threads":0,"n_threads_known":0,"n_oom_killed":0,"n_oom_no_limit":0,)"
            R"("n_gpu_oom":0,"first_error_ts_id":"b","n_lengths":)" +
            std::to_string(n_lengths) + "}\n";
 }
@@ -200,4 +200,47 @@ TEST_CASE("a model's family from the aggregate rows follows the row harvest's ru
     std::string old = model_row(0);
     old.replace(old.find("\"n_unnamed\":0,"), 14, "");
     CHECK(refusal(run_row + old).find("field 'n_unnamed': missing") != std::string::npos);
+}
+
+TEST_CASE("a model's thread caps from the aggregate rows: counted per cap, sized under the largest") {
+    // arima's 2 ok fits: one under cap 1, one under cap 4 (n_threads 2).
+    std::string model = model_row(0);
+    model.replace(model.find("\"n_threads\":0,\"n_threads_known\":0"), 33, "\"n_threads\":2,\"n_threads_known\":2");
+    auto cap = [](const char* t, int n) {
+        return fmt::format(
+            R"({{"aggregate":"model_threads","run_id":"r","model_type":"arima","intraop_threads":{},"n_fits":{}}})" "\n",
+            t, n);
+    };
+    auto p = one_profile(run_row + model + cap("4", 1) + cap("1", 1));
+    CHECK(p.models.at("arima").thread_caps == std::vector<prof::thread_cap_count>{{1, 1}, {4, 1}});
+    CHECK(p.models.at("arima").intraop_threads == std::optional<std::uint64_t>(4));
+    REQUIRE(p.provenance.warnings.size() == 1);
+    CHECK(p.provenance.warnings[0].find("model 'arima': its fits ran under different thread caps: 1 (1 fit), 4 (1 fit)") !=
+          std::string::npos);
+    // One known cap and one row without (n_threads_known 1 of 2 ok): no cap is the largest.
+    std::string part = model_row(0);
+    part.replace(part.find("\"n_threads\":0,\"n_threads_known\":0"), 33, "\"n_threads\":1,\"n_threads_known\":1");
+    auto q = one_profile(run_row + part + cap("null", 1) + cap("2", 1));
+    CHECK(q.models.at("arima").thread_caps == std::vector<prof::thread_cap_count>{{std::nullopt, 1}, {2, 1}});
+    CHECK_FALSE(q.models.at("arima").intraop_threads.has_value());
+    // An older query's rows (no model_threads rows) are refused with a note to print it again.
+    CHECK(refusal(run_row + model).find("print the query again with prof-harvest --emit-sql") != std::string::npos);
+    CHECK(refusal(run_row + model + cap("1", 1) + cap("1", 1)).find("two model_threads rows of one thread cap") !=
+          std::string::npos);
+}
+
+TEST_CASE("a model's rss_method from the aggregate rows: the one its ok rows name, mixed for several") {
+    std::string model = model_row(0);
+    auto with = [&](const char* n, const char* m) {
+        std::string r = model;
+        r.replace(r.find("\"n_rss_methods\":0"), 17, std::string("\"n_rss_methods\":") + n + ",\"rss_method\":" + m);
+        return r;
+    };
+    CHECK(one_profile(run_row + with("1", "\"proc\"")).models.at("arima").rss_method == std::optional<std::string>("proc"));
+    CHECK(one_profile(run_row + with("2", "\"cgroup-v2\"")).models.at("arima").rss_method ==
+          std::optional<std::string>("mixed"));
+    CHECK_FALSE(one_profile(run_row + model).models.at("arima").rss_method.has_value());
+    std::string old = model;
+    old.replace(old.find("\"n_rss_methods\":0,"), 18, "");
+    CHECK(refusal(run_row + old).find("field 'n_rss_methods': missing") != std::string::npos);
 }

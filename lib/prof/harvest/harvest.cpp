@@ -63,7 +63,8 @@ inline std::string_view key_of(simdjson::simdjson_result<od::field>& f) {
 // The columns the row rules read; anything else is `other` (a scalar, checked and ignored).
 enum class column : std::uint8_t {
     run_id, ts_id, model_type, family, n_obs, fit_seconds, cpu_seconds, process_rss_bytes,
-    peak_rss_bytes, peak_gpu_bytes, intraop_threads, memory_limit_bytes, fold_id, ensemble_id, finished_at, error, other
+    peak_rss_bytes, peak_gpu_bytes, intraop_threads, memory_limit_bytes, fold_id, ensemble_id, finished_at, error,
+    rss_method, other
 };
 
 // The column names, looked up by the row readers when a key was not predicted (the fast
@@ -85,6 +86,7 @@ constexpr std::pair<std::string_view, column> column_names[] = {
     {"ensemble_id", column::ensemble_id},
     {"finished_at", column::finished_at},
     {"error", column::error},
+    {"rss_method", column::rss_method},
 };
 
 column column_of(std::string_view key) { return key_id(key, column_names, column::other); }
@@ -103,6 +105,7 @@ harvest_row read_harvest_row(od::object& obj) {
         case column::n_obs: r.n_obs = read_count(v, "n_obs"); break;
         case column::error: r.error = read_text(v, "error"); break;
         case column::family: r.family = read_text(v, "family"); break;
+        case column::rss_method: r.rss_method = read_text(v, "rss_method"); break;
         case column::fold_id: r.fold = is_set(v); break;
         case column::ensemble_id: r.ensemble = is_set(v); break;
         case column::model_type: {
@@ -173,6 +176,7 @@ namespace {
     case column::model_type: return have_model = s.string(r.model_type);
     case column::family: return scan_text(s, r.family);
     case column::error: return scan_text(s, r.error);
+    case column::rss_method: return scan_text(s, r.rss_method);
     case column::fold_id: return scan_set(s, r.fold);
     case column::ensemble_id: return scan_set(s, r.ensemble);
     case column::finished_at: {
@@ -408,7 +412,8 @@ void harvester::add(const harvest_row& row) {
                    .ok = !has_error && usable(row.fit_seconds), .wall_s = row.fit_seconds, .cpu_s = row.cpu_seconds,
                    .process_rss_bytes = row.process_rss_bytes, .peak_rss_bytes = row.peak_rss_bytes,
                    .peak_gpu_bytes = row.peak_gpu_bytes, .intraop_threads = row.intraop_threads,
-                   .memory_limit_bytes = row.memory_limit_bytes};
+                   .memory_limit_bytes = row.memory_limit_bytes,
+                   .rss_method = row.rss_method && !row.rss_method->empty() ? row.rss_method : std::nullopt};
     std::string error;
     if (!f.ok) {
         if (has_error) {

@@ -53,7 +53,7 @@ namespace prof {
 // row is parsed.
 struct harvest_row {
     std::string_view run_id, ts_id, model_type;
-    std::optional<std::string_view> family, error;
+    std::optional<std::string_view> family, error, rss_method;  // rss_method: how memory and CPU were read
     std::optional<std::int64_t> finished_at_ns;  // finished_at as an instant (ns since the epoch)
     std::optional<std::uint64_t> n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes, intraop_threads,
         memory_limit_bytes;
@@ -69,7 +69,7 @@ struct harvest_row {
         run_id = {};
         ts_id = {};
         model_type = {};
-        disengage(family, error, finished_at_ns, n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes,
+        disengage(family, error, rss_method, finished_at_ns, n_obs, process_rss_bytes, peak_rss_bytes, peak_gpu_bytes,
                   intraop_threads, memory_limit_bytes, fit_seconds, cpu_seconds);
         fold = ensemble = false;
     }

@@ -113,6 +113,7 @@ cell command_cell(const measure_invocation& m) {
     const std::string& cmd = m.command.at(0);
     cell one{m.ts_id, m.model_type.empty() ? cmd.substr(cmd.rfind('/') + 1) : m.model_type, "", m.n_obs};
     one.family = m.family.empty() ? one.model_type : m.family;
+    one.family_named = !m.family.empty();
     return one;
 }
 

@@ -113,6 +113,7 @@ measured_fit base_record(const cell& c, const measure_options& o) {
     f.ts_id = c.ts_id;
     f.model_type = c.model_type;
     f.family = c.family;
+    f.family_named = c.family_named;
     f.n_obs = c.n_obs;
     if (c.params) f.params_digest = params_digest(*c.params);
     if (o.threads > 0) f.intraop_threads = o.threads;

@@ -216,6 +216,7 @@ struct family_evidence {
     std::vector<std::string> no_cores, no_rss, no_wall;  // measured models that took a default
     std::vector<std::string> no_gpu;   // models with a null GPU axis, on a node with GPUs
     std::vector<std::string> caps;     // "model cap" per model, for the mixed-caps warning
+    std::vector<std::string> fit_caps; // "model: caps" per model whose fits ran under several
     std::vector<std::string> failing;  // "model (k of n fits failed)" for the failure warning
     bool threads_common = true;
     std::vector<model_in_family> work_models;
@@ -335,6 +336,7 @@ void add_model(family_plan& f, family_evidence& ev, const run_model& rm, const p
             rm.name, cx.lengths.lengths->max_n_obs(), *c->max_n_obs));
     std::optional<std::uint64_t> t = c ? c->intraop_threads : std::nullopt;
     ev.caps.push_back(fmt::format("{} {}", rm.name, t ? std::to_string(*t) : std::string("none")));
+    if (c && c->thread_caps.size() > 1) ev.fit_caps.push_back(rm.name + ": " + thread_caps_text(c->thread_caps));
     if (f.models.size() == 1) f.intraop_threads = t;
     else if (t != f.intraop_threads) ev.threads_common = false;
 }
@@ -729,7 +731,15 @@ void advise_family(family_plan& f, const family_evidence& ev, const plan_request
             "its models ran under different thread caps ({}): the renderings set no thread-pool variables; "
             "measure them under one cap (prof-measure --threads) or plan them apart (--models)",
             fmt::join(ev.caps, ", ")));
-    else if (!f.intraop_threads)
+    if (!ev.fit_caps.empty())
+        f.warnings.push_back(fmt::format(
+            "its fits ran under different thread caps ({}): each such model is sized under its largest cap, no cap "
+            "counting as the largest, and the renderings set {}; measure them under one cap (prof-measure --threads)",
+            fmt::join(ev.fit_caps, "; "),
+            !ev.threads_common ? std::string("no thread-pool variables (its models' caps differ)")
+            : f.intraop_threads ? fmt::format("the cap {}", *f.intraop_threads)
+                                : std::string("no thread-pool variables")));
+    else if (ev.threads_common && !f.intraop_threads)
         f.warnings.push_back(
             "the profile records no common thread cap for these fits: run production as they were measured "
             "(the renderings set no thread-pool variables)");

@@ -190,6 +190,11 @@ std::string spark_partition_comment(const family_plan& f) {
 // resident memory, which address space exceeds (a Python worker maps far more than it touches).
 // Static allocation needs spark.executor.instances (its default is 2); dynamic
 // allocation is off unless enabled, and needs shuffle tracking or an external shuffle service.
+namespace {
+constexpr std::string_view no_thread_cap_recorded = "no thread cap recorded in the profile";
+std::string no_thread_cap_reason(const family_plan& f);
+}  // namespace
+
 std::string render_spark(const plan_record& p, const render_options& o) {
     require_layout(p, "spark", "spark");
     std::string out = totals_comment(p);
@@ -259,7 +264,9 @@ std::string render_spark(const plan_record& p, const render_options& o) {
             for (const auto& v : pool_variables())
                 line("spark.executorEnv." + v, std::to_string(*f.intraop_threads));
         } else {
-            out += "# no thread cap recorded: PySpark sets OMP_NUM_THREADS to spark.task.cpus in each Python worker "
+            const std::string why = no_thread_cap_reason(f);
+            out += "# " + (why == no_thread_cap_recorded ? std::string("no thread cap recorded") : why) +
+                   ": PySpark sets OMP_NUM_THREADS to spark.task.cpus in each Python worker "
                    "when it is unset; other pools (OpenBLAS, MKL) take every core they see\n";
         }
     }
@@ -376,8 +383,8 @@ std::optional<std::string> cpu_limit_conflict(const family_plan& f, const render
                        *f.intraop_threads, f.slot_cores, f.layout.unit_cores, f.layout.slots_per_unit, f.slot_cores);
 }
 
-// Why a family sets no thread-pool variables: its models' caps differ (the plan's warning names
-// them), or none was recorded.
+// Why a family sets no thread-pool variables: its models' caps differ, or a model's fits ran
+// under several caps, the largest none (the plan's warnings name them), or none was recorded.
 std::string no_thread_cap_reason(const family_plan& f) {
     constexpr std::string_view mixed = "its models ran under different thread caps (";
     for (const auto& w : f.warnings)
@@ -386,7 +393,14 @@ std::string no_thread_cap_reason(const family_plan& f) {
             return "its models ran under different thread caps (" + w.substr(mixed.size(), end - mixed.size()) +
                    "): no thread-pool variables set";
         }
-    return "no thread cap recorded in the profile";
+    constexpr std::string_view fits_mixed = "its fits ran under different thread caps (";
+    for (const auto& w : f.warnings)
+        if (w.rfind(fits_mixed, 0) == 0) {
+            const auto end = w.find("): ", fits_mixed.size());
+            return "its fits ran under different thread caps (" + w.substr(fits_mixed.size(), end - fits_mixed.size()) +
+                   "), the largest no cap: no thread-pool variables set";
+        }
+    return std::string(no_thread_cap_recorded);
 }
 
 // The thread-cap variables as `env` list entries, indented by `pad`.

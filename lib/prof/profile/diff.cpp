@@ -231,6 +231,31 @@ double parse_gate_ratio(const std::string& text, const std::string& flag) {
     return pct ? v / 100.0 : v;
 }
 
+namespace {
+
+// Readings taken by methods that cover different things (a cgroup's whole tree against the
+// fitting process alone) differ by the method, not by the model: said per model.
+void warn_method_changes(profile_diff& d, const compute_profile& old_profile, const compute_profile& new_profile) {
+    for (const auto& r : d.models) {
+        const auto oi = old_profile.models.find(r.name), ni = new_profile.models.find(r.name);
+        const model_cost* o = oi == old_profile.models.end() ? nullptr : &oi->second;
+        const model_cost* n = ni == new_profile.models.end() ? nullptr : &ni->second;
+        if (!o || !n || (!o->rss_method && !n->rss_method)) continue;
+        const std::string oc = reading_coverage(o->rss_method), nc = reading_coverage(n->rss_method);
+        if (oc == nc && o->rss_method != std::optional<std::string>("mixed")) continue;
+        auto by = [](const std::optional<std::string>& m, const std::string& c) {
+            return m ? fmt::format("by {} ({})", *m, c) : std::string("by a method not recorded");
+        };
+        d.warnings.push_back(fmt::format(
+            "{}: memory and CPU were read differently: {} {}, {} {}: its changes in max_process_rss_bytes, "
+            "median_cpu_s and max_effective_cores may be the method's, not the model's; compare readings taken "
+            "the same way",
+            r.name, d.old_label, by(o->rss_method, oc), d.new_label, by(n->rss_method, nc)));
+    }
+}
+
+}  // namespace
+
 profile_diff diff_profiles(const compute_profile& old_profile, const compute_profile& new_profile,
                            const diff_gate& gate, std::string old_label, std::string new_label) {
     for (const auto& r : {gate.max_slower, gate.max_bigger})
@@ -295,6 +320,7 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
             }
         }
     }
+    warn_method_changes(d, old_profile, new_profile);
     if (!nearly_equal(old_profile.memory_margin, new_profile.memory_margin) ||
         !nearly_equal(old_profile.time_margin, new_profile.time_margin))
         d.warnings.push_back(fmt::format(

@@ -217,3 +217,28 @@ TEST_CASE("a slower median inside both samples' noise is a warning; outside it, 
     bare.models.at("ets").readings.clear();
     CHECK_FALSE(prof::diff_profiles(with_readings(1), bare, {0.2, std::nullopt}, "a", "b").passed());
 }
+
+TEST_CASE("readings taken by methods that cover different things are a warning per model, the gate unchanged") {
+    // A pre-pass read by a cgroup (the whole tree) against a harvest of prof_record rows (the
+    // fitting process only): memory -9 %, CPU and cores -62 %.
+    auto old_p = one_model(1.0, 110'000'000, 2.6), new_p = one_model(1.0, 100'000'000, 1.0);
+    old_p.models["ets"].rss_method = "cgroup-v2";
+    new_p.models["ets"].rss_method = "proc";
+    auto d = prof::diff_profiles(old_p, new_p, {0.2, 0.2}, "prepass.json", "run:r1");
+    REQUIRE(d.warnings.size() == 1);
+    CHECK(d.warnings[0] ==
+          "ets: memory and CPU were read differently: prepass.json by cgroup-v2 (the fit's whole process tree), run:r1 "
+          "by proc (the fitting process only): its changes in max_process_rss_bytes, median_cpu_s and "
+          "max_effective_cores may be the method's, not the model's; compare readings taken the same way");
+    CHECK(d.passed());
+    // cgroup-v1 and cgroup-v2 cover the same: no warning; a side that does not say is warned of.
+    new_p.models["ets"].rss_method = "cgroup-v1";
+    CHECK(prof::diff_profiles(old_p, new_p, {}, "a", "b").warnings.empty());
+    new_p.models["ets"].rss_method.reset();
+    auto u = prof::diff_profiles(old_p, new_p, {}, "a", "b");
+    REQUIRE(u.warnings.size() == 1);
+    CHECK(u.warnings[0].find("b by a method not recorded") != std::string::npos);
+    // Neither side says: nothing to compare.
+    old_p.models["ets"].rss_method.reset();
+    CHECK(prof::diff_profiles(old_p, new_p, {}, "a", "b").warnings.empty());
+}

@@ -110,7 +110,9 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
     acc.cpu.parts(cpu_parts);
     m.median_wall_s = median_of_parts(wall_parts);
     m.median_cpu_s = median_of_parts(cpu_parts);
-    m.intraop_threads = acc.threads_mixed ? std::nullopt : acc.threads;
+    m.rss_method = acc.rss_mixed ? std::optional<std::string>("mixed") : acc.rss_method;
+    if (acc.threads.size() > 1) m.thread_caps = acc.threads;
+    m.intraop_threads = sized_thread_cap(acc.threads);
     m.wall_curve = curve_of(acc.wall, acc.wall_n, acc.cpu, acc.cpu_n);
     if (!acc.readings_full) {
         m.readings = acc.readings;
@@ -244,7 +246,7 @@ void profile_builder::add(const measured_fit& f) {
                      .intraop_threads = f.intraop_threads, .measured_at = f.measured_at, .signal = f.signal,
                      .memory_limit_bytes = f.memory_limit_bytes, .oom_killed = f.oom_killed,
                      .params_digest = f.params_digest, .contended = contended(f), .phase = f.phase, .cold = f.cold,
-                     .worker_peak_bytes = f.worker_peak_bytes});
+                     .worker_peak_bytes = f.worker_peak_bytes, .rss_method = f.rss_method});
 }
 
 profile_builder::model_acc& profile_builder::model_of(const fit_evidence& f) {
@@ -289,15 +291,14 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
 
 namespace {
 
-// One fit's thread cap counted toward its model's (Acc: profile_builder's model_acc).
-template <class Acc>
-void vote_threads(Acc& m, std::optional<std::uint64_t> threads) {
-    if (!m.threads_seen) {
-        m.threads_seen = true;
-        m.threads = threads;
-    } else if (m.threads != threads) {
-        m.threads_mixed = true;
-    }
+// `n` fits' thread cap counted toward a model's votes (kept sorted by cap).
+void vote_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint64_t> threads, std::uint64_t n = 1) {
+    auto at = std::lower_bound(votes.begin(), votes.end(), threads,
+                               [](const thread_cap_count& v, const std::optional<std::uint64_t>& t) {
+                                   return v.intraop_threads < t;
+                               });
+    if (at == votes.end() || at->intraop_threads != threads) at = votes.insert(at, {threads, 0});
+    at->n_fits += n;
 }
 
 }  // namespace
@@ -325,7 +326,7 @@ void profile_builder::add(const fit_evidence& f) {
         m.other_params = f.params_digest ? std::string(*f.params_digest) : std::string();
     }
     if (!f.ok) {
-        if (m.raw.n_ok == 0) vote_threads(m, f.intraop_threads);  // until a fit runs: see below
+        if (m.raw.n_ok == 0) vote_threads(m.threads, f.intraop_threads);  // until a fit runs: see below
         // Compared as views: the pair of strings is built only when it is the new first.
         const std::string_view error = f.error ? std::string_view(*f.error) : std::string_view();
         if (!m.first_error || std::pair(f.ts_id, error) < std::pair<std::string_view, std::string_view>(
@@ -344,10 +345,13 @@ void profile_builder::add(const fit_evidence& f) {
     // The thread cap, like every axis, is what the fits that ran say: a failed row (often one
     // whose columns were never filled) does not vote once a fit has run, so it cannot erase the
     // cap; a model whose every fit failed (killed for memory) keeps the cap its failures ran under.
-    if (m.raw.n_ok++ == 0) m.threads_seen = m.threads_mixed = false;
-    vote_threads(m, f.intraop_threads);
-    // A failed fit says nothing about the lengths a model handles.
-    keep_max(m.raw.max_n_obs, f.n_obs);
+    if (m.raw.n_ok++ == 0) m.threads.clear();
+    vote_threads(m.threads, f.intraop_threads);
+    if (f.rss_method && !m.rss_mixed) {
+        if (!m.rss_method) m.rss_method = std::string(*f.rss_method);
+        else if (!same_text(*m.rss_method, *f.rss_method)) m.rss_mixed = true;
+    }
+    keep_max(m.raw.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
     // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
     if (usable(f.wall_s)) m.wall_n.push_back(n);
@@ -426,8 +430,8 @@ void profile_builder::merge(profile_builder&& other) {
         m.wall.splice(std::move(o.wall));
         // The thread cap's votes: those of fits that ran, or, while none has, those of the
         // failed ones (add's rule); the side without a fit that ran is dropped.
-        if (m.raw.n_ok == 0 && o.raw.n_ok > 0) m.threads_seen = m.threads_mixed = false;
-        if (o.raw.n_ok == 0 && m.raw.n_ok > 0) o.threads_seen = false;
+        if (m.raw.n_ok == 0 && o.raw.n_ok > 0) m.threads.clear();
+        if (o.raw.n_ok == 0 && m.raw.n_ok > 0) o.threads.clear();
         m.raw.n_ok += o.raw.n_ok;
         m.cpu.splice(std::move(o.cpu));
         m.wall_n.splice(std::move(o.wall_n));
@@ -454,10 +458,10 @@ void profile_builder::merge(profile_builder&& other) {
         m.raw.n_replay += o.raw.n_replay;
         m.cold_walls.insert(m.cold_walls.end(), o.cold_walls.begin(), o.cold_walls.end());
         keep_max(m.raw.max_replay_rss_bytes, o.raw.max_replay_rss_bytes);
-        if (o.threads_seen) {
-            if (!m.threads_seen) m.threads = o.threads;
-            m.threads_mixed |= o.threads_mixed || (m.threads_seen && m.threads != o.threads);
-            m.threads_seen = true;
+        for (const auto& v : o.threads) vote_threads(m.threads, v.intraop_threads, v.n_fits);
+        if (o.rss_method) {
+            m.rss_mixed |= o.rss_mixed || (m.rss_method && *m.rss_method != *o.rss_method);
+            if (!m.rss_method) m.rss_method = std::move(o.rss_method);
         }
         m.families.n_unnamed += o.families.n_unnamed;
         for (auto& [name, n] : o.families.named) {
@@ -550,6 +554,7 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
             continue;
         }
         append_family_warning(p.provenance.warnings, name, acc.families);
+        append_thread_cap_warning(p.provenance.warnings, name, acc.threads);
         acc.wall.parts(family_walls[family]);
         costed.push_back(k);
     }
@@ -570,6 +575,42 @@ compute_profile profile_builder::finish(profile_provenance provenance, unsigned 
     p.families = roll_up_families(p.models, family_median, margins_);
     warn_if_sizes_nothing(p);
     return p;
+}
+
+std::string reading_coverage(const std::optional<std::string>& rss_method) {
+    if (!rss_method) return "not recorded";
+    const std::string& m = *rss_method;
+    if (m == "cgroup-v2" || m == "cgroup-v1") return "the fit's whole process tree";
+    if (m == "proc") return "the fitting process only";
+    if (m == "rusage") return "the largest single process";
+    if (m == "mixed") return "several methods";
+    return "an unknown method";
+}
+
+std::optional<std::uint64_t> sized_thread_cap(const std::vector<thread_cap_count>& caps) {
+    if (caps.empty() || !caps.front().intraop_threads) return std::nullopt;  // none recorded, or no cap
+    return caps.back().intraop_threads;  // sorted: the largest is last
+}
+
+std::string thread_caps_text(const std::vector<thread_cap_count>& caps) {
+    std::string out;
+    for (const auto& c : caps)
+        out += fmt::format("{}{} ({} fit{})", out.empty() ? "" : ", ",
+                           c.intraop_threads ? std::to_string(*c.intraop_threads) : std::string("none"), c.n_fits,
+                           c.n_fits == 1 ? "" : "s");
+    return out;
+}
+
+void append_thread_cap_warning(std::vector<std::string>& out, const std::string& model,
+                               const std::vector<thread_cap_count>& caps) {
+    if (caps.size() < 2) return;
+    const auto cap = sized_thread_cap(caps);
+    out.push_back(fmt::format(
+        "model '{}': its fits ran under different thread caps: {}; it is sized under the largest, {}: measure it "
+        "under one cap (prof-measure --threads) to size it from readings taken as production runs",
+        model, thread_caps_text(caps),
+        cap ? std::to_string(*cap) + ", which the renderings set"
+            : std::string("no cap, so the renderings set no thread-pool variables")));
 }
 
 const char* const sizes_nothing_warning =
@@ -593,6 +634,7 @@ void recompute_derived(compute_profile& p) {
     for (const auto& [name, f] : p.families) family_median[name] = f.median_wall_s;
     for (auto& [name, m] : p.models) {
         m.memory_basis = model_memory_basis(m);
+        if (!m.thread_caps.empty()) m.intraop_threads = sized_thread_cap(m.thread_caps);
         if (!p.families.count(m.family))
             throw field_error(fmt::format("model '{}' names family '{}', which has no entry in 'families'", name,
                                           m.family));

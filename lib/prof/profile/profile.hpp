@@ -25,6 +25,13 @@ namespace prof {
 
 class json_writer;
 
+// One thread cap a model's fits ran under (null: no cap) and how many of its voting fits did.
+struct thread_cap_count {
+    std::optional<std::uint64_t> intraop_threads;
+    std::uint64_t n_fits = 0;
+    auto operator<=>(const thread_cap_count&) const = default;
+};
+
 // Raw per-model costs, no margin applied. Bytes are integers, seconds doubles; null = no
 // usable value for that axis.
 struct model_cost {
@@ -33,7 +40,16 @@ struct model_cost {
     std::optional<std::uint64_t> max_n_obs;
     std::optional<std::uint64_t> max_process_rss_bytes, max_peak_rss_bytes, max_peak_gpu_bytes;
     std::optional<double> median_wall_s, median_cpu_s, max_effective_cores;
-    std::optional<std::uint64_t> intraop_threads;  // common cap; null if unknown or mixed
+    // How its ok fits' memory and CPU were read: the rss_method (a fit record's, a harvested
+    // row's) they name when they agree, "mixed" when they differ; null when none names one.
+    std::optional<std::string> rss_method;
+    // The cap it is sized under: the one its fits ran under, or with several, sized_thread_cap
+    // of thread_caps; null = no cap (or none recorded).
+    std::optional<std::uint64_t> intraop_threads;
+    // The caps its fits ran under with their counts (no cap first, then ascending), when they
+    // ran under more than one; empty when one (or none recorded). Fits that ran vote; failed
+    // ones only while none has run.
+    std::vector<thread_cap_count> thread_caps;
     std::vector<curve_point> wall_curve;  // wall (and CPU) seconds against n_obs; empty = no length known
     // Its ok fits with a usable wall, sorted, while there are at most max_model_readings of
     // them (curve.hpp); empty past that, and in an older profile.
@@ -136,6 +152,7 @@ struct fit_evidence {
     std::string_view phase = fit_phase_sample;             // sample, warmup or replay (records.hpp)
     std::optional<bool> cold = {};                         // the first cell of its model in a process
     std::optional<std::uint64_t> worker_peak_bytes = {};   // the worker's lifetime peak through it
+    std::optional<std::string_view> rss_method = {};       // how its memory and CPU were read (records.hpp)
 };
 
 // Whether a failed fit was killed for memory, from its record:
@@ -167,6 +184,24 @@ inline constexpr std::string_view killed_error_patterns[] = {"Killed", "SIGKILL"
 // memory under no known limit, then device OOMs (with the largest peak one reached).
 void append_oom_warnings(std::vector<std::string>& out, const std::string& model, std::uint64_t n_oom_no_limit,
                          std::uint64_t n_gpu_oom, const std::optional<std::uint64_t>& gpu_oom_peak);
+// What a reading taken by `rss_method` (a model's, a fit's) covers, in words: the fit's whole
+// process tree (cgroup-v2, cgroup-v1), the fitting process only (proc: a warm worker,
+// prof_record.py), the largest single process (rusage), several methods (mixed), not recorded
+// (null), or an unknown method. Two readings compare as like for like only when they cover the
+// same (reading_coverage equal): prof-diff warns otherwise.
+std::string reading_coverage(const std::optional<std::string>& rss_method);
+
+// The cap a model whose fits ran under several caps is sized and run under: the largest, no cap
+// counting as larger than any. A fit under a smaller cap reads fewer cores and a longer wall,
+// so sizing the slot's cores, memory (the max over all fits) and the pool variables from the
+// largest cap covers every reading, and the mixed wall reads long, never short.
+std::optional<std::uint64_t> sized_thread_cap(const std::vector<thread_cap_count>& caps);
+// "none (2 fits), 1 (3 fits), 2 (5 fits)"
+std::string thread_caps_text(const std::vector<thread_cap_count>& caps);
+// The warning for a model whose fits ran under several thread caps (nothing under one): each
+// cap with its count, and the cap it is sized under.
+void append_thread_cap_warning(std::vector<std::string>& out, const std::string& model,
+                               const std::vector<thread_cap_count>& caps);
 // The families one model's fits name, each with its count of fits, sorted by family; and
 // the count of its fits that name none.
 struct family_votes {
@@ -236,8 +271,9 @@ private:
         void add_rss(std::uint32_t n, std::uint64_t rss);
         std::vector<std::pair<std::uint64_t, std::uint64_t>> rss_peaks() const;  // (n_obs, peak), n_obs > 0
         std::uint64_t n_oom_no_limit = 0;  // OOM kills with no limit recorded (warned)
-        bool threads_seen = false, threads_mixed = false;
-        std::optional<std::uint64_t> threads;
+        std::vector<thread_cap_count> threads;  // the thread caps' votes, sorted by cap
+        std::optional<std::string> rss_method;  // the first its ok fits name
+        bool rss_mixed = false;                 // another named too
         family_votes families;  // the families its fits name, sorted, with their counts
         std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
         bool params_seen = false;

@@ -78,7 +78,41 @@ const record_schema<fit_reading>& fit_reading_schema() {
     return s;
 }
 
+const record_schema<thread_cap_count>& thread_cap_schema() {
+    using R = thread_cap_count;
+    static const record_schema<R> s{"profile.models.*.thread_caps[]", "", false, {
+        member<&R::intraop_threads>("intraop_threads"),
+        member<&R::n_fits>("n_fits").required(),
+    }};
+    return s;
+}
+
 namespace {
+
+// A model's thread caps as write_profile writes them: absent under one cap; each cap once,
+// each with at least one fit, sorted on read.
+bool read_thread_caps(model_cost& m, od::value v, std::string_view where) {
+    m.thread_caps.clear();
+    if (od::json_type(v.type()) == od::json_type::null) return true;
+    if (od::json_type(v.type()) != od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected an array of thread caps", where));
+    for (auto el : v.get_array()) {
+        thread_cap_count c;
+        std::string at = fmt::format("{}[{}]", where, m.thread_caps.size());
+        if (m.thread_caps.size() == 64) throw field_error(fmt::format("field '{}': more than 64 thread caps", where));
+        od::object o = require_object(el.value(), at);
+        read_record(thread_cap_schema(), o, c, at);
+        if (c.n_fits == 0) throw field_error(fmt::format("field '{}.n_fits': expected at least 1 fit, found 0", at));
+        m.thread_caps.push_back(c);
+    }
+    std::sort(m.thread_caps.begin(), m.thread_caps.end());
+    for (std::size_t k = 1; k < m.thread_caps.size(); ++k)
+        if (m.thread_caps[k].intraop_threads == m.thread_caps[k - 1].intraop_threads) {
+            const auto& t = m.thread_caps[k].intraop_threads;
+            throw field_error(fmt::format("field '{}': thread cap {} twice", where, t ? std::to_string(*t) : "none"));
+        }
+    return true;
+}
 
 // The readings as write_profile writes them, at most max_model_readings, sorted on read.
 bool read_readings(model_cost& m, od::value v, std::string_view where) {
@@ -140,7 +174,19 @@ const record_schema<model_cost>& model_cost_schema() {
         member<&M::median_wall_s>("median_wall_s"),
         member<&M::median_cpu_s>("median_cpu_s"),
         member<&M::max_effective_cores>("max_effective_cores"),
+        member<&M::rss_method>("rss_method").writes([](const M& m, json_writer& w, std::string_view key) {
+            if (m.rss_method) w.field(key, *m.rss_method);  // absent, not null, when no fit named one
+        }),
         member<&M::intraop_threads>("intraop_threads"),
+        object_array<&M::thread_caps, &thread_cap_schema>("thread_caps")
+            .reads(read_thread_caps)
+            .writes([](const M& m, json_writer& w, std::string_view key) {
+                if (m.thread_caps.empty()) return;  // absent under one cap
+                w.key(key);
+                w.begin_array();
+                for (const auto& c : m.thread_caps) write_record(thread_cap_schema(), c, w);
+                w.end_array();
+            }),
         member<&M::n_oom_killed>("n_oom_killed"),
         member<&M::oom_limit_bytes>("oom_limit_bytes"),
         member<&M::n_gpu_oom>("n_gpu_oom"),

@@ -166,13 +166,73 @@ TEST_CASE("a margin below 1.0 is refused as usage (exit 64)") {
     }
 }
 
-TEST_CASE("intraop_threads is the common cap, and null when mixed") {
+TEST_CASE("intraop_threads is the common cap; fits under several caps are counted and sized under the largest") {
     auto a = fit("a", "m", "f", true, 1.0, 1.0, 10), b = fit("b", "m", "f", true, 1.0, 1.0, 10);
-    CHECK(build_profile({a, b}, {1.25, 1.1}).models.at("m").intraop_threads.value() == 1);
+    auto c = fit("c", "m", "f", true, 1.0, 1.0, 10);
+    auto one = build_profile({a, b, c}, {1.25, 1.1});
+    CHECK(one.models.at("m").intraop_threads.value() == 1);
+    CHECK(one.models.at("m").thread_caps.empty());
+    CHECK(one.provenance.warnings.empty());
+    // caps 1, 2, 1: two fits under 1, one under 2; sized under the largest, 2.
+    b.intraop_threads = 2;
+    auto p = build_profile({a, b, c}, {1.25, 1.1});
+    const model_cost& m = p.models.at("m");
+    CHECK(m.thread_caps == std::vector<thread_cap_count>{{1, 2}, {2, 1}});
+    CHECK(m.intraop_threads == std::optional<std::uint64_t>(2));
+    CHECK(p.families.at("f").intraop_threads == std::optional<std::uint64_t>(2));
+    REQUIRE(p.provenance.warnings.size() == 1);
+    CHECK(p.provenance.warnings[0] ==
+          "model 'm': its fits ran under different thread caps: 1 (2 fits), 2 (1 fit); it is sized under the largest, "
+          "2, which the renderings set: measure it under one cap (prof-measure --threads) to size it from readings "
+          "taken as production runs");
+    // No cap counts as the largest: the model is sized uncapped, and no cap is set.
+    c.intraop_threads.reset();
+    auto q = build_profile({a, b, c}, {1.25, 1.1});
+    CHECK(q.models.at("m").thread_caps == std::vector<thread_cap_count>{{std::nullopt, 1}, {1, 1}, {2, 1}});
+    CHECK_FALSE(q.models.at("m").intraop_threads.has_value());
+    CHECK_FALSE(q.families.at("f").intraop_threads.has_value());
+    REQUIRE(q.provenance.warnings.size() == 1);
+    CHECK(q.provenance.warnings[0].find("none (1 fit), 1 (1 fit), 2 (1 fit); it is sized under the largest, no cap, "
+                                        "so the renderings set no thread-pool variables") != std::string::npos);
+}
+
+TEST_CASE("the thread caps survive a write and a read; the sized cap is recomputed, never trusted") {
+    auto a = fit("a", "m", "f", true, 1.0, 1.0, 10), b = fit("b", "m", "f", true, 1.0, 1.0, 10);
     b.intraop_threads = 4;
-    auto p = build_profile({a, b}, {1.25, 1.1});
-    CHECK_FALSE(p.models.at("m").intraop_threads.has_value());
-    CHECK_FALSE(p.families.at("f").intraop_threads.has_value());
+    const std::string text = write_profile(build_profile({a, b}, {1.25, 1.1}));
+    REQUIRE(text.find("\"thread_caps\":[{\"intraop_threads\":1,\"n_fits\":1},{\"intraop_threads\":4,\"n_fits\":1}]") !=
+            std::string::npos);
+    auto p = parse_profile_text(text, "p.json");
+    CHECK(p.models.at("m").thread_caps == std::vector<thread_cap_count>{{1, 1}, {4, 1}});
+    CHECK(p.models.at("m").intraop_threads == std::optional<std::uint64_t>(4));
+    std::string lying = text;
+    lying.replace(lying.find("\"intraop_threads\":4,\"thread_caps\""), 19, "\"intraop_threads\":1");
+    CHECK(parse_profile_text(lying, "p.json").models.at("m").intraop_threads == std::optional<std::uint64_t>(4));
+    // One cap is written as no list at all.
+    CHECK(write_profile(build_profile({a}, {1.25, 1.1})).find("thread_caps") == std::string::npos);
+    std::string twice = text;
+    twice.replace(twice.find("{\"intraop_threads\":4,"), 21, "{\"intraop_threads\":1,");
+    CHECK_THROWS_WITH_AS(parse_profile_text(twice, "p.json"), doctest::Contains("thread cap 1 twice"), input_error);
+}
+
+TEST_CASE("merged builders count each thread cap's fits as one builder would") {
+    auto a = fit("a", "m", "f", true, 1.0, 1.0, 10), b = fit("b", "m", "f", true, 1.0, 1.0, 10);
+    auto c = fit("c", "m", "f", true, 1.0, 1.0, 10);
+    auto failed = fit("d", "m", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    b.intraop_threads = c.intraop_threads = 2;
+    failed.intraop_threads = 8;
+    profile_builder x({1.25, 1.1}), y({1.25, 1.1});
+    x.add(failed);  // x has no fit that ran: its failed vote is dropped when merged with y's
+    x.add(a);
+    y.add(b);
+    y.add(c);
+    x.merge(std::move(y));
+    CHECK(x.finish({}).models.at("m").thread_caps == std::vector<thread_cap_count>{{1, 1}, {2, 2}});
+    profile_builder f1({1.25, 1.1}), f2({1.25, 1.1});
+    f1.add(failed);
+    f2.add(b);
+    f1.merge(std::move(f2));
+    CHECK(f1.finish({}).models.at("m").thread_caps.empty());  // the failed fit's 8 does not vote
 }
 
 TEST_CASE("a failed fit does not vote on the thread cap: a null or another cap there erases nothing") {
@@ -596,4 +656,29 @@ TEST_CASE("merged builders count each family's fits as one builder would") {
     auto p = b.finish({});
     CHECK(p.models.at("ets").family == "stat");
     CHECK(b.models_without_family().empty());
+}
+
+TEST_CASE("a model's rss_method is the one its ok fits name, mixed when they differ, and survives a read") {
+    auto a = fit("a", "m", "f", true, 1.0, 1.0, 10), b = fit("b", "m", "f", true, 1.0, 1.0, 10);
+    auto failed = fit("c", "m", "f", false, std::nullopt, std::nullopt, std::nullopt);
+    a.rss_method = "cgroup-v2";
+    failed.rss_method = "rusage";  // a failed fit read nothing that sizes the model
+    auto p = build_profile({a, b, failed}, {1.25, 1.1});
+    CHECK(p.models.at("m").rss_method == std::optional<std::string>("cgroup-v2"));
+    const std::string text = write_profile(p);
+    CHECK(text.find("\"max_effective_cores\":1,\"rss_method\":\"cgroup-v2\",") != std::string::npos);
+    CHECK(parse_profile_text(text, "p.json").models.at("m").rss_method == std::optional<std::string>("cgroup-v2"));
+    b.rss_method = "proc";
+    CHECK(build_profile({a, b}, {1.25, 1.1}).models.at("m").rss_method == std::optional<std::string>("mixed"));
+    profile_builder x({1.25, 1.1}), y({1.25, 1.1});
+    x.add(a);
+    y.add(b);
+    x.merge(std::move(y));
+    CHECK(x.finish({}).models.at("m").rss_method == std::optional<std::string>("mixed"));
+    // No fit names one: absent from the record, null on read.
+    a.rss_method.reset();
+    b.rss_method.reset();
+    const std::string none = write_profile(build_profile({a, b}, {1.25, 1.1}));
+    CHECK(none.find("rss_method") == std::string::npos);
+    CHECK_FALSE(parse_profile_text(none, "p.json").models.at("m").rss_method.has_value());
 }

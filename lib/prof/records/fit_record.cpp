@@ -17,12 +17,11 @@ bool read_family(T& r, od::value v, std::string_view path) {
     if (s) r.family = *s;
     return s.has_value();
 }
+// A cell or fit without a family says so: its fits do not vote on their model's family.
 template <class T>
-void family_of_model(T& r) { r.family = r.model_type; }
-// A fit without a family also says so: it does not vote on its model's family.
-void family_of_fit_model(measured_fit& f) {
-    f.family = f.model_type;
-    f.family_named = false;
+void family_of_model(T& r) {
+    r.family = r.model_type;
+    r.family_named = false;
 }
 }  // namespace
 
@@ -54,7 +53,15 @@ const record_schema<measured_fit>& fit_schema() {
     static const record_schema<F> s{"fit", "fit", false, {
         member<&F::ts_id>("ts_id").required(),
         member<&F::model_type>("model_type").required(),
-        member<&F::family>("family").reads(read_family<F>).defaults(family_of_fit_model),
+        member<&F::family>("family")
+            .typed(json_kind::string, true)
+            .reads(read_family<F>)
+            .defaults(family_of_model<F>)
+            .writes([](const F& f, json_writer& w, std::string_view key) {
+                // A cell without a family gives a fit without one, not one named after the model.
+                if (f.family_named) w.field(key, f.family);
+                else w.null_field(key);
+            }),
         member<&F::n_obs>("n_obs"),
         member<&F::params_digest>("params_digest"),
         member<&F::ok>("ok").required().reads([](F& f, od::value v, std::string_view) {

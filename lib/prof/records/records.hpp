@@ -17,11 +17,14 @@ namespace prof {
 struct cell {
     std::string ts_id;
     std::string model_type;
-    std::string family;                 // defaults to model_type when absent
+    std::string family;                 // defaults to model_type when absent (family_named false)
     std::optional<std::uint64_t> n_obs; // observations in the series
     // The model's tuned parameters (prof-sample --params): a JSON object in canonical text
     // (members sorted by key, compact), carried to the fit as the same value; null = none.
     std::optional<std::string> params = std::nullopt;
+    // false: the record named no family (absent or null) and `family` is the model's name; its
+    // fits say so (their family is written null), so they do not vote on the model's family.
+    bool family_named = true;
 };
 
 // Lower-case hex SHA-256 of a cell's canonical params text: two cells carry the same params
@@ -37,7 +40,7 @@ inline constexpr std::string_view fit_phase_replay = "replay";
 // bytes (*_bytes, integer). Every optional is JSON null = not measured, never zero.
 struct measured_fit {
     std::string ts_id, model_type, family;
-    bool family_named = true;  // false: the record gave no family (family = model_type); read, never written
+    bool family_named = true;  // false: no family given (family = model_type); written as a null family
     std::optional<std::uint64_t> n_obs;
     std::optional<std::string> params_digest;  // params_digest() of the cell's params; null = none
     bool ok = false;

@@ -89,6 +89,32 @@ TEST_CASE("a fit's null family defaults to its model, as an absent one does") {
     CHECK(f.family == "theta");
 }
 
+TEST_CASE("a cell without a family gives a fit whose family is written null, not the model's name") {
+    cell c;
+    parse_object_text(R"({"ts_id":"t","model_type":"theta","n_obs":5})", [&](od::object& o) { c = read_cell(o); });
+    CHECK(c.family == "theta");
+    CHECK_FALSE(c.family_named);
+    measured_fit f;
+    f.ts_id = c.ts_id;
+    f.model_type = c.model_type;
+    f.family = c.family;
+    f.family_named = c.family_named;
+    const std::string text = write_fit(f);
+    CHECK(text.find(R"("model_type":"theta","family":null,)") != std::string::npos);
+    measured_fit back;
+    parse_object_text(text, [&](od::object& o) { back = read_fit(o); });
+    CHECK(back.family == "theta");
+    CHECK_FALSE(back.family_named);
+    // A named family is written as it is, and reads back as named.
+    f.family = "stat";
+    f.family_named = true;
+    CHECK(write_fit(f).find(R"("family":"stat",)") != std::string::npos);
+    cell named;
+    parse_object_text(R"({"ts_id":"t","model_type":"theta","family":"stat"})",
+                      [&](od::object& o) { named = read_cell(o); });
+    CHECK(named.family_named);
+}
+
 TEST_CASE("a unit follows from a field's name") {
     CHECK(unit_of_name("wall_s") == "s");
     CHECK(unit_of_name("planning_wall_s_per_cell") == "s");
