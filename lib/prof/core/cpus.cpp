@@ -11,13 +11,20 @@
 
 namespace prof {
 
-std::vector<int> allowed_cpus() {
-    std::vector<int> out;
+std::optional<std::vector<int>> affinity_of(pid_t pid) {
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        for (int c = 0; c < CPU_SETSIZE; ++c)
-            if (CPU_ISSET(c, &set)) out.push_back(c);
+    if (sched_getaffinity(pid, sizeof set, &set) != 0) return std::nullopt;
+    std::vector<int> out;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) out.push_back(c);
+    return out;
+}
+
+std::vector<int> allowed_cpus() {
+    std::vector<int> out;
+    if (auto mask = affinity_of(0)) {
+        out = std::move(*mask);
     } else {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
         for (long c = 0; c < online && c < CPU_SETSIZE; ++c) out.push_back(static_cast<int>(c));

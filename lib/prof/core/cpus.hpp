@@ -4,9 +4,15 @@
 #pragma once
 
 #include <string>
+#include <optional>
+#include <sys/types.h>
 #include <vector>
 
 namespace prof {
+
+// The CPU numbers in process `pid`'s affinity mask (0: this process), ascending; nullopt when
+// sched_getaffinity(2) cannot read it (the process is gone, or not ours to ask about).
+std::optional<std::vector<int>> affinity_of(pid_t pid);
 
 // The CPU numbers in this process's affinity mask (sched_getaffinity(2)), ascending. When the
 // mask cannot be read, the online CPUs 0 .. sysconf(_SC_NPROCESSORS_ONLN) - 1: the kernel then

@@ -96,6 +96,11 @@ struct interrupted : error {
 // for a CPU: "psi"), else from /proc/stat: the larger of the steal share and the share of samples
 // in which more tasks were runnable than CPUs exist ("proc-stat"); these two count every task
 // on the host, the fit's own threads included.
+// One CPU's jiffies from /proc/stat's "cpuN" line, or a set's summed.
+struct cpu_jiffies {
+    std::uint64_t total = 0, busy = 0, steal = 0;  // busy: user nice system irq softirq (not steal)
+    bool present = false;
+};
 class pressure_meter {
 public:
     pressure_meter();   // the starting reading
@@ -111,17 +116,13 @@ private:
     std::optional<std::uint64_t> total0_, steal0_;
     std::size_t samples_ = 0, busy_ = 0;
     std::vector<int> set_;  // the bound fit's CPUs; empty: not bound narrower than ours
-    std::uint64_t set_busy0_ = 0, set_steal0_ = 0, set_total0_ = 0;
-    std::optional<std::uint64_t> set_busy1_, set_steal1_, set_total1_;
+    cpu_jiffies set0_;                 // their jiffies summed at bind, and at finish (unreadable: none)
+    std::optional<cpu_jiffies> set1_;
 };
 // "some avg10=... total=N" of /proc/pressure/cpu: N (microseconds).
 std::optional<std::uint64_t> psi_some_total_us(std::string_view text);
 // /proc/stat: the first "cpu" line's jiffies summed and its steal column; procs_running; each
 // "cpuN" line's jiffies (index N; a CPU with no line has all zero and present false).
-struct cpu_jiffies {
-    std::uint64_t total = 0, busy = 0, steal = 0;  // busy: user nice system irq softirq (not steal)
-    bool present = false;
-};
 struct proc_stat_cpu {
     std::uint64_t total = 0, steal = 0, procs_running = 0;
     std::vector<cpu_jiffies> cpus;

@@ -2,11 +2,10 @@
 // cgroup and NVML readers made on first use (see measure.hpp).
 #include "prof/measure/measure.hpp"
 
+#include "prof/core/cpus.hpp"
 #include "prof/core/units.hpp"
 
 #include <algorithm>
-#include <array>
-#include <sched.h>
 #include <charconv>
 #include <cerrno>
 #include <csignal>
@@ -138,34 +137,28 @@ pressure_meter::pressure_meter() : t0_(monotonic_seconds()) {
 
 namespace {
 // The busy, steal and total jiffies of `set` summed; nullopt when a CPU has no line.
-std::optional<std::array<std::uint64_t, 3>> set_jiffies(const std::vector<int>& set) {
+std::optional<cpu_jiffies> read_set_jiffies(const std::vector<int>& set) {
     auto t = read_small_file("/proc/stat");
     auto st = t ? parse_proc_stat(*t) : std::nullopt;
     if (!st) return std::nullopt;
-    std::array<std::uint64_t, 3> sum{0, 0, 0};
+    cpu_jiffies sum;
     for (int c : set) {
         if (c < 0 || static_cast<std::size_t>(c) >= st->cpus.size() || !st->cpus[static_cast<std::size_t>(c)].present)
             return std::nullopt;
         const cpu_jiffies& j = st->cpus[static_cast<std::size_t>(c)];
-        sum[0] += j.busy, sum[1] += j.steal, sum[2] += j.total;
+        sum.busy += j.busy, sum.steal += j.steal, sum.total += j.total;
     }
     return sum;
 }
 }  // namespace
 
 void pressure_meter::bind(pid_t pid) {
-    cpu_set_t fit, ours;
-    CPU_ZERO(&fit);
-    CPU_ZERO(&ours);
-    if (sched_getaffinity(pid, sizeof fit, &fit) != 0 || sched_getaffinity(0, sizeof ours, &ours) != 0) return;
-    if (CPU_COUNT(&fit) >= CPU_COUNT(&ours)) return;  // not narrower: the host-wide methods
-    std::vector<int> set;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &fit)) set.push_back(c);
-    auto j = set_jiffies(set);
+    auto fit = affinity_of(pid);
+    if (!fit || fit->size() >= allowed_cpu_count()) return;  // not narrower: the host-wide methods
+    auto j = read_set_jiffies(*fit);
     if (!j) return;
-    set_ = std::move(set);
-    set_busy0_ = (*j)[0], set_steal0_ = (*j)[1], set_total0_ = (*j)[2];
+    set_ = std::move(*fit);
+    set0_ = *j;
 }
 
 void pressure_meter::sample() {
@@ -180,8 +173,7 @@ void pressure_meter::sample() {
 void pressure_meter::finish(measured_fit& f) {
     t1_ = monotonic_seconds();
     const double wall = t1_ - t0_;
-    if (!set_.empty())
-        if (auto j = set_jiffies(set_)) set_busy1_ = (*j)[0], set_steal1_ = (*j)[1], set_total1_ = (*j)[2];
+    if (!set_.empty()) set1_ = read_set_jiffies(set_);
     if (psi0_) {
         auto t = read_small_file("/proc/pressure/cpu");
         auto psi1 = t ? psi_some_total_us(*t) : std::nullopt;
@@ -204,16 +196,16 @@ void pressure_meter::finish(measured_fit& f) {
 
 void pressure_meter::settle(measured_fit& f) const {
     const double wall = t1_ - t0_;
-    if (set_.empty() || !set_busy1_ || !f.cpu_s || wall <= 0) return;
-    if (*set_busy1_ < set_busy0_ || *set_steal1_ < set_steal0_ || *set_total1_ < set_total0_) return;
+    if (set_.empty() || !set1_ || !f.cpu_s || wall <= 0) return;
+    if (set1_->busy < set0_.busy || set1_->steal < set0_.steal || set1_->total < set0_.total) return;
     static const double hz = static_cast<double>(sysconf(_SC_CLK_TCK) > 0 ? sysconf(_SC_CLK_TCK) : 100);
     const double cpus = static_cast<double>(set_.size());
     // Jiffies are counted at the tick: two ticks per CPU allowed, then what is left beyond the
     // fit's own (exact) CPU time was other tasks' on the fit's CPUs.
-    const double others_s = static_cast<double>(*set_busy1_ - set_busy0_) / hz - *f.cpu_s - 2 * cpus / hz;
+    const double others_s = static_cast<double>(set1_->busy - set0_.busy) / hz - *f.cpu_s - 2 * cpus / hz;
     const double others = std::max(0.0, others_s) / (cpus * wall);
-    const double total = static_cast<double>(*set_total1_ - set_total0_);
-    const double steal = total > 0 ? static_cast<double>(*set_steal1_ - set_steal0_) / total : 0.0;
+    const double total = static_cast<double>(set1_->total - set0_.total);
+    const double steal = total > 0 ? static_cast<double>(set1_->steal - set0_.steal) / total : 0.0;
     f.cpu_pressure = std::min(1.0, std::max(others, steal));
     f.pressure_method = "cpu-set";
 }
