@@ -386,20 +386,20 @@ std::optional<std::string> cpu_limit_conflict(const family_plan& f, const render
 // Why a family sets no thread-pool variables: its models' caps differ, or a model's fits ran
 // under several caps, the largest none (the plan's warnings name them), or none was recorded.
 std::string no_thread_cap_reason(const family_plan& f) {
-    constexpr std::string_view mixed = "its models ran under different thread caps (";
-    for (const auto& w : f.warnings)
-        if (w.rfind(mixed, 0) == 0) {
-            const auto end = w.find(')', mixed.size());
-            return "its models ran under different thread caps (" + w.substr(mixed.size(), end - mixed.size()) +
-                   "): no thread-pool variables set";
-        }
-    constexpr std::string_view fits_mixed = "its fits ran under different thread caps (";
-    for (const auto& w : f.warnings)
-        if (w.rfind(fits_mixed, 0) == 0) {
-            const auto end = w.find("): ", fits_mixed.size());
-            return "its fits ran under different thread caps (" + w.substr(fits_mixed.size(), end - fits_mixed.size()) +
-                   "), the largest no cap: no thread-pool variables set";
-        }
+    // Each warning's opening words, where its list of caps ends, and what the reason adds.
+    struct kind {
+        std::string_view opening, list_end, tail;
+    };
+    static constexpr kind kinds[] = {
+        {"its models ran under different thread caps (", ")", "): no thread-pool variables set"},
+        {"its fits ran under different thread caps (", "): ", "), the largest no cap: no thread-pool variables set"},
+    };
+    for (const kind& k : kinds)
+        for (const auto& w : f.warnings)
+            if (w.rfind(k.opening, 0) == 0) {
+                const auto end = w.find(k.list_end, k.opening.size());
+                return std::string(k.opening) + w.substr(k.opening.size(), end - k.opening.size()) + std::string(k.tail);
+            }
     return std::string(no_thread_cap_recorded);
 }
 
