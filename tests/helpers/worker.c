@@ -5,7 +5,8 @@
    keep200 (allocate and touch 200 MiB and keep it: a leak), bigreply (an ok reply line
    padded to 8 MiB), closereply (close the reply descriptor, then wait for ever), closestdin
    (close stdin, reply, then wait for ever), nap (sleep 0.4 s, then reply), spin (burn 0.4 s of
-   its own CPU time, then reply); a model whose name starts with nap or spin does the same.
+   its own CPU time, then reply); a model whose name starts with alloc300, nap or spin does the
+   same.
    With PROF_TEST_READY=1 it sends {"ready":true} first; with PROF_TEST_CLOSE_FIRST=1 it closes
    the reply descriptor at start and waits for ever. */
 #include <signal.h>
@@ -37,7 +38,7 @@ int main(void) {
     if (getenv("PROF_TEST_READY")) reply(fd, "{\"ready\":true}\n");
     char line[65536];
     while (fgets(line, sizeof line, stdin)) {
-        if (strstr(line, "\"model_type\":\"alloc300\"")) {
+        if (strstr(line, "\"model_type\":\"alloc300")) {
             size_t bytes = (size_t)300 << 20;
             char *p = malloc(bytes);
             memset(p, 1, bytes);
