@@ -135,6 +135,10 @@ std::uint64_t fewest_nodes(std::uint64_t enough, double deadline_s, const Makesp
 // The family's slots, waves and makespans (and each size class's) on f.nodes nodes.
 void fill_schedule(family_plan& f, const family_schedule& sc);
 
+// make_plan's first step (request.cpp): every flag of the request within its range, the goal
+// (check_plan_goal) and the layout among plan_layouts. Throws usage_error naming the flag.
+void validate_request(const plan_request& rq);
+
 // The deadline the makespans are held to: --deadline less --headroom's share (checks.cpp).
 double planned_deadline(const plan_request& rq);
 // "the deadline 10.0 min less 10% headroom (9.0 min)", or the deadline alone without headroom.
