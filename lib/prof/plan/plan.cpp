@@ -494,10 +494,6 @@ class_schedule schedule_class(family_layout& L, std::uint64_t slots_per_node, st
     return sched;
 }
 
-double gib_hours(std::uint64_t bytes, double seconds) {
-    return static_cast<double>(bytes) / static_cast<double>(1ULL << 30) * seconds / 3600.0;
-}
-
 // The family as one class: its own slot for every cell, no saving.
 void set_one_size(family_plan& f) {
     size_class one;
@@ -722,7 +718,6 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
     std::uint64_t enough = 1;
     for (const auto& [name, f] : p.families) {
         p.totals.cells += f.cells;
-        p.totals.work_s += f.work_s;
         enough = std::max(enough, schedules.at(name).enough_nodes());
         p.totals.longest_cell_s = std::max(p.totals.longest_cell_s, f.longest_cell_s);
     }
@@ -756,6 +751,7 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
                 deadline_text(rq), p.totals.nodes, human_seconds(total_bound(p.totals.nodes)), apart));
         }
     }
+    for (const auto& [name, f] : p.families) p.totals.work_s += f.work_s;  // warm cold starts on its nodes
     p.totals.makespan_s = total_makespan(p.totals.nodes);
     for (const auto& [name, sc] : schedules)
         p.totals.makespan_lower_s += sc.lower_bound(std::min(p.totals.nodes, sc.enough_nodes()));
@@ -830,6 +826,9 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         lay_out(fname, f, cx);
         family_schedule sched = price_family(f, ev, cx, mp);
         split_size_classes(fname, f, models, ev, cx, sched);
+        sched.work_s = f.work_s;
+        if (!rq.cold_start_per_process)
+            for (auto& c : sched.classes) c.warm_cold_s = warm_cold_starts(ev.work_models, cx.margin.time());
         family_resamples rs = resample_family(f, ev.work_models, cx.lengths, cx.series, cx.margin.time(), rq);
         schedule_family(f, sched, rs, rq);
         advise_family(f, ev, rq);
