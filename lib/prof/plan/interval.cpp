@@ -138,7 +138,10 @@ void fill_intervals(family_plan& f, const family_schedule& sc, const family_resa
         f.longest_cell_interval = {f.longest_cell_s, f.longest_cell_s, f.longest_cell_s};
         f.makespan_interval = {f.makespan_s, f.makespan_s, f.makespan_s};
     } else {
-        f.work_interval = interval_of(rs.works(), confidence);
+        // The warm cold starts are the same in every resample (cold_start_s is not resampled).
+        std::vector<double> works = rs.works();
+        for (double& w : works) w += sc.cold_work(f.nodes);
+        f.work_interval = interval_of(std::move(works), confidence);
         f.longest_cell_interval = interval_of(rs.longest_cells(), confidence);
         f.makespan_interval = interval_of(rs.makespans(sc, f.nodes), confidence);
     }
@@ -185,8 +188,9 @@ void fill_total_intervals(plan_totals& t, const std::map<std::string, family_sch
             const bool drawn = it != resamples.end() && !it->second.runs.empty();
             const std::vector<double> w = drawn ? it->second.works() : std::vector<double>();
             const std::vector<double> l = drawn ? it->second.longest_cells() : std::vector<double>();
+            const double cold = schedules.at(name).cold_work(f.nodes);
             for (std::size_t r = 0; r < works.size(); ++r) {
-                works[r] += drawn ? w[r] : f.work_s;
+                works[r] += drawn ? w[r] + cold : f.work_s;
                 longest[r] = std::max(longest[r], drawn ? l[r] : f.longest_cell_s);
             }
         }

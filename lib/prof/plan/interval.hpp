@@ -39,14 +39,15 @@ class_cost measured_class_cost(const std::vector<priced_model>& models, const ru
                                const size_class& c, std::uint64_t series, double time_margin);
 
 // A family's resampled runs: runs[r][k] the work and longest cell of size class k in resample r
-// (the plan's own values moved by the resample's change of its measured part, never below 0).
+// (the plan's own values moved by the resample's change of its measured part, never below 0),
+// without the warm cold starts, which depend on the nodes and not on the resample.
 struct family_resamples {
     std::vector<std::vector<class_cost>> runs;
-    // The makespan of resample r on `nodes` nodes: the plan's schedule, each class's work and
-    // longest cell those of the resample.
+    // The makespan of resample r on `nodes` nodes: the plan's schedule (its warm cold starts'
+    // delay included), each class's work and longest cell those of the resample.
     double makespan(const family_schedule& sc, std::size_t r, std::uint64_t nodes) const;
     std::vector<double> makespans(const family_schedule& sc, std::uint64_t nodes) const;
-    std::vector<double> works() const;
+    std::vector<double> works() const;  // Σ over classes, the warm cold starts left out
     std::vector<double> longest_cells() const;
 };
 

@@ -161,3 +161,32 @@ TEST_CASE("a resampled run is scheduled on the planned slots: waves of its own l
     CHECK(rs.longest_cells() == std::vector<double>{2, 1});
     CHECK(prof::plan_detail::makespan_bound(sc, rs, 1, 0.8) == doctest::Approx(3.8));  // P90 of {2, 4}: 2 + 0.9 x 2
 }
+
+TEST_CASE("warm cold starts move every resampled run by the same work and each slot's delay") {
+    // 32 series of n_obs 100 on one node of 16 one-core slots; m's cold start 0.8 s x 1.25 =
+    // 1 s. Every slot runs m (32 cells > 16 slots): 16 x 1 = 16 s more work in the plan and in
+    // each resample (same seed: the same draws), and every makespan 1 s later.
+    auto p = fits_at_100({1, 3, 2, 2, 5});
+    auto rq = run_of(32);
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    const auto none = prof::make_plan(&p, rq);
+    p.models.at("m").cold_start_s = 0.8;
+    const auto plan = prof::make_plan(&p, rq);
+    const auto& f0 = none.families.at("f");
+    const auto& f = plan.families.at("f");
+    REQUIRE(f.slots == 16);
+    REQUIRE(f.work_interval.high_s > f.work_interval.low_s);
+    CHECK(*f.cold_start_work_s == doctest::Approx(16.0));
+    CHECK(f.work_s == doctest::Approx(f0.work_s + 16));
+    CHECK(f.work_interval.low_s == doctest::Approx(f0.work_interval.low_s + 16));
+    CHECK(f.work_interval.p50_s == doctest::Approx(f0.work_interval.p50_s + 16));
+    CHECK(f.work_interval.high_s == doctest::Approx(f0.work_interval.high_s + 16));
+    CHECK(f.makespan_s == doctest::Approx(f0.makespan_s + 1));
+    CHECK(f.makespan_interval.low_s == doctest::Approx(f0.makespan_interval.low_s + 1));
+    CHECK(f.makespan_interval.high_s == doctest::Approx(f0.makespan_interval.high_s + 1));
+    CHECK(f.makespan_bound_s == doctest::Approx(f0.makespan_bound_s + 1));
+    CHECK(plan.totals.work_s == doctest::Approx(f.work_s));
+    CHECK(plan.totals.work_interval.high_s == doctest::Approx(f.work_interval.high_s));
+    CHECK(plan.totals.makespan_interval.high_s == doctest::Approx(f.makespan_interval.high_s));
+}

@@ -55,6 +55,11 @@ struct class_schedule {
     std::uint64_t reserved_runners = 0;   // runners the Spark driver displaces on its node
     double start_s = 0;                   // k8s: each item's pod start
     double rate = 0;                      // k8s: pods created per second (0 = unbounded)
+    // Warm workers (every target whose items do not start their processes afresh, as k8s-job's
+    // do and carry theirs in work_s): each slot pays each model's cold start once, on its first
+    // cell of that model. Per model of the family, time margin applied, largest first; empty
+    // when no model has a cold_start_s (warm_cold_starts).
+    std::vector<double> warm_cold_s = {};
     std::uint64_t items() const { return div_up(cells, per_item); }
     std::uint64_t runners(std::uint64_t nodes) const {
         const std::uint64_t all = runners_per_node * nodes;
@@ -62,13 +67,34 @@ struct class_schedule {
     }
     // Nodes enough to run every work item at once: more buy nothing.
     std::uint64_t enough_nodes() const { return std::max<std::uint64_t>(1, div_up(items() + reserved_runners, runners_per_node)); }
+    // The warm cold starts' work on `nodes` nodes: Σ over models of min(slots, the model's cells)
+    // × its cold start, each model holding cells / models of the cells (every series runs every
+    // model of the family).
+    double cold_work(std::uint64_t nodes) const {
+        if (warm_cold_s.empty()) return 0;
+        const std::uint64_t slots = runners(nodes) * slots_per_runner;
+        double sum = 0;
+        for (double c : warm_cold_s) sum += c;
+        return static_cast<double>(std::min<std::uint64_t>(slots, cells / warm_cold_s.size())) * sum;
+    }
+    // How much later the slots finish for their cold starts: a slot runs at most `waves` cells,
+    // so it pays at most the largest min(models, waves) of them.
+    double cold_delay(std::uint64_t nodes) const {
+        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(warm_cold_s.size(), waves(nodes)));
+        double sum = 0;
+        for (std::size_t i = 0; i < k; ++i) sum += warm_cold_s[i];
+        return sum;
+    }
+    // schedule_makespan's bound (and the controller's rate), every slot starting its cells
+    // cold_delay later.
     double makespan(std::uint64_t nodes) const {
         const std::uint64_t r = runners(nodes);
         if (r == 0) return std::numeric_limits<double>::infinity();
         const double t = schedule_makespan(cells, work_s, longest_s, per_item, slots_per_runner, r, start_s);
-        if (rate <= 0) return t;
+        const double delay = cold_delay(nodes);
+        if (rate <= 0) return t + delay;
         const double item_s = static_cast<double>(div_up(per_item, slots_per_runner)) * longest_s;
-        return rate_limited_makespan(t, items(), r, item_s, start_s, rate);
+        return rate_limited_makespan(t, items(), r, item_s, start_s, rate) + delay;
     }
     // Rounds of whole cells every slot runs at most: ceil(items / runners) × rounds per item.
     std::uint64_t waves(std::uint64_t nodes) const {
@@ -78,9 +104,11 @@ struct class_schedule {
     double lower_bound(std::uint64_t nodes) const {
         const std::uint64_t r = runners(nodes);
         if (r == 0) return std::numeric_limits<double>::infinity();
-        // A pod's time is its start plus its cells spread over its slots.
+        // A pod's time is its start plus its cells spread over its slots. The slot that runs the
+        // longest cell pays that model's warm cold start too, at least the smallest.
         const double pod_time = work_s / static_cast<double>(slots_per_runner) + static_cast<double>(items()) * start_s;
-        double t = std::max(pod_time / static_cast<double>(r), longest_s + start_s);
+        const double cold = warm_cold_s.empty() ? 0.0 : warm_cold_s.back();
+        double t = std::max(pod_time / static_cast<double>(r), longest_s + start_s + cold);
         if (rate > 0) t = std::max(t, static_cast<double>(items() - 1) / rate + start_s);
         return t;
     }
@@ -91,6 +119,13 @@ struct class_schedule {
 struct family_schedule {
     std::vector<class_schedule> classes;
     double start_s = 0, rate = 0;  // k8s: every class's pod start and pod creation rate
+    double work_s = 0;             // the family's work without its warm cold starts
+    bool warm() const { return !classes.empty() && !classes.front().warm_cold_s.empty(); }
+    double cold_work(std::uint64_t nodes) const {
+        double w = 0;
+        for (const auto& c : classes) w += c.cold_work(nodes);
+        return w;
+    }
     std::uint64_t enough_nodes() const {
         std::uint64_t n = 1;
         for (const auto& c : classes) n = std::max(n, c.enough_nodes());
@@ -132,8 +167,18 @@ std::uint64_t fewest_nodes(std::uint64_t enough, double deadline_s, const Makesp
 }
 
 
-// The family's slots, waves and makespans (and each size class's) on f.nodes nodes.
+inline double gib_hours(std::uint64_t bytes, double seconds) {
+    return static_cast<double>(bytes) / static_cast<double>(1ULL << 30) * seconds / 3600.0;
+}
+
+// The family's slots, waves and makespans (and each size class's) on f.nodes nodes; with warm
+// workers, also the work of their cold starts on those nodes (cold_start_work_s, in work_s and
+// in the slot memory x time of the family and of each class).
 void fill_schedule(family_plan& f, const family_schedule& sc);
+
+// make_plan's first step (request.cpp): every flag of the request within its range, the goal
+// (check_plan_goal) and the layout among plan_layouts. Throws usage_error naming the flag.
+void validate_request(const plan_request& rq);
 
 // The deadline the makespans are held to: --deadline less --headroom's share (checks.cpp).
 double planned_deadline(const plan_request& rq);

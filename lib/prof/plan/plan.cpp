@@ -1,6 +1,6 @@
-// make_plan: validate the request, group the run's models by family, size and lay out each
-// family's slot, split it into size classes, schedule it, and check the plan's goal (see
-// plan.hpp).
+// make_plan: validate the request (request.cpp), group the run's models by family, size and lay
+// out each family's slot, split it into size classes, schedule it, and check the plan's goal
+// (see plan.hpp).
 #include "prof/plan/plan.hpp"
 
 #include "prof/plan/interval.hpp"
@@ -21,52 +21,6 @@ namespace prof {
 using namespace plan_detail;
 
 namespace {
-
-// ---- make_plan, step 1: validate ---------------------------------------------------------
-
-constexpr std::uint64_t max_node_gpus = 1024;
-
-void validate_request(const plan_request& rq) {
-    if (rq.series == 0 && !rq.panel) throw usage_error("--series must be a positive integer (or give --panel)");
-    if (rq.panel && rq.panel->bins.empty()) throw usage_error("--panel: the panel holds no usable series");
-    if (rq.node.cores == 0) throw usage_error("--node-cores must be a positive integer");
-    if (rq.node.memory_bytes == 0) throw usage_error("--node-memory must be more than 0 bytes");
-    if (rq.node.gpus > 0 && (!rq.node.gpu_memory_bytes || *rq.node.gpu_memory_bytes == 0))
-        throw usage_error("--node-gpus needs --node-gpu-memory (the memory of one device)");
-    if (rq.node.gpus == 0 && rq.node.gpu_memory_bytes)
-        throw usage_error("--node-gpu-memory needs --node-gpus (devices per node)");
-    // No node holds more (the largest, an NVL72 rack, is 72): a bigger count is a typo, and the
-    // slot arithmetic stays far from 64-bit overflow.
-    if (rq.node.gpus > max_node_gpus)
-        throw usage_error(fmt::format("--node-gpus must be at most {}, not {}", max_node_gpus, rq.node.gpus));
-    check_plan_goal(rq.deadline_s, rq.nodes);
-    if (rq.defaults.cores == 0) throw usage_error("--default-cores must be a positive integer");
-    if (rq.defaults.memory_bytes == 0) throw usage_error("--default-memory must be more than 0 bytes");
-    if (!(std::isfinite(rq.defaults.wall_s) && rq.defaults.wall_s > 0))
-        throw usage_error("--default-wall must be a positive duration");
-    if (std::find(std::begin(plan_layouts), std::end(plan_layouts), rq.layout) == std::end(plan_layouts))
-        throw usage_error(fmt::format("--layout must be ray, spark or k8s, not '{}'", rq.layout));
-    if (rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes == 0)
-        throw usage_error("--max-container-memory must be more than 0 bytes");
-    if (rq.limits.max_pods_per_node == 0) throw usage_error("--max-pods-per-node must be a positive integer");
-    if (!(rq.slack.headroom >= 0 && rq.slack.headroom < 1))
-        throw usage_error("--headroom must be a share of the deadline in [0, 1) (0.1 = 10%)");
-    if (!(std::isfinite(rq.slack.pod_start_s) && rq.slack.pod_start_s >= 0))
-        throw usage_error("--pod-start must be a duration of 0 or more");
-    if (!(std::isfinite(rq.slack.job_pod_rate) && rq.slack.job_pod_rate > 0))
-        throw usage_error("--job-pod-rate must be a positive number of pods per second");
-    if (rq.limits.spark_cluster != "yarn" && rq.limits.spark_cluster != "k8s" && rq.limits.spark_cluster != "standalone")
-        throw usage_error(fmt::format("--spark-cluster must be yarn, k8s or standalone, not '{}'", rq.limits.spark_cluster));
-    if (rq.limits.yarn_min_allocation_bytes == 0) throw usage_error("--yarn-min-allocation must be more than 0 bytes");
-    if (rq.limits.yarn_max_vcores == 0) throw usage_error("--yarn-max-vcores must be a positive integer");
-    if (rq.size_classes == 0 || rq.size_classes > max_size_classes)
-        throw usage_error(fmt::format("--size-classes must be 1 (one size) to {}, not {}", max_size_classes, rq.size_classes));
-    if (!(std::isfinite(rq.min_class_saving) && rq.min_class_saving >= 0 && rq.min_class_saving < 1))
-        throw usage_error("--min-class-saving must be a share from 0 to below 100%");
-    if (!(rq.confidence > 0 && rq.confidence < 1)) throw usage_error("--confidence must be a share in (0, 1) (80% or 0.8)");
-    if (rq.resamples > max_resamples)
-        throw usage_error(fmt::format("--resamples must be 0 (no intervals) to {}, not {}", max_resamples, rq.resamples));
-}
 
 // What every step of make_plan reads: the request, the profile (null: none on the input) and
 // what follows from them.
@@ -540,10 +494,6 @@ class_schedule schedule_class(family_layout& L, std::uint64_t slots_per_node, st
     return sched;
 }
 
-double gib_hours(std::uint64_t bytes, double seconds) {
-    return static_cast<double>(bytes) / static_cast<double>(1ULL << 30) * seconds / 3600.0;
-}
-
 // The family as one class: its own slot for every cell, no saving.
 void set_one_size(family_plan& f) {
     size_class one;
@@ -768,7 +718,6 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
     std::uint64_t enough = 1;
     for (const auto& [name, f] : p.families) {
         p.totals.cells += f.cells;
-        p.totals.work_s += f.work_s;
         enough = std::max(enough, schedules.at(name).enough_nodes());
         p.totals.longest_cell_s = std::max(p.totals.longest_cell_s, f.longest_cell_s);
     }
@@ -802,6 +751,7 @@ void schedule_totals(plan_record& p, const std::map<std::string, family_schedule
                 deadline_text(rq), p.totals.nodes, human_seconds(total_bound(p.totals.nodes)), apart));
         }
     }
+    for (const auto& [name, f] : p.families) p.totals.work_s += f.work_s;  // warm cold starts on its nodes
     p.totals.makespan_s = total_makespan(p.totals.nodes);
     for (const auto& [name, sc] : schedules)
         p.totals.makespan_lower_s += sc.lower_bound(std::min(p.totals.nodes, sc.enough_nodes()));
@@ -876,6 +826,9 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         lay_out(fname, f, cx);
         family_schedule sched = price_family(f, ev, cx, mp);
         split_size_classes(fname, f, models, ev, cx, sched);
+        sched.work_s = f.work_s;
+        if (!rq.cold_start_per_process)
+            for (auto& c : sched.classes) c.warm_cold_s = warm_cold_starts(ev.work_models, cx.margin.time());
         family_resamples rs = resample_family(f, ev.work_models, cx.lengths, cx.series, cx.margin.time(), rq);
         schedule_family(f, sched, rs, rq);
         advise_family(f, ev, rq);

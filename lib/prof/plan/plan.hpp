@@ -139,7 +139,8 @@ struct plan_request {
     std::uint64_t min_fits = 3;              // fewer ok fits in a family = low confidence
     std::string layout = "ray";              // one of plan_layouts
     // Every work item starts its processes afresh (k8s-job: a pod per Job index), so each pays
-    // its model's cold start (the profile's cold_start_s): priced by cold_start_work.
+    // its model's cold start (the profile's cold_start_s): priced by cold_start_work. Otherwise
+    // the workers stay warm and each slot pays each model's once (warm_cold_starts).
     bool cold_start_per_process = false;
     cluster_limits limits;
     unmeasured_policy on_unmeasured = unmeasured_policy::fail;
@@ -195,6 +196,16 @@ struct cold_start_cost {
 };
 cold_start_cost cold_start_work(const std::vector<model_in_family>& models, std::uint64_t cells,
                                 std::uint64_t processes, double time_margin);
+
+// The cold starts when the workers stay warm between cells (every target but k8s-job): each
+// slot pays each model's cold_start_s once, on its first cell of that model, so a class of
+// `cells` cells on S slots adds Σ_m min(S, cells / models) × cold_start_s(m) × time margin of
+// work (each class its own slots: the classes run one after another), and every slot starts its
+// cells later by the cold starts of the models it runs (at most the largest min(models, cells
+// it runs) of them): the makespan grows by that, not by the work's share. The slots follow the
+// node count, so both are priced in the schedule. Here: per model of the family its
+// cold_start_s × time_margin (a model without one: 0), largest first; empty when no model has one.
+std::vector<double> warm_cold_starts(const std::vector<model_in_family>& models, double time_margin);
 
 // Where each axis of a family's slot came from: "measured" | "reference" | "assumed"
 // (the profile's provenance.basis, or assumed where a model of the family took a default).
@@ -253,8 +264,10 @@ struct size_class {
     std::uint64_t slots_per_node = 0;                   // under the layout
     family_layout layout;
     double work_s = 0, longest_cell_s = 0;              // margin applied
-    // The class's own cold starts in work_s (cold_start_work over its work items) when every
-    // work item starts its processes afresh; null when the target keeps its workers warm.
+    // The class's own cold starts in work_s: when every work item starts its processes afresh,
+    // cold_start_work over its work items; when the workers stay warm, each of the class's slots
+    // pays each model's once (warm_cold_starts); null when no model has a cold start to price
+    // (for warm workers; k8s-job always prices them).
     std::optional<double> cold_start_work_s;
     std::uint64_t slots = 0, waves = 0;                 // on the family's nodes
     double makespan_s = 0;                              // whole cells on those slots (schedule_makespan)
@@ -293,13 +306,15 @@ struct family_plan {
                                                      // layout.reserved_units)
     family_layout layout;
     std::uint64_t cells = 0;                         // series × models
-    double work_s = 0;                               // predict_family_work's, margin applied
+    double work_s = 0;                               // predict_family_work's, margin applied,
+                                                     // plus cold_start_work_s
     double longest_cell_s = 0;                       // the longest single cell, margin applied
     std::string longest_cell_model;
     std::optional<std::uint64_t> longest_cell_n_obs;
     std::string wall_estimator;                      // curve | median | default | mixed
-    // The cold starts in work_s (margin applied) when every work item starts its processes
-    // afresh (cold_start_work); null when the target keeps its workers warm.
+    // The cold starts in work_s (margin applied): one per process when every work item starts
+    // its processes afresh (cold_start_work), else one per slot and model (warm_cold_starts, on
+    // the family's nodes, class by class); null for warm workers when no model has a cold start.
     std::optional<double> cold_start_work_s;
     std::optional<std::uint64_t> oom_floor_bytes;    // memory proven needed by an OOM kill
     std::vector<std::string> unmeasured_models;      // sized from the defaults (--on-unmeasured defaults)
@@ -307,7 +322,8 @@ struct family_plan {
     std::uint64_t slots = 0;                         // slots_per_node × nodes
     std::uint64_t waves = 0;                         // rounds of whole cells a slot runs at most:
                                                      // ceil(cells / slots) for one-cell items
-    double makespan_s = 0;                           // whole cells: see schedule_makespan
+    double makespan_s = 0;                           // whole cells: see schedule_makespan; warm
+                                                     // workers start later by their cold starts
     double makespan_lower_s = 0;                     // max(work_s / slots, longest_cell_s)
     std::optional<bool> meets_deadline;              // null without --deadline: makespan_bound_s
                                                      // within the planned deadline
@@ -428,6 +444,8 @@ void check_run_size(bool series_given, std::uint64_t series, bool panel_given);
 // Nodes and makespans come from waves of whole cells over the slots the layout deploys
 // (schedule_makespan): with a deadline the fewest nodes that meet it, never more than one
 // wave of cells needs; with --nodes the given count, again never more than the cells need.
+// Cold starts: per process under request.cold_start_per_process (cold_start_work), else per
+// slot and model (warm_cold_starts), in the work and the makespan and their intervals.
 // A model with no ok fit in a non-empty profile follows request.on_unmeasured: fail throws
 // prof::error(data_err) naming it, its family, its first error and the three choices.
 // Throws usage_error (64) on a bad request or a default that does not fit the node, and

@@ -55,10 +55,15 @@ std::string schedule_comment(const plan_record& p, const family_plan& f) {
     if (f.meets_deadline)
         met = *f.meets_deadline ? (alone ? "; meets the deadline by itself (the run: see the totals)" : "; meets the deadline")
                                 : "; DOES NOT MEET THE DEADLINE";
+    const std::string cold = f.cold_start_work_s && *f.cold_start_work_s > 0
+                                 ? fmt::format("; {} of cold starts in the work and the makespan (a fresh worker's "
+                                               "first cell of each model)",
+                                               human_seconds(*f.cold_start_work_s))
+                                 : std::string();
     return fmt::format("# schedule: {} cells of up to {} in {} wave(s) over {} slot(s) on {} node(s) ({}); "
-                       "makespan <= {}, >= {}{}\n",
+                       "makespan <= {}, >= {}{}{}\n",
                        f.cells, human_seconds(f.longest_cell_s), f.waves, f.slots, f.nodes, count_or_deadline(p),
-                       human_seconds(f.makespan_s), human_seconds(f.makespan_lower_s), met);
+                       human_seconds(f.makespan_s), human_seconds(f.makespan_lower_s), cold, met);
 }
 
 // The run's verdict, for a plan of several families: the totals run them one after another on
@@ -100,6 +105,7 @@ std::vector<family_view> class_views(const family_plan& f) {
         const size_class& c = f.size_classes[k];
         family_view v{f, "", k, &c};
         copy_slot_and_schedule(v.f, c);
+        v.f.cold_start_work_s = c.cold_start_work_s;
         v.f.makespan_lower_s = c.slots ? std::max(c.work_s / static_cast<double>(c.slots), c.longest_cell_s) : 0;
         v.f.meets_deadline.reset();  // the deadline is the family's: its classes one after another
         if (c.layout.unit == "pod") v.f.max_failed_items = failed_items_allowance(c.layout.work_items, c.layout.cells_per_item, f.failure_share);
@@ -813,9 +819,12 @@ std::string render_plan_table(const plan_record& p) {
         out += fmt::format("intervals of {} ({}; resampled: {}): {}\n", name, quantiles,
                            f.resampled_models.empty() ? std::string("none") : fmt::format("{}", fmt::join(f.resampled_models, ", ")),
                            intervals_text(f.work_interval, f.longest_cell_interval, f.makespan_interval));
-        out += fmt::format("work of {}: {} priced by the {} rule; longest cell {} ({}{})\n", name,
-                           human_seconds(f.work_s), f.wall_estimator, human_seconds(f.longest_cell_s),
-                           f.longest_cell_model,
+        out += fmt::format("work of {}: {} priced by the {} rule{}; longest cell {} ({}{})\n", name,
+                           human_seconds(f.work_s), f.wall_estimator,
+                           f.cold_start_work_s && *f.cold_start_work_s > 0
+                               ? fmt::format(", {} of it cold starts", human_seconds(*f.cold_start_work_s))
+                               : std::string(),
+                           human_seconds(f.longest_cell_s), f.longest_cell_model,
                            f.longest_cell_n_obs ? fmt::format(", n_obs {}", *f.longest_cell_n_obs) : std::string());
         if (f.size_classes.size() > 1) {
             out += fmt::format("size classes of {} (one after another; a cell goes to the class holding its series' "

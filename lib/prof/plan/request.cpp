@@ -1,6 +1,6 @@
 // The plan request and render options from the operator's words: the target and its layout,
 // --models specs, the unmeasured-model policy, shares and index lists, and the checks of the
-// run's size, its goal and the render options (see plan.hpp).
+// run's size, its goal, the whole request and the render options (see plan.hpp).
 #include "prof/plan/layout.hpp"
 
 #include "prof/core/errors.hpp"
@@ -61,6 +61,52 @@ void check_plan_goal(const std::optional<double>& deadline_s, const std::optiona
     if (deadline_s && !(std::isfinite(*deadline_s) && *deadline_s > 0))
         throw usage_error("--deadline must be a positive duration");
     if (nodes && *nodes == 0) throw usage_error("--nodes must be a positive integer");
+}
+
+namespace {
+constexpr std::uint64_t max_node_gpus = 1024;
+}  // namespace
+
+void plan_detail::validate_request(const plan_request& rq) {
+    if (rq.series == 0 && !rq.panel) throw usage_error("--series must be a positive integer (or give --panel)");
+    if (rq.panel && rq.panel->bins.empty()) throw usage_error("--panel: the panel holds no usable series");
+    if (rq.node.cores == 0) throw usage_error("--node-cores must be a positive integer");
+    if (rq.node.memory_bytes == 0) throw usage_error("--node-memory must be more than 0 bytes");
+    if (rq.node.gpus > 0 && (!rq.node.gpu_memory_bytes || *rq.node.gpu_memory_bytes == 0))
+        throw usage_error("--node-gpus needs --node-gpu-memory (the memory of one device)");
+    if (rq.node.gpus == 0 && rq.node.gpu_memory_bytes)
+        throw usage_error("--node-gpu-memory needs --node-gpus (devices per node)");
+    // No node holds more (the largest, an NVL72 rack, is 72): a bigger count is a typo, and the
+    // slot arithmetic stays far from 64-bit overflow.
+    if (rq.node.gpus > max_node_gpus)
+        throw usage_error(fmt::format("--node-gpus must be at most {}, not {}", max_node_gpus, rq.node.gpus));
+    check_plan_goal(rq.deadline_s, rq.nodes);
+    if (rq.defaults.cores == 0) throw usage_error("--default-cores must be a positive integer");
+    if (rq.defaults.memory_bytes == 0) throw usage_error("--default-memory must be more than 0 bytes");
+    if (!(std::isfinite(rq.defaults.wall_s) && rq.defaults.wall_s > 0))
+        throw usage_error("--default-wall must be a positive duration");
+    if (std::find(std::begin(plan_layouts), std::end(plan_layouts), rq.layout) == std::end(plan_layouts))
+        throw usage_error(fmt::format("--layout must be ray, spark or k8s, not '{}'", rq.layout));
+    if (rq.limits.max_container_memory_bytes && *rq.limits.max_container_memory_bytes == 0)
+        throw usage_error("--max-container-memory must be more than 0 bytes");
+    if (rq.limits.max_pods_per_node == 0) throw usage_error("--max-pods-per-node must be a positive integer");
+    if (!(rq.slack.headroom >= 0 && rq.slack.headroom < 1))
+        throw usage_error("--headroom must be a share of the deadline in [0, 1) (0.1 = 10%)");
+    if (!(std::isfinite(rq.slack.pod_start_s) && rq.slack.pod_start_s >= 0))
+        throw usage_error("--pod-start must be a duration of 0 or more");
+    if (!(std::isfinite(rq.slack.job_pod_rate) && rq.slack.job_pod_rate > 0))
+        throw usage_error("--job-pod-rate must be a positive number of pods per second");
+    if (rq.limits.spark_cluster != "yarn" && rq.limits.spark_cluster != "k8s" && rq.limits.spark_cluster != "standalone")
+        throw usage_error(fmt::format("--spark-cluster must be yarn, k8s or standalone, not '{}'", rq.limits.spark_cluster));
+    if (rq.limits.yarn_min_allocation_bytes == 0) throw usage_error("--yarn-min-allocation must be more than 0 bytes");
+    if (rq.limits.yarn_max_vcores == 0) throw usage_error("--yarn-max-vcores must be a positive integer");
+    if (rq.size_classes == 0 || rq.size_classes > max_size_classes)
+        throw usage_error(fmt::format("--size-classes must be 1 (one size) to {}, not {}", max_size_classes, rq.size_classes));
+    if (!(std::isfinite(rq.min_class_saving) && rq.min_class_saving >= 0 && rq.min_class_saving < 1))
+        throw usage_error("--min-class-saving must be a share from 0 to below 100%");
+    if (!(rq.confidence > 0 && rq.confidence < 1)) throw usage_error("--confidence must be a share in (0, 1) (80% or 0.8)");
+    if (rq.resamples > max_resamples)
+        throw usage_error(fmt::format("--resamples must be 0 (no intervals) to {}, not {}", max_resamples, rq.resamples));
 }
 
 double parse_share(const std::string& text, std::string_view flag) {

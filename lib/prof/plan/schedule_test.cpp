@@ -167,7 +167,7 @@ TEST_CASE("GPU slots spread over every device: 96 slots on 8 devices are 12 a de
     CHECK(s.find("\nspark.task.resource.gpu.amount                   0.08333333333333333\n") != std::string::npos);
 }
 
-TEST_CASE("k8s-job prices a cold start per process, k8s keeps its workers warm and does not") {
+TEST_CASE("k8s-job prices a cold start per process, warm workers one per slot and model") {
     // theta's cold start 2 s, arima none (0). 1000 series x 2 models = 2000 cells, one cell per
     // Job index and process: 2000 starts x mean(2, 0) = 2000 s, x the time margin 1.25 = 2500 s.
     // The work without them: 1000 x (0.25 + 0.5) x 1.25 = 937.5 s; the longest cell 0.5 x 1.25
@@ -185,10 +185,71 @@ TEST_CASE("k8s-job prices a cold start per process, k8s keeps its workers warm a
     CHECK(*f.cold_start_work_s == doctest::Approx(2500.0));
     CHECK(f.work_s == doctest::Approx(937.5 + 2500.0));
     CHECK(f.longest_cell_s == doctest::Approx(0.625 + 2.5));
+    // k8s (pods that stay up): each slot pays theta's 2.5 s once; its slots are fewer than
+    // theta's 1000 cells, so slots x 2.5 s.
     prof::set_target(rq, "k8s", "");
     auto pods = prof::make_plan(&p, rq);
-    CHECK_FALSE(pods.families.at("statistical").cold_start_work_s.has_value());
-    CHECK(pods.families.at("statistical").work_s == doctest::Approx(937.5));
+    const auto& g = pods.families.at("statistical");
+    REQUIRE(g.cold_start_work_s);
+    CHECK(*g.cold_start_work_s == doctest::Approx(static_cast<double>(g.slots) * 2.5));
+    CHECK(g.work_s == doctest::Approx(937.5 + static_cast<double>(g.slots) * 2.5));
+    CHECK(g.longest_cell_s == doctest::Approx(0.625));
+}
+
+TEST_CASE("warm workers: each slot pays each model's cold start once and starts its cells that much later") {
+    // Ray, one node of 16 cores: the family's slot is arima's 2 cores, 8 slots. theta's cold
+    // start 2 s, arima's 0.4 s, x 1.25: 2.5 s and 0.5 s. 1000 series: every slot runs both
+    // models, so the work grows by 8 x (2.5 + 0.5) = 24 s, and each slot starts 3 s later
+    // (250 waves: it runs both models).
+    auto p = statistical();
+    auto rq = cpu_request();
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    prof::set_target(rq, "ray", "");
+    const auto warm0 = prof::make_plan(&p, rq).families.at("statistical");
+    CHECK_FALSE(warm0.cold_start_work_s.has_value());  // no model has a cold start
+    p.models.at("theta").cold_start_s = 2.0;
+    p.models.at("arima").cold_start_s = 0.4;
+    const auto warm = prof::make_plan(&p, rq).families.at("statistical");
+    REQUIRE(warm.slots == 8);
+    REQUIRE(warm.cold_start_work_s);
+    CHECK(*warm.cold_start_work_s == doctest::Approx(24.0));
+    CHECK(warm.work_s == doctest::Approx(937.5 + 24.0));
+    CHECK(warm.longest_cell_s == doctest::Approx(warm0.longest_cell_s));
+    // Without: min(250 waves x 0.625, (937.5 - 0.625) / 8 + 0.625) = 117.734375 s; with: + 3 s.
+    CHECK(warm0.makespan_s == doctest::Approx(117.734375));
+    CHECK(warm.makespan_s == doctest::Approx(117.734375 + 3.0));
+    // The lower bound: the slot of the longest cell pays at least the smallest cold start.
+    CHECK(warm.makespan_lower_s == doctest::Approx(std::max(937.5 / 8, 0.625 + 0.5)));
+    CHECK(warm.size_classes.at(0).cold_start_work_s == warm.cold_start_work_s);
+    CHECK(warm.one_size_slot_gib_hours == doctest::Approx(250.0 / 1024 * warm.work_s / 3600));
+    // 3 series: 6 cells on 8 slots, one wave. Each model's 3 cells land on 3 slots: 3 x 2.5 +
+    // 3 x 0.5 = 9 s of work; a slot runs one cell, so the delay is the largest cold start, 2.5 s.
+    rq.series = 3;
+    const auto few0 = [&] {
+        auto q = statistical();
+        return prof::make_plan(&q, rq).families.at("statistical");
+    }();
+    const auto few = prof::make_plan(&p, rq).families.at("statistical");
+    REQUIRE(few.waves == 1);
+    CHECK(*few.cold_start_work_s == doctest::Approx(9.0));
+    CHECK(few.work_s == doctest::Approx(few0.work_s + 9.0));
+    CHECK(few.makespan_s == doctest::Approx(few0.makespan_s + 2.5));
+}
+
+TEST_CASE("warm cold starts: per model with the margin, largest first; none without any") {
+    std::vector<prof::model_cost> costs = {model("a", "f", 5, 1.0, MiB, std::nullopt, 1.0),
+                                           model("b", "f", 5, 1.0, MiB, std::nullopt, 1.0),
+                                           model("c", "f", 5, 1.0, MiB, std::nullopt, 1.0)};
+    costs[0].cold_start_s = 0.5;
+    costs[2].cold_start_s = 3.0;
+    std::vector<prof::model_in_family> ms = {{"a", &costs[0]}, {"b", &costs[1]}, {"c", &costs[2]}};
+    CHECK(prof::warm_cold_starts(ms, 1.25) == std::vector<double>{3.75, 0.625, 0.0});
+    costs[0].cold_start_s.reset();
+    costs[2].cold_start_s.reset();
+    CHECK(prof::warm_cold_starts(ms, 1.25).empty());
+    costs[1].cold_start_s = 0.0;  // measured no cost: priced, as 0
+    CHECK(prof::warm_cold_starts(ms, 1.25) == std::vector<double>{0.0, 0.0, 0.0});
 }
 
 TEST_CASE("cold starts: one per process, never more than one per cell") {

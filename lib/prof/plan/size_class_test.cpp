@@ -202,11 +202,15 @@ TEST_CASE("size classes as k8s Jobs: each pays its own cold starts, takes its sh
     CHECK(job.find(fmt::format("activeDeadlineSeconds: {}\n", std::ceil(60 - share_a))) != std::string::npos);
     CHECK(job.find("activeDeadlineSeconds: 60\n") == std::string::npos);
     CHECK(job.find("--retry-indexes LIST --retry-class 2 and apply") != std::string::npos);
-    // Warm workers (one pool per class): no cold starts.
+    // Warm workers (one pool per class): each class's cells are fewer than its slots, so each
+    // cell is its slot's first: the same cold starts as one pod per cell here (see the next case).
     rq.cold_start_per_process = false;
     auto warm = prof::make_plan(&p, rq);
-    CHECK(!warm.families.at("statistical").size_classes[0].cold_start_work_s);
-    CHECK(warm.families.at("statistical").size_classes[0].work_s == doctest::Approx((2 * 0.006 + 0.049) * 1.25));
+    const auto& wa = warm.families.at("statistical").size_classes[0];
+    REQUIRE(wa.cold_start_work_s);
+    CHECK(*wa.cold_start_work_s == doctest::Approx(3 * 2.0 * 1.25));
+    CHECK(wa.work_s == doctest::Approx((2 * 0.006 + 0.049) * 1.25 + 7.5));
+    CHECK(wa.makespan_s == doctest::Approx(0.049 * 1.25 + 2.5));
     // The retry tier of a class's Job: --retry-class names it; without it, or past the classes, 64.
     prof::render_options o;
     o.retry_indexes = std::vector<std::uint64_t>{0};
@@ -243,4 +247,35 @@ TEST_CASE("a plan with size classes read back by its schema writes the same byte
     bad.replace(bad.find("\"makespan_lower_s\":"), 19, "\"makespan_lower_s\":\"x\",\"ignored\":");
     CHECK_THROWS_WITH(prof::parse_object_text(bad, [](simdjson::ondemand::object& o) { prof::read_plan(o); }),
                       doctest::Contains("makespan_lower_s"));
+}
+
+TEST_CASE("size classes with warm workers: each class's slots pay the cold start, each class starts later") {
+    // The four-series panel scaled to 400 series (200 of n_obs 12, 100 of 203, 100 of 2284) on
+    // one Ray node of 16 one-core slots; ets's cold start 2 s x 1.25 = 2.5 s. Class a's 300
+    // cells and class b's 100 both outnumber the 16 slots: each class adds 16 x 2.5 = 40 s of
+    // work, and each class's slots start 2.5 s later (they run one model).
+    auto p = curved_memory();
+    auto rq = four_series_request();
+    rq.series = 400;
+    rq.deadline_s.reset();
+    rq.nodes = 1;
+    const auto none = prof::make_plan(&p, rq).families.at("statistical");
+    p.models.at("ets").cold_start_s = 2.0;
+    const auto f = prof::make_plan(&p, rq).families.at("statistical");
+    REQUIRE(f.size_classes.size() == 2);
+    REQUIRE(none.size_classes.size() == 2);
+    for (std::size_t k = 0; k < 2; ++k) {
+        const auto& c = f.size_classes[k];
+        CHECK(c.slots == 16);
+        REQUIRE(c.cold_start_work_s);
+        CHECK(*c.cold_start_work_s == doctest::Approx(40.0));
+        CHECK(c.work_s == doctest::Approx(none.size_classes[k].work_s + 40.0));
+        CHECK(c.makespan_s == doctest::Approx(none.size_classes[k].makespan_s + 2.5));
+        CHECK(c.slot_gib_hours == doctest::Approx(static_cast<double>(c.slot_rss_bytes) / GiB * c.work_s / 3600));
+    }
+    CHECK(*f.cold_start_work_s == doctest::Approx(80.0));
+    CHECK(f.work_s == doctest::Approx(none.work_s + 80.0));
+    CHECK(f.makespan_s == doctest::Approx(none.makespan_s + 5.0));
+    CHECK(f.one_size_slot_gib_hours == doctest::Approx(500.0 / 1024 * f.work_s / 3600));
+    CHECK(f.size_class_saving == doctest::Approx(1 - f.slot_gib_hours / f.one_size_slot_gib_hours));
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <functional>
 #include <limits>
 #include <set>
 
@@ -76,6 +77,18 @@ cold_start_cost cold_start_work(const std::vector<model_in_family>& models, std:
     return out;
 }
 
+std::vector<double> warm_cold_starts(const std::vector<model_in_family>& models, double time_margin) {
+    std::vector<double> out;
+    bool any = false;
+    for (const auto& m : models) {
+        const bool has = m.cost && m.cost->cold_start_s;
+        any = any || has;
+        out.push_back(has ? *m.cost->cold_start_s * time_margin : 0.0);
+    }
+    if (!any) return {};
+    std::sort(out.begin(), out.end(), std::greater<>());
+    return out;
+}
 
 run_lengths lengths_for_run(const compute_profile* profile, const plan_request& rq, std::uint64_t series) {
     run_lengths r;
