@@ -39,7 +39,7 @@ std::vector<schema_description> all_schemas() {
         describe(prof::plan_run_schema()),     describe(prof::plan_totals_schema()),
         describe(prof::family_plan_schema()),  describe(prof::family_layout_schema()),
         describe(prof::size_class_schema()),   describe(prof::axis_basis_schema()),
-        describe(prof::plan_interval_schema()),
+        describe(prof::plan_interval_schema()),  describe(prof::model_sample_width_schema()),
         describe(prof::diff_schema()),         diff_side,
         describe(prof::diff_gate_schema()),    describe(prof::diff_model_row_schema()),
         describe(prof::diff_family_row_schema()), describe(prof::axis_change_schema()),

@@ -12,7 +12,7 @@
 namespace {
 
 struct config {
-    std::string old_spec, new_spec, registry, format = "table", max_slower, max_bigger;
+    std::string old_spec, new_spec, registry, format = "table", max_slower, max_bigger, confidence = "80%";
 };
 
 // A side: "run:ID" from the registry, else a file or "-" holding exactly one profile.
@@ -61,9 +61,21 @@ int run(int argc, char** argv) {
     app.add_option("--max-bigger", c.max_bigger,
                    "Fail (exit 1) when a model's process RSS, GPU peak or cores grew by more than R")
         ->type_name("R");
+    prof::diff_gate gate;
+    app.add_option("--confidence", c.confidence,
+                   "Share of each side's resampled fits a time interval spans (80% = P10 to P90); a slower axis "
+                   "fails only when NEW's low end is above OLD's high end")
+        ->type_name("SHARE")
+        ->capture_default_str();
+    prof::cli::add_count_option(app, "--resamples", gate.resamples,
+                                "Resamples of each model's fits the time intervals are read from (0: none, the ratio "
+                                "alone; at most 10000)")
+        ->capture_default_str();
+    prof::cli::add_count_option(app, "--seed", gate.seed, "Seed of the resamples (the same seed, the same intervals)")
+        ->capture_default_str();
     prof::cli::parse(app, argc, argv);
     if (c.old_spec == "-" && c.new_spec == "-") throw prof::usage_error("only one side can be read from stdin ('-')");
-    prof::diff_gate gate;
+    gate.confidence = prof::parse_confidence(c.confidence, "--confidence");
     // Given means parsed: an empty value (an unset "$VAR" in CI) is an error, never "no gate".
     if (app.count("--max-slower")) gate.max_slower = prof::parse_gate_ratio(c.max_slower, "--max-slower");
     if (app.count("--max-bigger")) gate.max_bigger = prof::parse_gate_ratio(c.max_bigger, "--max-bigger");

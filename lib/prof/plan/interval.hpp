@@ -82,5 +82,14 @@ void fill_total_intervals(plan_totals& t, const std::map<std::string, family_sch
                           const std::map<std::string, family_resamples>& resamples, const plan_record& p,
                           double confidence);
 
+// --target-width: f.sample_widths, one per model with readings, its work over the run resampled
+// as resample_family draws it (the same streams), and a warning per model wider than the
+// target naming the prof-sample --samples to run. Nothing without a target, resamples, or
+// with every cell measured.
+void fill_sample_widths(family_plan& f, const std::vector<model_in_family>& models, const run_lengths& lengths,
+                        std::uint64_t series, double time_margin, const plan_request& rq);
+// The table's lines on the fits each model needs; "" without --target-width.
+std::string render_sample_widths(const plan_record& p);
+
 }  // namespace plan_detail
 }  // namespace prof

@@ -190,3 +190,49 @@ TEST_CASE("warm cold starts move every resampled run by the same work and each s
     CHECK(plan.totals.work_interval.high_s == doctest::Approx(f.work_interval.high_s));
     CHECK(plan.totals.makespan_interval.high_s == doctest::Approx(f.makespan_interval.high_s));
 }
+
+TEST_CASE("--target-width gives each resampled model its work interval's width and the fits that reach a target") {
+    // Fits of 1 s and 2 s, four each, all at n_obs 100; 100 series of length 100. A resample of 8
+    // has the median 1 s when it draws 1 s five times or more (P = 93/256 = 0.363), 1.5 s at
+    // four (70/256 = 0.273), 2 s at three or fewer (0.363): its P10 is 1 s, P50 1.5 s, P90 2 s.
+    // Work = 100 x the median x the time margin, so the width is (2 - 1) / 1.5 = 2/3 whatever the
+    // margin, and a 20 % target needs ceil(8 x (0.6667 / 0.2)^2) = ceil(88.9) = 89 fits.
+    auto p = fits_at_100({1, 1, 1, 1, 2, 2, 2, 2});
+    auto rq = run_of(100);
+    rq.target_width = 0.2;
+    auto plan = prof::make_plan(&p, rq);
+    CHECK(plan.run.target_width == 0.2);
+    const auto& f = plan.families.at("f");
+    REQUIRE(f.sample_widths.size() == 1);
+    const auto& w = f.sample_widths[0];
+    CHECK(w.model_type == "m");
+    CHECK(w.n_fits == 8);
+    CHECK(w.work_interval.high_s / w.work_interval.low_s == doctest::Approx(2.0));
+    CHECK(w.work_interval.p50_s / w.work_interval.low_s == doctest::Approx(1.5));
+    CHECK(w.width == doctest::Approx(2.0 / 3));
+    CHECK(w.fits_needed == 89);
+    CHECK_FALSE(w.narrow_enough);
+    REQUIRE(!f.warnings.empty());
+    CHECK(f.warnings.back() ==
+          "m: its work interval is 66.7 % of its P50 wide at 8 fit(s), wider than --target-width 20.0 %: measure "
+          "about 89 series (prof-sample --samples 89) to narrow it to the target");
+    // On a run of 50 series no sample reaches it: said.
+    auto small = run_of(50);
+    small.target_width = 0.2;
+    CHECK(prof::make_plan(&p, small).families.at("f").warnings.back().find(
+              "to narrow it to the target (the run has 50 series: no sample narrows it, plan on the high end)") !=
+          std::string::npos);
+    // At a 70 % target it is narrow enough: ceil(8 x (0.6667 / 0.7)^2) = ceil(7.26) = 8 fits do.
+    rq.target_width = 0.7;
+    const auto& wide = prof::make_plan(&p, rq).families.at("f");
+    CHECK(wide.sample_widths[0].narrow_enough);
+    CHECK(wide.sample_widths[0].fits_needed == 8);
+    for (const auto& warning : wide.warnings) CHECK(warning.find("--target-width") == std::string::npos);
+    // Without --target-width nothing is computed, and the record has neither field.
+    rq.target_width.reset();
+    const auto none = prof::make_plan(&p, rq);
+    CHECK(none.families.at("f").sample_widths.empty());
+    CHECK(prof::write_plan(none).find("target_width") == std::string::npos);
+    CHECK(prof::write_plan(none).find("sample_widths") == std::string::npos);
+    CHECK(prof::write_plan(plan).find("\"sample_widths\":[{\"model_type\":\"m\",\"n_fits\":8,") != std::string::npos);
+}

@@ -776,6 +776,7 @@ plan_record start_plan(const plan_context& cx) {
     p.run.confidence = rq.confidence;
     p.run.resamples = rq.resamples;
     p.run.seed = rq.seed;
+    p.run.target_width = rq.target_width;
     if (cx.profile) {
         p.provenance = cx.profile->provenance;
     } else {
@@ -830,6 +831,7 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
         if (!rq.cold_start_per_process)
             for (auto& c : sched.classes) c.warm_cold_s = warm_cold_starts(ev.work_models, cx.margin.time());
         family_resamples rs = resample_family(f, ev.work_models, cx.lengths, cx.series, cx.margin.time(), rq);
+        fill_sample_widths(f, ev.work_models, cx.lengths, cx.series, cx.margin.time(), rq);
         schedule_family(f, sched, rs, rq);
         advise_family(f, ev, rq);
         schedules.emplace(fname, sched);

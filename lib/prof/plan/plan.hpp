@@ -46,6 +46,19 @@ struct plan_interval {
     double low_s = 0, p50_s = 0, high_s = 0;  // the (1 − c)/2 quantile, the median, the (1 + c)/2 one
 };
 
+// How many fits a model's work interval needs (--target-width): its own work over the run
+// (margin applied) resampled as the plan's intervals are, its width relative to its P50 at the
+// fits it has, and the fits at which it would reach the target. The bootstrap width shrinks
+// about as 1/sqrt(n): fits_needed = ceil(n_fits × (width / target)²).
+struct model_sample_width {
+    std::string model_type;
+    std::uint64_t n_fits = 0;        // the readings resampled
+    plan_interval work_interval;     // the model's work over the run
+    double width = 0;                // (high_s − low_s) / p50_s
+    std::uint64_t fits_needed = 0;
+    bool narrow_enough = false;      // width <= the target: fits_needed <= n_fits
+};
+
 // Static configuration: what an axis takes when the profile has no value for it.
 struct plan_defaults {
     std::uint64_t cores = 1;
@@ -152,6 +165,8 @@ struct plan_request {
     double confidence = default_confidence;           // --confidence, in (0, 1)
     std::uint64_t resamples = default_resamples;      // --resamples; 0: no resampling (points only)
     std::uint64_t seed = default_seed;                // --seed
+    std::optional<double> target_width;               // --target-width: per model the fits its work
+                                                      // interval needs (family_plan::sample_widths)
     std::string profile_input = "-";         // where the profile was read: '-' (stdin) or a file,
                                              // as the no-profile messages name it
 };
@@ -335,6 +350,7 @@ struct family_plan {
     std::vector<std::string> resampled_models;       // the models whose fits were resampled
     std::vector<std::string> cores_from_cap_models;  // every reading contended: sized on the thread
                                                      // cap's cores, not the short reading
+    std::vector<model_sample_width> sample_widths;   // --target-width only: each resampled model
     // The size classes the family runs as, ordered by length (one when --size-classes 1, when
     // the run's lengths are unknown, or when more would not save): each with its own slot
     // memory, run one after another on the family's nodes; makespan_s, waves and the nodes
@@ -392,6 +408,7 @@ struct plan_run {
     double confidence = default_confidence;             // --confidence
     std::uint64_t resamples = default_resamples;        // --resamples
     std::uint64_t seed = default_seed;                  // --seed
+    std::optional<double> target_width;                 // --target-width; absent from the record without it
 };
 
 // Across families, run one after another on the same nodes.

@@ -17,6 +17,10 @@ void add_scheduler_options(CLI::App& app, scheduler_flags& f, plan_request& rq, 
         ->capture_default_str();
     cli::add_count_option(app, "--seed", rq.seed, "Seed of the resamples (the same seed, the same plan)")
         ->capture_default_str();
+    app.add_option("--target-width", f.target_width,
+                   "Per model with readings: its work interval's width over its P50 and the fits (prof-sample "
+                   "--samples) at which it would be this narrow (10% or 0.1)")
+        ->type_name("SHARE");
     app.add_option("--min-class-saving", f.min_class_saving,
                    "Share of one size's slot memory x time a split into size classes must save (5% or 0.05)")
         ->capture_default_str();
@@ -58,6 +62,11 @@ void add_scheduler_options(CLI::App& app, scheduler_flags& f, plan_request& rq, 
 void apply_scheduler_options(const scheduler_flags& f, const std::string& target, plan_request& rq, render_options& ro) {
     rq.slack.headroom = parse_share(f.headroom, "--headroom");
     rq.confidence = parse_share(f.confidence, "--confidence");
+    if (!f.target_width.empty()) {
+        rq.target_width = parse_share(f.target_width, "--target-width");
+        if (*rq.target_width == 0) throw usage_error("--target-width must be more than 0 (10% or 0.1)");
+        if (rq.resamples == 0) throw usage_error("--target-width reads the intervals: it needs --resamples above 0");
+    }
     rq.min_class_saving = parse_share(f.min_class_saving, "--min-class-saving");
     rq.slack.pod_start_s = parse_duration(f.pod_start, "--pod-start");
     rq.slack.job_pod_rate = parse_double_flag(f.job_pod_rate, "--job-pod-rate");

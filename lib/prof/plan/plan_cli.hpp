@@ -16,9 +16,10 @@ struct scheduler_flags {
     std::string k8s_ttl = "1d", retry_indexes;
     std::string min_class_saving = "5%";
     std::string confidence = "80%";
+    std::string target_width;  // empty: not given
 };
 
-// Declares --confidence, --resamples, --seed, --min-class-saving, --headroom, --allow-missed-deadline, --pod-start, --job-pod-rate, --spark-cluster,
+// Declares --confidence, --resamples, --seed, --target-width, --min-class-saving, --headroom, --allow-missed-deadline, --pod-start, --job-pod-rate, --spark-cluster,
 // --yarn-min-allocation, --yarn-max-vcores, --spark-allocation, --spark-gpu-discovery-script,
 // --k8s-image, --cpu-limit, --k8s-ttl, --k8s-node-selector, --k8s-toleration,
 // --retry-indexes and --retry-class on `app`, bound to `flags`, `rq` and `ro`.

@@ -62,6 +62,9 @@ const record_schema<plan_run>& plan_run_schema() {
         member<&R::confidence>("confidence"),
         member<&R::resamples>("resamples"),
         member<&R::seed>("seed"),
+        member<&R::target_width>("target_width").typed(json_kind::number, false).writes([](const R& r, json_writer& w, std::string_view key) {
+            if (r.target_width) w.field(key, *r.target_width);  // absent without --target-width
+        }),
     }};
     return s;
 }
@@ -124,7 +127,34 @@ const record_schema<size_class>& size_class_schema() {
     return s;
 }
 
+const record_schema<model_sample_width>& model_sample_width_schema() {
+    using W = model_sample_width;
+    static const record_schema<W> s{"plan.families.*.sample_widths[]", "", false, {
+        member<&W::model_type>("model_type"),
+        member<&W::n_fits>("n_fits"),
+        nested<&W::work_interval, &plan_interval_schema>("work_interval"),
+        member<&W::width>("width"),
+        member<&W::fits_needed>("fits_needed"),
+        member<&W::narrow_enough>("narrow_enough"),
+    }};
+    return s;
+}
+
 namespace {
+// A family's sample_widths (--target-width only): an array of objects, each read by
+// model_sample_width_schema under "PATH[i]".
+bool read_sample_widths(family_plan& f, od::value v, std::string_view path) {
+    f.sample_widths.clear();
+    if (od::json_type(v.type()) != od::json_type::array)
+        throw field_error(fmt::format("field '{}': expected an array of sample widths", path));
+    for (auto el : v.get_array()) {
+        std::string at = fmt::format("{}[{}]", path, f.sample_widths.size());
+        od::object o = require_object(el.value(), at);
+        read_record(model_sample_width_schema(), o, f.sample_widths.emplace_back(), at);
+    }
+    return true;
+}
+
 // A family's size_classes: an array of objects, each read by size_class_schema under
 // "PATH[i]".
 bool read_size_classes(family_plan& f, od::value v, std::string_view path) {
@@ -183,6 +213,15 @@ const record_schema<family_plan>& family_plan_schema() {
         member<&F::makespan_bound_s>("makespan_bound_s"),
         member<&F::resampled_models>("resampled_models"),
         member<&F::cores_from_cap_models>("cores_from_cap_models"),
+        object_array<&F::sample_widths, &model_sample_width_schema>("sample_widths")
+            .reads(read_sample_widths)
+            .writes([](const F& f, json_writer& w, std::string_view key) {
+                if (f.sample_widths.empty()) return;  // absent without --target-width
+                w.key(key);
+                w.begin_array();
+                for (const auto& e : f.sample_widths) write_record(model_sample_width_schema(), e, w);
+                w.end_array();
+            }),
         object_array<&F::size_classes, &size_class_schema>("size_classes").reads(read_size_classes),
         member<&F::one_size_slot_gib_hours>("one_size_slot_gib_hours"),
         member<&F::slot_gib_hours>("slot_gib_hours"),

@@ -14,6 +14,7 @@ const record_schema<size_class>& size_class_schema();
 const record_schema<family_plan>& family_plan_schema();
 const record_schema<plan_totals>& plan_totals_schema();
 const record_schema<plan_interval>& plan_interval_schema();
+const record_schema<model_sample_width>& model_sample_width_schema();
 const record_schema<plan_record>& plan_schema();
 
 }  // namespace prof

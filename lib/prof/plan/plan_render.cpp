@@ -3,6 +3,7 @@
 // concurrency comes from the record's layout; nothing is recomputed here.
 #include "prof/core/errors.hpp"
 #include "prof/io/json_out.hpp"
+#include "prof/plan/interval.hpp"
 #include "prof/plan/plan.hpp"
 #include "prof/measure/spawn.hpp"
 #include "prof/core/units.hpp"
@@ -846,7 +847,7 @@ std::string render_plan_table(const plan_record& p) {
     }
     if (!p.run.skipped_models.empty())
         out += fmt::format("skipped (no ok fit, --on-unmeasured skip): {}\n", fmt::join(p.run.skipped_models, ", "));
-    return out;
+    return out + plan_detail::render_sample_widths(p);
 }
 
 std::vector<std::string> family_and_render_warnings(const plan_record& p, const std::string& target,

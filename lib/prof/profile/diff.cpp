@@ -11,6 +11,7 @@
 #include "prof/records/schema.hpp"
 #include "prof/core/units.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fmt/format.h>
@@ -184,23 +185,48 @@ std::string percent(double ratio) {
     return fmt::format("{:+.1f} %", (ratio - 1.0) * 100.0);
 }
 
-// The noise rule's intervals: a model's slower axis over noise_resamples resamples of its
-// readings (median_wall_s: each resample's median; curve_wall_s_per_series: its curve priced
-// over the common lengths, per series), P10 to P90. Null without readings or the lengths.
-constexpr std::uint64_t noise_resamples = 200, noise_seed = 1;
-constexpr double noise_confidence = 0.8;
-std::optional<std::pair<double, double>> noise_interval(const model_cost* m, const std::string& axis,
-                                                        const std::optional<length_distribution>& lengths) {
-    if (!m || m->readings.size() < 2) return std::nullopt;
+// A model's time axis over gate.resamples resamples of its readings (median_wall_s: each
+// resample's median; curve_wall_s_per_series: its curve priced over the common lengths, per
+// series), the middle gate.confidence of them. Null without readings, resamples or lengths.
+std::optional<std::pair<double, double>> time_interval(const model_cost* m, const std::string& axis,
+                                                       const std::optional<length_distribution>& lengths,
+                                                       const diff_gate& gate) {
+    if (!m || m->readings.empty() || gate.resamples == 0) return std::nullopt;
     const bool curve = axis == "curve_wall_s_per_series";
     if (curve && (!lengths || lengths->series() <= 0)) return std::nullopt;
     std::vector<double> values;
-    for (const auto& r : bootstrap_model(m->readings, noise_resamples, noise_seed, m->model_type)) {
+    for (const auto& r : bootstrap_model(m->readings, gate.resamples, gate.seed, m->model_type)) {
         if (!curve) values.push_back(r.median_wall_s);
         else if (!r.curve.empty()) values.push_back(predict_model_work(r.curve, *lengths).total_wall_s / lengths->series());
     }
     if (values.empty()) return std::nullopt;
-    return std::pair(quantile(values, (1 - noise_confidence) / 2), quantile(values, (1 + noise_confidence) / 2));
+    return std::pair(quantile(values, (1 - gate.confidence) / 2), quantile(values, (1 + gate.confidence) / 2));
+}
+
+// Each model row's time axes get each side's interval.
+void fill_intervals(profile_diff& d, const compute_profile& old_profile, const compute_profile& new_profile,
+                    const std::optional<length_distribution>& lengths) {
+    auto model_in = [](const compute_profile& p, const std::string& name) {
+        auto it = p.models.find(name);
+        return it == p.models.end() ? nullptr : &it->second;
+    };
+    for (auto& r : d.models)
+        for (auto& a : r.axes) {
+            if (a.axis != "median_wall_s" && a.axis != "curve_wall_s_per_series") continue;
+            if (auto i = time_interval(model_in(old_profile, r.name), a.axis, lengths, d.gate)) {
+                a.old_low = i->first;
+                a.old_high = i->second;
+            }
+            if (auto i = time_interval(model_in(new_profile, r.name), a.axis, lengths, d.gate)) {
+                a.new_low = i->first;
+                a.new_high = i->second;
+            }
+        }
+}
+
+// "P10 to P90" for an 0.8 confidence (as prof-plan names its intervals).
+std::string interval_name(double confidence) {
+    return fmt::format("P{} to P{}", std::lround(50 * (1 - confidence)), std::lround(50 * (1 + confidence)));
 }
 
 }  // namespace
@@ -231,6 +257,14 @@ double parse_gate_ratio(const std::string& text, const std::string& flag) {
     return pct ? v / 100.0 : v;
 }
 
+double parse_confidence(const std::string& text, const std::string& flag) {
+    const bool pct = !text.empty() && text.back() == '%';
+    double v = parse_double_flag(pct ? std::string_view(text).substr(0, text.size() - 1) : std::string_view(text), flag);
+    if (pct) v /= 100;
+    if (!(v > 0 && v < 1)) throw usage_error(fmt::format("{}: '{}' is not a share in (0, 1) (80% or 0.8)", flag, text));
+    return v;
+}
+
 namespace {
 
 // Readings taken by methods that cover different things (a cgroup's whole tree against the
@@ -256,10 +290,71 @@ void warn_method_changes(profile_diff& d, const compute_profile& old_profile, co
 
 }  // namespace
 
+namespace {
+
+// The gate of one model axis: a regression sentence or a warning added to `d`.
+void gate_axis(profile_diff& d, const std::string& model, axis_change& a) {
+    const axis_spec& spec = spec_of(a.axis);
+    const std::optional<double> limit = spec.gate == gate_kind::slower ? d.gate.max_slower
+                                        : spec.gate == gate_kind::bigger ? d.gate.max_bigger
+                                                                         : std::nullopt;
+    if (!limit) return;
+    const char* what = spec.gate == gate_kind::slower ? "slower" : "bigger";
+    auto fail = [&](std::string sentence) {
+        a.regression = true;
+        d.regressions.push_back(std::move(sentence));
+    };
+    if (a.change == "lost") {
+        fail(fmt::format("{}: {} was {} in {} and is not measured in {}", model, a.axis, shown(spec, a.old_value),
+                         d.old_label, d.new_label));
+    } else if (a.change == "gained" && a.axis == "oom_floor_bytes") {
+        // Killed for memory now, never before: the old slot is too small.
+        fail(fmt::format("{}: killed for memory in {} (its kills need at least {}), never in {}", model, d.new_label,
+                         shown(spec, a.new_value), d.old_label));
+    } else if (a.change == "up" && !a.ratio) {
+        fail(fmt::format("{}: {} {} -> {} (from none measured), {} than any ratio allows", model, a.axis,
+                         shown(spec, a.old_value), shown(spec, a.new_value), what));
+    } else if (a.ratio && *a.ratio > 1.0 + *limit && !nearly_equal(*a.ratio, 1.0 + *limit)) {
+        const std::string past = fmt::format("{}: {} {} -> {} ({})", model, a.axis, shown(spec, a.old_value),
+                                             shown(spec, a.new_value), percent(*a.ratio));
+        if (spec.gate != gate_kind::slower) {
+            fail(fmt::format("{}, {} than the {} allowed", past, what, percent(1.0 + *limit)));
+            return;
+        }
+        const bool intervals = a.old_high && a.new_low;
+        const std::string spread =
+            intervals ? fmt::format("{} of their resampled fits: old {} to {}, new {} to {}", interval_name(d.gate.confidence),
+                                    shown(spec, a.old_low), shown(spec, a.old_high), shown(spec, a.new_low),
+                                    shown(spec, a.new_high))
+                      : std::string();
+        if (intervals && *a.new_low <= *a.old_high) {
+            d.warnings.push_back(fmt::format("{} is past the {} allowed but within the samples' noise ({}, "
+                                             "overlapping): not counted",
+                                             past, percent(1.0 + *limit), spread));
+            return;
+        }
+        fail(fmt::format("{}, {} than the {} allowed{}", past, what, percent(1.0 + *limit),
+                         intervals ? " and outside the samples' noise (" + spread + ")" : std::string()));
+        if (!intervals) {
+            const char* side = !a.old_high && !a.new_low ? "either side" : !a.old_high ? "the old side" : "the new side";
+            std::string note = fmt::format("{}: its time axes were gated on their ratio alone: no interval on {} (no "
+                                           "readings of its fits to resample: an older profile, a harvest, or "
+                                           "--resamples 0)",
+                                           model, side);
+            if (std::find(d.warnings.begin(), d.warnings.end(), note) == d.warnings.end()) d.warnings.push_back(note);
+        }
+    }
+}
+
+}  // namespace
+
 profile_diff diff_profiles(const compute_profile& old_profile, const compute_profile& new_profile,
                            const diff_gate& gate, std::string old_label, std::string new_label) {
     for (const auto& r : {gate.max_slower, gate.max_bigger})
         if (r && (!std::isfinite(*r) || *r < 0)) throw usage_error("a gate ratio must be finite and >= 0");
+    if (!(gate.confidence > 0 && gate.confidence < 1)) throw usage_error("--confidence must be a share in (0, 1) (80% or 0.8)");
+    if (gate.resamples > max_diff_resamples)
+        throw usage_error(fmt::format("--resamples must be 0 (no intervals) to {}, not {}", max_diff_resamples, gate.resamples));
     profile_diff d;
     d.old_label = std::move(old_label);
     d.new_label = std::move(new_label);
@@ -271,55 +366,11 @@ profile_diff diff_profiles(const compute_profile& old_profile, const compute_pro
                          [&](const model_cost* m) { return model_values(m, lengths); }, true);
     d.families = diff_rows(old_profile.families, new_profile.families, family_axes,
                            [](const family_cost* f) { return family_values(f); }, false);
+    fill_intervals(d, old_profile, new_profile, lengths);
     // A model dropped (no usable fit) in NEW but measured in OLD shows as "removed" with every
     // axis lost: the gate below counts it.
-    auto model_in = [](const compute_profile& p, const std::string& name) {
-        auto it = p.models.find(name);
-        return it == p.models.end() ? nullptr : &it->second;
-    };
-    for (auto& r : d.models) {
-        for (auto& a : r.axes) {
-            const axis_spec& spec = spec_of(a.axis);
-            std::optional<double> limit = spec.gate == gate_kind::slower ? gate.max_slower
-                                          : spec.gate == gate_kind::bigger ? gate.max_bigger
-                                                                           : std::nullopt;
-            if (!limit) continue;
-            const char* what = spec.gate == gate_kind::slower ? "slower" : "bigger";
-            if (a.change == "lost") {
-                a.regression = true;
-                d.regressions.push_back(fmt::format("{}: {} was {} in {} and is not measured in {}", r.name, a.axis,
-                                                    shown(spec, a.old_value), d.old_label, d.new_label));
-            } else if (a.change == "gained" && a.axis == "oom_floor_bytes") {
-                a.regression = true;  // killed for memory now, never before: the old slot is too small
-                d.regressions.push_back(fmt::format("{}: killed for memory in {} (its kills need at least {}), never "
-                                                    "in {}",
-                                                    r.name, d.new_label, shown(spec, a.new_value), d.old_label));
-            } else if (a.change == "up" && !a.ratio) {
-                a.regression = true;  // from a measured 0: more than any ratio allows
-                d.regressions.push_back(fmt::format("{}: {} {} -> {} (from none measured), {} than any ratio allows",
-                                                    r.name, a.axis, shown(spec, a.old_value), shown(spec, a.new_value),
-                                                    what));
-            } else if (a.ratio && *a.ratio > 1.0 + *limit && !nearly_equal(*a.ratio, 1.0 + *limit)) {
-                // The noise rule: slower only when NEW's P10 is above OLD's P90 as well.
-                const auto oi = spec.gate == gate_kind::slower ? noise_interval(model_in(old_profile, r.name), a.axis, lengths)
-                                                                : std::nullopt;
-                const auto ni = oi ? noise_interval(model_in(new_profile, r.name), a.axis, lengths) : std::nullopt;
-                if (oi && ni && ni->first <= oi->second) {
-                    d.warnings.push_back(fmt::format(
-                        "{}: {} {} -> {} ({}) is past the {} allowed but within the samples' noise (P10 to P90 of "
-                        "their resampled fits: old {} to {}, new {} to {}, overlapping): not counted",
-                        r.name, a.axis, shown(spec, a.old_value), shown(spec, a.new_value), percent(*a.ratio),
-                        percent(1.0 + *limit), shown(spec, oi->first), shown(spec, oi->second), shown(spec, ni->first),
-                        shown(spec, ni->second)));
-                    continue;
-                }
-                a.regression = true;
-                d.regressions.push_back(fmt::format("{}: {} {} -> {} ({}), {} than the {} allowed", r.name, a.axis,
-                                                    shown(spec, a.old_value), shown(spec, a.new_value),
-                                                    percent(*a.ratio), what, percent(1.0 + *limit)));
-            }
-        }
-    }
+    for (auto& r : d.models)
+        for (auto& a : r.axes) gate_axis(d, r.name, a);
     warn_method_changes(d, old_profile, new_profile);
     if (!nearly_equal(old_profile.memory_margin, new_profile.memory_margin) ||
         !nearly_equal(old_profile.time_margin, new_profile.time_margin))
@@ -339,6 +390,13 @@ std::string format_diff_table(const profile_diff& d) {
     std::string out = "old: " + side(d.old_label, d.old_provenance) + "\n";
     out += "new: " + side(d.new_label, d.new_provenance) + "\n";
     if (!d.lengths_source.empty()) out += "curve_wall_s_per_series priced over the " + d.lengths_source + "\n";
+    bool any_interval = false;
+    for (const auto& r : d.models)
+        for (const auto& a : r.axes)
+            any_interval = any_interval || (a.change != "same" && a.change != "none" && (a.old_high || a.new_high));
+    if (any_interval)
+        out += fmt::format("time intervals: {} of {} resamples of each side's fits (seed {})\n",
+                           interval_name(d.gate.confidence), d.gate.resamples, d.gate.seed);
     out += fmt::format("{:<26} {:<26} {:>11} {:>11} {:>9}  {}\n", "MODEL / FAMILY", "axis", "old", "new", "change", "");
     auto rows = [&](const std::vector<row_diff>& rs, bool models) {
         for (const auto& r : rs) {
@@ -352,6 +410,12 @@ std::string format_diff_table(const profile_diff& d) {
                 std::string change = a.ratio ? percent(*a.ratio) : a.change;
                 out += fmt::format("{:<26} {:<26} {:>11} {:>11} {:>9}  {}\n", name, a.axis, shown(spec, a.old_value),
                                    shown(spec, a.new_value), change, a.regression ? "REGRESSION" : "");
+                auto span = [&](const std::optional<double>& lo, const std::optional<double>& hi) {
+                    return hi ? shown(spec, lo) + " to " + shown(spec, hi) : std::string("none");
+                };
+                if (a.old_high || a.new_high)
+                    out += fmt::format("{:<26}   {}: old {}, new {}\n", name, interval_name(d.gate.confidence),
+                                       span(a.old_low, a.old_high), span(a.new_low, a.new_high));
             }
             if (!any && r.presence == "both") out += fmt::format("{:<26} (no change)\n", name);
         }

@@ -15,11 +15,17 @@
 //           model was killed for memory in NEW and never in OLD
 // A model whose gated axis was measured in OLD and is null in NEW (it failed, or it is gone)
 // fails the gate on that axis: no evidence cannot show it is not slower or bigger.
-// Noise: a slower axis past its ratio fails only when the two samples' spreads do not overlap:
-// with at least 2 readings on each side, NEW's P10 above OLD's P90 of the axis over 200
-// resamples of each side's fits (seed 1; the median, or the curve priced over the common
-// lengths). Overlapping ones are a warning, not a regression; a side without readings (an older
-// profile) keeps the ratio rule alone.
+// Intervals: each model's two time axes (median_wall_s, curve_wall_s_per_series) are given an
+// interval per side from that side's readings (the bootstrap: `resamples` resamples of the
+// fits with replacement, seeded, each resample's median, or its curve priced over the common
+// lengths per series; the interval spans `confidence` of them, 0.8: P10 to P90). The rule:
+// a time axis past its ratio is a regression only when NEW's low end is above OLD's high end
+// as well (the intervals are disjoint); past the ratio with overlapping intervals it is a
+// warning, not a regression. A side without readings (an older profile, a harvest) or with
+// --resamples 0 has no interval: that axis keeps the ratio rule alone, said in a warning when
+// it fails. A real 2x slowdown measured on 8 fits lies outside both spreads and still fails;
+// a busy host's noise spreads both sides' fits and overlaps. Memory axes are maxima, never
+// resampled: their rule is the ratio alone.
 #pragma once
 
 #include "prof/profile/profile.hpp"
@@ -30,10 +36,16 @@
 
 namespace prof {
 
-// Ratios as fractions: 0.2 = "fail when 20 % slower". nullopt = that gate is off.
+// Ratios as fractions: 0.2 = "fail when 20 % slower". nullopt = that gate is off. The
+// intervals' confidence, resamples and seed default to prof-plan's (--confidence 80 %,
+// --resamples 200, --seed 1).
 struct diff_gate {
     std::optional<double> max_slower, max_bigger;
+    double confidence = 0.8;         // in (0, 1)
+    std::uint64_t resamples = 200;   // 0: no intervals, the ratio rule alone; at most max_diff_resamples
+    std::uint64_t seed = 1;
 };
+inline constexpr std::uint64_t max_diff_resamples = 10000;
 
 // One axis of one row. ratio = new / old when both are finite and > 0.
 struct axis_change {
@@ -42,6 +54,9 @@ struct axis_change {
     // "same", "up", "down", "lost" (measured in old, null in new), "gained" (null in old), "none"
     std::string change;
     bool regression = false;  // this axis failed the gate
+    // The axis's interval on each side (median_wall_s and curve_wall_s_per_series of a model
+    // with readings on that side; null otherwise), in the axis's unit.
+    std::optional<double> old_low, old_high, new_low, new_high;
 };
 
 struct row_diff {
@@ -64,7 +79,8 @@ struct profile_diff {
     bool passed() const { return regressions.empty(); }
 };
 
-// Compares two profiles. Pure. Throws usage_error when a gate ratio is negative or not finite.
+// Compares two profiles. Pure. Throws usage_error when a gate ratio is negative or not finite,
+// the confidence is not in (0, 1) or the resamples are more than max_diff_resamples.
 profile_diff diff_profiles(const compute_profile& old_profile, const compute_profile& new_profile,
                            const diff_gate& gate, std::string old_label, std::string new_label);
 
@@ -76,6 +92,9 @@ compute_profile read_single_profile(const std::string& path);
 // usage_error naming `flag` otherwise (negative, not finite, not a number, a bare number above 1,
 // which is most often a percentage without its sign).
 double parse_gate_ratio(const std::string& text, const std::string& flag);
+// Reads --confidence: a share in (0, 1) as a fraction (0.8) or a percentage (80%); throws
+// usage_error naming `flag` otherwise.
+double parse_confidence(const std::string& text, const std::string& flag);
 
 // One `diff` record (no '\n'), keys in the order of prof-records(5).
 std::string write_diff(const profile_diff& d);

@@ -33,6 +33,9 @@ const record_schema<profile_diff>& diff_gate_schema() {
     static const record_schema<D> s{"diff.gate", "", false, {
         computed<D>("max_slower", json_kind::number, true, [](const D& d, json_writer& w, std::string_view k) { w.field(k, d.gate.max_slower); }),
         computed<D>("max_bigger", json_kind::number, true, [](const D& d, json_writer& w, std::string_view k) { w.field(k, d.gate.max_bigger); }),
+        computed<D>("confidence", json_kind::number, false, [](const D& d, json_writer& w, std::string_view k) { w.field(k, d.gate.confidence); }),
+        computed<D>("resamples", json_kind::integer, false, [](const D& d, json_writer& w, std::string_view k) { w.field(k, d.gate.resamples); }),
+        computed<D>("seed", json_kind::integer, false, [](const D& d, json_writer& w, std::string_view k) { w.field(k, d.gate.seed); }),
         computed<D>("passed", json_kind::boolean, false, [](const D& d, json_writer& w, std::string_view k) { w.field(k, d.passed()); }),
     }};
     return s;
@@ -46,6 +49,10 @@ const record_schema<axis_change>& axis_change_schema() {
         member<&A::ratio>("ratio"),
         member<&A::change>("change"),
         member<&A::regression>("regression"),
+        member<&A::old_low>("old_low"),
+        member<&A::old_high>("old_high"),
+        member<&A::new_low>("new_low"),
+        member<&A::new_high>("new_high"),
     }};
     return s;
 }

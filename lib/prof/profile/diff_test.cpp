@@ -242,3 +242,86 @@ TEST_CASE("readings taken by methods that cover different things are a warning p
     old_p.models["ets"].rss_method.reset();
     CHECK(prof::diff_profiles(old_p, new_p, {}, "a", "b").warnings.empty());
 }
+
+namespace {
+
+// ets with these readings at 100 observations and their median as median_wall_s.
+prof::compute_profile with_walls(double median, std::initializer_list<double> walls) {
+    auto p = one_model(median, 100'000'000, 1.0);
+    auto& m = p.models.at("ets");
+    m.model_type = "ets";
+    for (double w : walls) m.readings.push_back({100, w, std::nullopt, false});
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("a 1.3 ratio inside overlapping intervals passes a 20 percent gate with a note; a clean 2x fails") {
+    // OLD: five fits of 1.0 s and three of 1.3 s, median 1.0 s; NEW: three and five, median 1.3 s:
+    // +30 %, past 20 %. A resample of OLD has the median 1.0 when it draws 1.0 at least 5 times
+    // in 8 (p = 5/8): P = 0.778, so OLD's P10 is 1.0 s; its median is 1.15 s or more with
+    // P(at most 4 of 1.0) = 0.222 > 0.1, so OLD's P90 is at least 1.15 s (and at most 1.3 s,
+    // the largest fit). NEW mirrors it: P90 1.3 s, P10 at most 1.15 s: the intervals overlap.
+    auto old_p = with_walls(1.0, {1.0, 1.0, 1.0, 1.0, 1.0, 1.3, 1.3, 1.3});
+    auto new_p = with_walls(1.3, {1.0, 1.0, 1.0, 1.3, 1.3, 1.3, 1.3, 1.3});
+    auto d = prof::diff_profiles(old_p, new_p, {0.2, std::nullopt}, "old", "new");
+    const auto& w = axis(d.models[0], "median_wall_s");
+    CHECK(*w.ratio == doctest::Approx(1.3));
+    CHECK(*w.old_low == 1.0);
+    CHECK(*w.old_high >= 1.15);
+    CHECK(*w.old_high <= 1.3);
+    CHECK(*w.new_low >= 1.0);
+    CHECK(*w.new_low <= 1.15);
+    CHECK(*w.new_high == 1.3);
+    CHECK_FALSE(w.regression);
+    CHECK(d.passed());
+    REQUIRE(d.warnings.size() == 1);
+    CHECK(d.warnings[0].rfind("ets: median_wall_s 1.00 s -> 1.30 s (+30.0 %) is past the +20.0 % allowed but within the "
+                              "samples' noise (P10 to P90 of their resampled fits: old 1.00 s to ",
+                              0) == 0);
+    // A real 2x: OLD's fits 0.9 to 1.2 s, NEW's twice those. Every resampled median lies between
+    // its sample's smallest and largest fit, so OLD's P90 <= 1.2 s < 1.8 s <= NEW's P10.
+    auto slow = prof::diff_profiles(with_walls(1.0, {0.9, 0.95, 1.0, 1.0, 1.0, 1.05, 1.1, 1.2}),
+                                    with_walls(2.0, {1.8, 1.9, 2.0, 2.0, 2.0, 2.1, 2.2, 2.4}), {0.2, std::nullopt},
+                                    "old", "new");
+    const auto& s = axis(slow.models[0], "median_wall_s");
+    CHECK(*s.old_high <= 1.2);
+    CHECK(*s.new_low >= 1.8);
+    CHECK(s.regression);
+    REQUIRE(slow.regressions.size() == 1);
+    CHECK(slow.regressions[0].find("slower than the +20.0 % allowed and outside the samples' noise (P10 to P90") !=
+          std::string::npos);
+    CHECK(slow.warnings.empty());
+}
+
+TEST_CASE("without intervals (no readings, or --resamples 0) the ratio rule decides, said in one note per model") {
+    auto old_p = with_walls(1.0, {1.0, 1.0, 1.0, 1.0, 1.0, 1.3, 1.3, 1.3});
+    auto new_p = with_walls(1.3, {1.0, 1.0, 1.0, 1.3, 1.3, 1.3, 1.3, 1.3});
+    prof::diff_gate none{0.2, std::nullopt};
+    none.resamples = 0;
+    auto d = prof::diff_profiles(old_p, new_p, none, "old", "new");
+    CHECK_FALSE(axis(d.models[0], "median_wall_s").old_high);
+    CHECK_FALSE(d.passed());
+    REQUIRE(d.warnings.size() == 1);
+    CHECK(d.warnings[0] ==
+          "ets: its time axes were gated on their ratio alone: no interval on either side (no readings of its fits to "
+          "resample: an older profile, a harvest, or --resamples 0)");
+    new_p.models.at("ets").readings.clear();
+    auto one_side = prof::diff_profiles(old_p, new_p, {0.2, std::nullopt}, "old", "new");
+    CHECK_FALSE(one_side.passed());
+    REQUIRE(one_side.warnings.size() == 1);
+    CHECK(one_side.warnings[0].find("no interval on the new side") != std::string::npos);
+}
+
+TEST_CASE("the intervals' confidence is a share in (0, 1) and the resamples at most 10000") {
+    CHECK(prof::parse_confidence("80%", "--confidence") == doctest::Approx(0.8));
+    CHECK(prof::parse_confidence("0.5", "--confidence") == 0.5);
+    CHECK_THROWS_WITH_AS(prof::parse_confidence("100%", "--confidence"),
+                         "--confidence: '100%' is not a share in (0, 1) (80% or 0.8)", prof::usage_error);
+    CHECK_THROWS_AS(prof::parse_confidence("0", "--confidence"), prof::usage_error);
+    auto p = one_model(1.0, 1, 1.0);
+    prof::diff_gate g;
+    g.resamples = 10001;
+    CHECK_THROWS_WITH_AS(prof::diff_profiles(p, p, g, "a", "b"), "--resamples must be 0 (no intervals) to 10000, not 10001",
+                         prof::usage_error);
+}
