@@ -180,6 +180,10 @@ private:
 }  // namespace
 
 void release_region(const memory_region& r, const char* from, const char* to) {
+    // Never past the region: a range that strays outside it (a copy's bytes, say) is cut back,
+    // for dropping the pages of anonymous memory would lose what they hold.
+    from = std::max(from, r.bytes.data());
+    to = std::min(to, r.bytes.data() + r.bytes.size());
     if (!r.releasable || to <= from) return;
     const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
     auto a = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);

@@ -26,7 +26,8 @@ struct memory_region {
 
 // Drops the whole pages inside [from, to) of a releasable region from this process's memory
 // (madvise MADV_DONTNEED): what a reader has parsed stops counting toward its resident set.
-// Does nothing for a region that is not releasable.
+// Does nothing for a region that is not releasable, nor for the part of [from, to) outside
+// `r.bytes`.
 void release_region(const memory_region& r, const char* from, const char* to);
 
 // Where bytes come from: a file, stdin, a gzip stream, an HTTP body. read() fills at most n

@@ -334,6 +334,7 @@ padded_input::padded_input(const std::string& path) {
         if (r->bytes.size() > limit) throw too_large();
         if (r->readable_after >= simdjson::SIMDJSON_PADDING) {
             text_ = r->bytes;
+            mapped_ = std::make_unique<memory_region>(*r);
             return;
         }
         owned_.reserve(r->bytes.size() + simdjson::SIMDJSON_PADDING + 1);
@@ -363,5 +364,9 @@ padded_input::padded_input(const std::string& path) {
 }
 
 padded_input::~padded_input() = default;
+
+void padded_input::verify_mapped() const {
+    if (mapped_) src_->verify_mapped();
+}
 
 }  // namespace prof

@@ -12,6 +12,7 @@
 namespace prof {
 
 class byte_source;
+struct memory_region;
 
 // Writes `content` to `path` atomically: PATH.tmp.<pid>.<n> in the same directory, fsync,
 // rename. A crash never leaves a partial file under the final name. Throws cant_create_error
@@ -36,9 +37,16 @@ public:
     padded_input(const padded_input&) = delete;
     padded_input& operator=(const padded_input&) = delete;
     std::string_view text() const { return text_; }
+    // The mapping text() lies in, when the file is read in place (its pages may be released
+    // behind a reader: release_region); nullptr when the text is a copy.
+    const memory_region* mapped() const { return mapped_.get(); }
+    // Throws io_error (74) when a mapped file is now shorter than when it was mapped (see
+    // byte_source::verify_mapped); does nothing otherwise.
+    void verify_mapped() const;
 
 private:
     std::unique_ptr<byte_source> src_;  // the input; when mapped, the mapping lives with it
+    std::unique_ptr<memory_region> mapped_;
     std::string owned_;
     std::string_view text_;
 };

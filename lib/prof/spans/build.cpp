@@ -28,11 +28,12 @@ double cpu_seconds() {
 
 }  // namespace
 
-span_set read_spans(span_format f, std::string_view text, const std::string& source, unsigned jobs, chrome_read_stats* how) {
+span_set read_spans(span_format f, std::string_view text, const std::string& source, unsigned jobs, chrome_read_stats* how,
+                    const memory_region* mapped) {
     switch (f) {
     case span_format::polars_jsonl: return read_polars_jsonl(text, source);
     case span_format::polars_csv: return read_polars_csv(text, source);
-    case span_format::chrome: return read_chrome_trace(text, source, jobs, how);
+    case span_format::chrome: return read_chrome_trace(text, source, jobs, how, mapped);
     case span_format::duckdb: break;
     }
     throw error(exit_code::software, "read_spans: a DuckDB profile has no spans");
@@ -70,15 +71,17 @@ std::optional<query_profile> profile_of_spans(span_set s, const chrome_read_stat
     return p;
 }
 
-// The run in `text` (the whole input, padded).
+// The run in `text` (the whole input, padded; in the file mapping `mapped`, when given).
 std::optional<query_profile> build_from_text(std::string_view text, const std::string& name, std::string_view format_word,
-                                             bool strict, const std::function<run_input()>& options) {
+                                             bool strict, const std::function<run_input()>& options,
+                                             const memory_region* mapped = nullptr) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {  // empty input → empty output
         if (strict) throw error(exit_code::data_err, fmt::format("{}: empty input (--strict)", name));
         return std::nullopt;
     }
     run_input in = options();
     in.format = span_format_named(format_word, text, name);
+    in.mapped = mapped;
     return build_run_profile(text, name, in);
 }
 
@@ -118,7 +121,7 @@ std::optional<query_profile> build_run_profile(std::string_view text, const std:
     if (in.format == span_format::duckdb) return build_from_duckdb(read_duckdb_profile(text, source), in.opts, source);
     double t0 = cpu_seconds();
     chrome_read_stats how;
-    span_set s = read_spans(in.format, text, source, in.jobs, &how);
+    span_set s = read_spans(in.format, text, source, in.jobs, &how, in.mapped);
     return profile_of_spans(std::move(s), how, text.size(), t0, source, in);
 }
 
@@ -127,7 +130,16 @@ std::optional<query_profile> build_run_profile(const std::string& path, std::str
     const std::string name = path == "-" ? "<stdin>" : path;
     if (!streamed(path)) {
         padded_input input(path);
-        return build_from_text(input.text(), name, format_word, strict, options);
+        // A mapped file that shrinks inside its last page reads as zeros there, with no SIGBUS:
+        // its size is checked before any verdict on its bytes, a result or an error.
+        try {
+            auto p = build_from_text(input.text(), name, format_word, strict, options, input.mapped());
+            input.verify_mapped();
+            return p;
+        } catch (const error&) {
+            input.verify_mapped();
+            throw;
+        }
     }
     // A stream: its head tells a Chrome trace, whose events are read through a ring of chunks
     // as the stream comes (read_chrome_stream); any other input is read whole, as a file is.

@@ -19,13 +19,16 @@ struct run_input {
     unsigned jobs = 1;    // threads for a Chrome trace's event array
     bool strict = false;  // refuse tolerated trace defects and input with no timed spans (exit 65)
     bool stats = false;   // note span counts, CPU times and how the trace was read on stderr
+    // The file mapping the text lies in, when read in place (padded_input::mapped): a Chrome
+    // trace's pages are released behind its readers.
+    const memory_region* mapped = nullptr;
 };
 
 // The spans of a Polars or Chrome input (not DuckDB, which has no spans). `text` must be
 // followed by simdjson::SIMDJSON_PADDING readable bytes; `how`, when given, receives how a
-// Chrome trace was read.
+// Chrome trace was read; `mapped`, the file mapping the text lies in (see read_chrome_trace).
 span_set read_spans(span_format f, std::string_view padded_text, const std::string& source, unsigned jobs,
-                    chrome_read_stats* how = nullptr);
+                    chrome_read_stats* how = nullptr, const memory_region* mapped = nullptr);
 
 // The query_profile of one run (its warnings not yet said), or nullopt when the input has no
 // timed spans (warned; input_error under --strict). Throws what the reader and the build throw.

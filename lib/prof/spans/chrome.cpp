@@ -276,20 +276,31 @@ bool starts_event(std::string_view in, std::size_t at) {
 }
 
 // The event array's interior cut at event boundaries into chunks for `jobs` threads (see
-// chrome_paths.hpp): one with one job; else at least `jobs`, of about `chunk_bytes` each, and
-// none below `min_bytes`. Each chunk's text runs from its first event to the '}' of its last.
-std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, std::size_t chunk_bytes, std::size_t min_bytes) {
+// chrome_paths.hpp): one with one job, unless `mapped` (a mapped trace is cut on one thread too,
+// so that its pages are released behind the reader); else at least `jobs`, of about
+// `chunk_bytes` each, and none below `min_bytes`. Each chunk's text runs from its first event to
+// the '}' of its last.
+std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, std::size_t chunk_bytes, std::size_t min_bytes,
+                                           const memory_region* mapped) {
     std::vector<std::string_view> out;
     const std::size_t by_size = (in.size() + chunk_bytes - 1) / std::max<std::size_t>(chunk_bytes, 1);
-    const std::size_t pieces = jobs <= 1 ? 1 : std::max<std::size_t>(jobs, by_size);
+    const std::size_t pieces = jobs <= 1 && mapped == nullptr ? 1 : std::max<std::size_t>(jobs, by_size);
     const std::size_t want = std::max<std::size_t>(1, std::min<std::size_t>(pieces, in.size() / std::max<std::size_t>(min_bytes, 1)));
     std::size_t from = 0;
     for (std::size_t k = 1; k < want; ++k) {
-        std::size_t cut = next_boundary(in, std::max(from, in.size() / want * k));
+        const std::size_t probe = std::max(from, in.size() / want * k);
+        std::size_t cut = next_boundary(in, probe);
         std::size_t next = 0;
         for (int tries = 0; cut != std::string_view::npos; ++tries, cut = next_boundary(in, cut)) {
             next = in.find('{', cut);  // next_boundary guarantees it: '}' ws ',' ws '{'
             if (tries == 64 || starts_event(in, next)) break;
+        }
+        // A touch of a mapped file may map a whole huge page of its page cache (2 MiB) around
+        // it: what finding the cut touched goes again before any chunk is read.
+        if (mapped) {
+            constexpr std::size_t huge = std::size_t{2} << 20;
+            const std::size_t last = cut == std::string_view::npos ? in.size() : std::min(in.size(), next + huge);
+            release_region(*mapped, in.data() + (probe > huge ? probe - huge : 0), in.data() + last);
         }
         if (cut == std::string_view::npos) break;
         out.push_back(in.substr(from, cut - from));
@@ -304,14 +315,33 @@ std::vector<std::string_view> event_chunks(std::string_view in, unsigned jobs, s
 // finished chunk is joined into the first as soon as every chunk before it is, by whichever
 // thread finds it ready, while the others go on reading: the join overlaps the parse instead of
 // following it, and a joined chunk's memory is freed for the next one.
+//
+// A mapped trace's pages are released behind the readers (release_region): each chunk's own
+// once it is read, and everything below the first chunk not yet read. The kernel maps a file's
+// pages by windows around each touch, so a chunk's first and last touches bring in pages of its
+// neighbours, which may be done and released already: the sweep reaches back far enough to
+// catch such strays.
 std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chunks, unsigned jobs, const char* readable_end,
-                                        std::size_t batch, bool scan, std::size_t expected_spans) {
+                                        std::size_t batch, bool scan, std::size_t expected_spans,
+                                        const memory_region* mapped) {
     std::vector<std::optional<trace_events>> parts(chunks.size());
     std::atomic<bool> declined{false};
-    std::mutex mu;  // guards read, joined and joining
+    std::mutex mu;  // guards read, joined, joining, first_open and swept
     std::vector<char> read(chunks.size(), 0);
     std::size_t joined = 1;  // parts[1, joined) are in parts[0]
     bool joining = false;    // a thread is joining: the others leave their chunks to it
+    constexpr std::size_t stray_reach = std::size_t{8} << 20;
+    std::size_t first_open = 0;                // the first chunk not yet read
+    const char* swept = chunks.front().data();  // released below this, stray_reach aside
+    // Releases what lies below the first chunk not yet read; called with the lock held.
+    auto sweep = [&] {
+        while (first_open < chunks.size() && read[first_open]) ++first_open;
+        const char* upto = first_open < chunks.size() ? chunks[first_open].data() : chunks.back().data() + chunks.back().size();
+        if (upto <= swept) return;
+        const auto back = static_cast<std::size_t>(swept - chunks.front().data());
+        release_region(*mapped, swept - std::min(back, stray_reach), upto);
+        swept = upto;
+    };
     // Joins the ready chunks that follow the joined ones, outside the lock; called with it held.
     auto join_ready = [&](std::unique_lock<std::mutex>& lock) {
         if (joining || !read[0]) return;
@@ -335,8 +365,10 @@ std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chu
             declined = true;
             return;
         }
+        if (mapped) release_region(*mapped, chunks[k].data(), chunks[k].data() + chunks[k].size());
         std::unique_lock lock(mu);
         read[k] = 1;
+        if (mapped) sweep();
         join_ready(lock);
     });
     if (declined) return std::nullopt;
@@ -345,11 +377,25 @@ std::optional<trace_events> read_chunks(const std::vector<std::string_view>& chu
     return std::move(*parts[0]);
 }
 
+// The '\n' bytes of [from, to). The pages of a mapped text are released behind the count, so
+// that a defect first met near the end of a large trace does not bring the whole file back.
+std::size_t count_lines(const char* from, const char* to, const memory_region* mapped) {
+    constexpr std::ptrdiff_t step = std::ptrdiff_t{4} << 20;
+    std::size_t n = 0;
+    for (; mapped && to - from > step; from += step) {
+        n += static_cast<std::size_t>(std::count(from, from + step, '\n'));
+        release_region(*mapped, from, from + step);
+    }
+    return n + static_cast<std::size_t>(std::count(from, to, '\n'));
+}
+
 // The fast path, for the common shapes (see event_array_of): the event array read in chunks
 // (read_chunks), each checked to be UTF-8 on its thread, the text around the array here
 // (between chunks lie only ',' and whitespace). Any error at all returns nullopt, and the
-// whole-document path reads (and, for bad input, reports with its line) instead.
-std::optional<span_set> read_chrome_batched(std::string_view text, const chrome_paths& paths, chrome_read_stats& st) {
+// whole-document path reads (and, for bad input, reports with its line) instead. `mapped`: the
+// region `text` lies in, when its pages are to be released behind the readers.
+std::optional<span_set> read_chrome_batched(std::string_view text, const chrome_paths& paths, const memory_region* mapped,
+                                            chrome_read_stats& st) {
     auto shape = event_array_of(text);
     if (!shape) return std::nullopt;
     const std::string_view whole = shape->whole, in = shape->interior;
@@ -359,13 +405,15 @@ std::optional<span_set> read_chrome_batched(std::string_view text, const chrome_
         return std::nullopt;
     const std::size_t expected_spans = text.size() / 80;
     const char* readable_end = text.data() + text.size() + simdjson::SIMDJSON_PADDING;
-    auto chunks = event_chunks(shape->interior, paths.jobs, paths.chunk_bytes, paths.min_chunk_bytes);
-    std::optional<trace_events> r = read_chunks(chunks, paths.jobs, readable_end, paths.batch_bytes, paths.scan, expected_spans);
+    if (mapped) release_region(*mapped, text.data(), text.data() + text.size());  // the array's end, found above
+    auto chunks = event_chunks(shape->interior, paths.jobs, paths.chunk_bytes, paths.min_chunk_bytes, mapped);
+    std::optional<trace_events> r =
+        read_chunks(chunks, paths.jobs, readable_end, paths.batch_bytes, paths.scan, expected_spans, mapped);
     if (!r && chunks.size() > 1) {
         // A cut inside an event (a "},{" in an array of objects in its args) fails the chunk
         // before it; read in one piece then, before trying the (slower) whole-document parse.
         chunks = {shape->interior};
-        r = read_chunks(chunks, 1, readable_end, paths.batch_bytes, paths.scan, expected_spans);
+        r = read_chunks(chunks, 1, readable_end, paths.batch_bytes, paths.scan, expected_spans, mapped);
     }
     if (!r) return std::nullopt;
     st.chunks = chunks.size();
@@ -382,7 +430,7 @@ std::optional<span_set> read_chrome_batched(std::string_view text, const chrome_
     for (std::size_t k : order) {
         const char* at = r->first_at[k];
         if (!at || !out.defects[k].count) continue;
-        line += static_cast<std::size_t>(std::count(from, at, '\n'));
+        line += count_lines(from, at, mapped);
         from = at;
         out.defects[k].first_line = line;
     }
@@ -566,9 +614,13 @@ span_set read_chrome_trace(std::string_view text, const std::string& source, con
                            chrome_read_stats* stats) {
     auto closed = closed_copy(text);
     std::string_view read = closed ? std::string_view(closed->data(), closed->size()) : text;
+    // The mapping's pages go behind the readers only while they read the mapping itself: a trace
+    // without its ']' is read from a copy, whose making touched them all.
+    const memory_region* mapped = paths.mapped && paths.mapped->releasable ? paths.mapped : nullptr;
+    if (mapped && closed) release_region(*mapped, text.data(), text.data() + text.size());
     chrome_read_stats st;
     std::optional<span_set> s;
-    if (paths.batch_bytes > 0) s = read_chrome_batched(read, paths, st);
+    if (paths.batch_bytes > 0) s = read_chrome_batched(read, paths, closed ? nullptr : mapped, st);
     if (s) {
         s->unclosed = closed.has_value();
         locate_defects(read, *s, {});
@@ -577,13 +629,16 @@ span_set read_chrome_trace(std::string_view text, const std::string& source, con
         st.whole_document = true;
         s = read_resumed(text, source, trace_events(text.size() / 80), {});
     }
+    if (mapped) release_region(*mapped, text.data(), text.data() + text.size());
     if (stats) *stats = st;
     return std::move(*s);
 }
 
-span_set read_chrome_trace(std::string_view text, const std::string& source, unsigned jobs, chrome_read_stats* stats) {
+span_set read_chrome_trace(std::string_view text, const std::string& source, unsigned jobs, chrome_read_stats* stats,
+                           const memory_region* mapped) {
     chrome_paths paths;
     paths.jobs = jobs;
+    paths.mapped = mapped;
     return read_chrome_trace(text, source, paths, stats);
 }
 

@@ -12,6 +12,8 @@
 
 namespace prof {
 
+struct memory_region;
+
 // How the reader went about one trace, for prof-spans --stats and the tests: events taken by
 // the strict in-place scanner, events taken from simdjson DOM batches, or the whole document by
 // simdjson's on-demand parser; and on how many threads the event array was read.
@@ -49,9 +51,12 @@ std::string stats_words(const chrome_read_stats& st);
 // `jobs` threads (each thread taking the next chunk as it is free), the results joined in file
 // order: the result, and every error, is the
 // same for every `jobs`. `text` must be followed by simdjson::SIMDJSON_PADDING readable bytes.
-// `stats`, when given, receives how the trace was read.
+// `stats`, when given, receives how the trace was read. `mapped`, when given, is the file
+// mapping `text` lies in (byte_source.hpp's memory_region): its pages are released behind the
+// readers as the chunks are read, so that a large trace read from a file holds about the
+// memory the same trace read from a stream does (the spans, not the text).
 span_set read_chrome_trace(std::string_view padded_text, const std::string& source, unsigned jobs = 1,
-                           chrome_read_stats* stats = nullptr);
+                           chrome_read_stats* stats = nullptr, const memory_region* mapped = nullptr);
 
 class byte_source;
 

@@ -31,6 +31,10 @@ struct chrome_paths {
     unsigned jobs = 1;
     std::size_t chunk_bytes = std::size_t{4} << 20;
     std::size_t min_chunk_bytes = std::size_t{1} << 20;
+    // The file mapping the text lies in (byte_source.hpp), when its pages may be released:
+    // they are, behind the readers, and the event array is then cut into chunks on one thread
+    // too. The result does not depend on it.
+    const memory_region* mapped = nullptr;
 };
 span_set read_chrome_trace(std::string_view padded_text, const std::string& source, const chrome_paths& paths,
                            chrome_read_stats* stats = nullptr);
