@@ -224,7 +224,7 @@ TEST_CASE("--target-width gives each resampled model its work interval's width a
           std::string::npos);
     // At a 70 % target it is narrow enough: ceil(8 x (0.6667 / 0.7)^2) = ceil(7.26) = 8 fits do.
     rq.target_width = 0.7;
-    const auto& wide = prof::make_plan(&p, rq).families.at("f");
+    const auto wide = prof::make_plan(&p, rq).families.at("f");  // a copy: the plan is a temporary
     CHECK(wide.sample_widths[0].narrow_enough);
     CHECK(wide.sample_widths[0].fits_needed == 8);
     for (const auto& warning : wide.warnings) CHECK(warning.find("--target-width") == std::string::npos);
