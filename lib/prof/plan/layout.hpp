@@ -171,6 +171,15 @@ inline double gib_hours(std::uint64_t bytes, double seconds) {
     return static_cast<double>(bytes) / static_cast<double>(1ULL << 30) * seconds / 3600.0;
 }
 
+// The family's slot memory × time over its size classes (slot_gib_hours, each class's already
+// set) and size_class_saving against one_size_slot_gib_hours.
+inline void sum_slot_gib_hours(family_plan& f) {
+    double total = 0;
+    for (const auto& c : f.size_classes) total += c.slot_gib_hours;
+    f.slot_gib_hours = total;
+    f.size_class_saving = f.one_size_slot_gib_hours > 0 ? 1.0 - total / f.one_size_slot_gib_hours : 0.0;
+}
+
 // The family's slots, waves and makespans (and each size class's) on f.nodes nodes; with warm
 // workers, also the work of their cold starts on those nodes (cold_start_work_s, in work_s and
 // in the slot memory x time of the family and of each class).

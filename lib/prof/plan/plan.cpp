@@ -596,12 +596,9 @@ void split_size_classes(const std::string& fname, family_plan& f, const std::vec
         classes.push_back(std::move(c));
         begin = end;
     }
-    double total = 0;
-    for (const auto& c : classes) total += c.slot_gib_hours;
     if (cx.rq.cold_start_per_process) sum_class_cold_starts(f, classes);
     f.size_classes = std::move(classes);
-    f.slot_gib_hours = total;
-    f.size_class_saving = f.one_size_slot_gib_hours > 0 ? 1.0 - total / f.one_size_slot_gib_hours : 0.0;
+    sum_slot_gib_hours(f);
     sched.classes = std::move(parts);
 }
 

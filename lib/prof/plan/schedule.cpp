@@ -38,19 +38,16 @@ void fill_schedule(family_plan& f, const family_schedule& sc) {
     if (!sc.warm()) return;
     // Warm workers: the cold starts' work follows the slots, so it is set here, from the
     // schedule's work without them (this runs again when the totals move the nodes).
-    double gib_h = 0;
     for (std::size_t k = 0; k < f.size_classes.size() && k < sc.classes.size(); ++k) {
         size_class& c = f.size_classes[k];
         c.cold_start_work_s = sc.classes[k].cold_work(f.nodes);
         c.work_s = sc.classes[k].work_s + *c.cold_start_work_s;
         c.slot_gib_hours = gib_hours(c.slot_rss_bytes, c.work_s);
-        gib_h += c.slot_gib_hours;
     }
     f.cold_start_work_s = sc.cold_work(f.nodes);
     f.work_s = sc.work_s + *f.cold_start_work_s;
     f.one_size_slot_gib_hours = gib_hours(f.slot_rss_bytes, f.work_s);
-    f.slot_gib_hours = gib_h;
-    f.size_class_saving = f.one_size_slot_gib_hours > 0 ? 1.0 - gib_h / f.one_size_slot_gib_hours : 0.0;
+    sum_slot_gib_hours(f);
 }
 
 
