@@ -62,8 +62,8 @@ void add_scheduler_options(CLI::App& app, scheduler_flags& f, plan_request& rq, 
 void apply_scheduler_options(const scheduler_flags& f, const std::string& target, plan_request& rq, render_options& ro) {
     rq.slack.headroom = parse_share(f.headroom, "--headroom");
     rq.confidence = parse_share(f.confidence, "--confidence");
-    if (!f.target_width.empty()) {
-        rq.target_width = parse_share(f.target_width, "--target-width");
+    if (f.target_width) {
+        rq.target_width = parse_share(*f.target_width, "--target-width");
         if (*rq.target_width == 0) throw usage_error("--target-width must be more than 0 (10% or 0.1)");
         if (rq.resamples == 0) throw usage_error("--target-width reads the intervals: it needs --resamples above 0");
     }
@@ -72,7 +72,7 @@ void apply_scheduler_options(const scheduler_flags& f, const std::string& target
     rq.slack.job_pod_rate = parse_double_flag(f.job_pod_rate, "--job-pod-rate");
     rq.limits.yarn_min_allocation_bytes = parse_size(f.yarn_min_allocation, "--yarn-min-allocation");
     ro.ttl_seconds = static_cast<std::uint64_t>(std::ceil(parse_duration(f.k8s_ttl, "--k8s-ttl")));
-    if (!f.retry_indexes.empty()) ro.retry_indexes = parse_index_list(f.retry_indexes, "--retry-indexes");
+    if (f.retry_indexes) ro.retry_indexes = parse_index_list(*f.retry_indexes, "--retry-indexes");
     check_render_options(target, ro);
 }
 

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 
 namespace prof {
@@ -13,10 +14,11 @@ namespace prof {
 // The flags' text as given, parsed by apply_scheduler_options after CLI11 has run.
 struct scheduler_flags {
     std::string headroom = "10%", pod_start = "10s", job_pod_rate = "20", yarn_min_allocation = "1GiB";
-    std::string k8s_ttl = "1d", retry_indexes;
+    std::string k8s_ttl = "1d";
+    std::optional<std::string> retry_indexes;  // absent: not given ('' is given, and refused)
     std::string min_class_saving = "5%";
     std::string confidence = "80%";
-    std::string target_width;  // empty: not given
+    std::optional<std::string> target_width;  // absent: not given ('' is given, and refused)
 };
 
 // Declares --confidence, --resamples, --seed, --target-width, --min-class-saving, --headroom, --allow-missed-deadline, --pod-start, --job-pod-rate, --spark-cluster,
