@@ -19,6 +19,7 @@ struct config {
     std::string panel = "-";
     std::vector<std::string> models;
     std::uint64_t samples = 8;
+    std::string spread = "mixed";
     std::string mode = "auto";
     std::uint64_t min_cells = 1000;
     std::uint64_t max_bad_lines = 0;
@@ -36,6 +37,9 @@ void add_options(CLI::App& app, config& c) {
         ->required()
         ->allow_extra_args(false);
     prof::cli::add_count_option(app, "--samples", c.samples, "Series to sample, K (>= 1)");
+    app.add_option("--spread", c.spread, "How the K series spread over the lengths: mixed (half by rank, half "
+                                         "splitting the widest gaps in ln n_obs), rank or log")
+        ->capture_default_str();
     app.add_option("--mode", c.mode, "Gate: off, always or auto (sample only when cells >= --min-cells)")
         ->capture_default_str();
     prof::cli::add_count_option(app, "--min-cells", c.min_cells, "Cells (usable series x models) at which auto samples");
@@ -49,9 +53,9 @@ void add_options(CLI::App& app, config& c) {
 
 int run(int argc, char** argv) {
     config c;
-    CLI::App app{"Decide whether a run is worth profiling (the gate) and pick the sample of cells:\n"
-                 "usable series sorted by (n_obs, ts_id), an even spread that always holds the\n"
-                 "shortest and the longest, every model on every sampled series.",
+    CLI::App app{"Decide whether a run is worth profiling (the gate) and pick the sample of cells: half\n"
+                 "of K series by an even spread over the ranks of n_obs (the shortest and the longest\n"
+                 "in), the rest splitting the widest gaps in ln n_obs; every model on every series.",
                  "prof-sample"};
     add_options(app, c);
     prof::cli::parse(app, argc, argv);
@@ -62,6 +66,7 @@ int run(int argc, char** argv) {
 
     prof::profile_mode mode = prof::parse_profile_mode(c.mode, "--mode");
     if (c.samples == 0) throw prof::usage_error("--samples must be at least 1");
+    prof::spread_rule spread = prof::parse_spread_rule(c.spread);
     std::vector<prof::model_spec> models;
     std::set<std::string> seen_models;
     for (const auto& m : c.models) {
@@ -110,13 +115,14 @@ int run(int argc, char** argv) {
     // The sample record first: the run this sample stands for (its lengths), which the profile
     // built from these cells carries to prof-plan.
     prof::sample_record rec;
+    rec.rule = spread;
     rec.samples = c.samples;
     rec.n_unusable = panel.unusable;
     rec.models = models;
     std::vector<std::uint64_t> lengths;
     for (const auto& s : usable) lengths.push_back(s.n_obs);
     rec.lengths = prof::distribution_of_lengths(lengths);
-    auto picked = prof::select_sample(std::move(usable), c.samples);
+    auto picked = prof::select_sample(std::move(usable), c.samples, spread);
     for (const auto& s : picked) rec.ts_ids.push_back(s.ts_id);
     prof::cli::emit_line(prof::write_sample(rec));
     for (auto& cell : prof::sample_cells(picked, models)) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <iterator>
 #include <map>
 
 namespace prof {
@@ -53,12 +54,102 @@ model_spec parse_model_spec(const std::string& text, std::string_view flag) {
     return m;
 }
 
-std::vector<series_ref> select_sample(std::vector<series_ref> usable, std::size_t k) {
+spread_rule parse_spread_rule(const std::string& text, std::string_view flag) {
+    if (text == "rank") return spread_rule::rank;
+    if (text == "mixed") return spread_rule::mixed;
+    if (text == "log") return spread_rule::log;
+    throw usage_error(fmt::format("{}: expected rank, mixed or log, got '{}'", flag, text));
+}
+
+std::string_view spread_rule_name(spread_rule rule) {
+    switch (rule) {
+    case spread_rule::rank: return "rank-spread";
+    case spread_rule::mixed: return "rank-log-spread";
+    case spread_rule::log: return "log-spread";
+    }
+    return "rank-spread";
+}
+
+std::size_t rank_picks(spread_rule rule, std::size_t k) {
+    switch (rule) {
+    case spread_rule::rank: return k;
+    case spread_rule::mixed: return std::min(k, std::max<std::size_t>(2, (k + 1) / 2));
+    case spread_rule::log: return std::min<std::size_t>(k, 2);
+    }
+    return k;
+}
+
+namespace {
+
+// Of the series strictly between indices a and b of `sorted` (by (n_obs, ts_id); all of them
+// free, a + 1 < b), the one nearest `target` in |ln n_obs − ln target|; ties go to the shorter
+// series, then the smaller ts_id (the lower index). Only the first series at or above the target
+// and the first of the run of equal lengths just below it can win.
+std::size_t nearest_between(const std::vector<series_ref>& sorted, std::size_t a, std::size_t b, double target) {
+    auto first = sorted.begin() + static_cast<std::ptrdiff_t>(a + 1);
+    auto last = sorted.begin() + static_cast<std::ptrdiff_t>(b);
+    auto above = std::lower_bound(first, last, target,
+                                  [](const series_ref& s, double t) { return static_cast<double>(s.n_obs) < t; });
+    if (above == first) return static_cast<std::size_t>(above - sorted.begin());
+    std::uint64_t below_len = std::prev(above)->n_obs;
+    auto below = std::lower_bound(first, above, below_len,
+                                  [](const series_ref& s, std::uint64_t n) { return s.n_obs < n; });
+    std::size_t i_below = static_cast<std::size_t>(below - sorted.begin());
+    if (above == last) return i_below;
+    double lt = std::log(target);
+    double d_below = lt - std::log(static_cast<double>(below_len));
+    double d_above = std::log(static_cast<double>(above->n_obs)) - lt;
+    // Equal distances up to rounding (a target at the geometric mean of two lengths) are a tie.
+    return d_above < d_below - 1e-9 ? static_cast<std::size_t>(above - sorted.begin()) : i_below;
+}
+
+}  // namespace
+
+std::vector<series_ref> select_sample(std::vector<series_ref> usable, std::size_t k, spread_rule rule) {
     std::sort(usable.begin(), usable.end(), [](const series_ref& a, const series_ref& b) {
         return a.n_obs != b.n_obs ? a.n_obs < b.n_obs : a.ts_id < b.ts_id;
     });
+    k = std::min(k, usable.size());
+    std::vector<std::size_t> picks = spread_indices(usable.size(), rank_picks(rule, k));
+    auto ln = [&](std::size_t i) { return std::log(static_cast<double>(usable[i].n_obs)); };
+    // Each further pick splits the widest gap in ln n_obs between neighbouring picks that holds a
+    // length strictly between its ends' (ties: the shorter gap), at the series inside nearest the
+    // gap's geometric mean. A gap with only its ends' lengths inside would gain a repeat, not a
+    // length: only when no gap holds a new length does a pick go to the middle of the gap with
+    // the most series inside (ties: the shorter gap), where the panel's cells are. The rank part
+    // holds both ends whenever a pick is left (k_r >= 2), so every series left is in some gap.
+    auto holds_new_length = [&](std::size_t a, std::size_t b) {
+        auto after_a = std::upper_bound(usable.begin() + static_cast<std::ptrdiff_t>(a) + 1,
+                                        usable.begin() + static_cast<std::ptrdiff_t>(b), usable[a].n_obs,
+                                        [](std::uint64_t n, const series_ref& s) { return n < s.n_obs; });
+        return after_a != usable.begin() + static_cast<std::ptrdiff_t>(b) && after_a->n_obs < usable[b].n_obs;
+    };
+    while (picks.size() < k) {
+        std::size_t widest = picks.size(), fullest = picks.size();
+        double widest_ln = 0;
+        for (std::size_t g = 0; g + 1 < picks.size(); ++g) {
+            std::size_t a = picks[g], b = picks[g + 1];
+            if (b - a < 2) continue;
+            if (fullest == picks.size() || b - a > picks[fullest + 1] - picks[fullest]) fullest = g;
+            if (!holds_new_length(a, b)) continue;
+            double width = ln(b) - ln(a);
+            if (widest == picks.size() || width > widest_ln + 1e-9) {
+                widest = g;
+                widest_ln = width;
+            }
+        }
+        std::size_t pick;
+        if (widest < picks.size()) {
+            std::size_t a = picks[widest], b = picks[widest + 1];
+            double target = std::sqrt(static_cast<double>(usable[a].n_obs) * static_cast<double>(usable[b].n_obs));
+            pick = nearest_between(usable, a, b, target);
+        } else {
+            pick = (picks[fullest] + picks[fullest + 1]) / 2;
+        }
+        picks.insert(std::upper_bound(picks.begin(), picks.end(), pick), pick);
+    }
     std::vector<series_ref> out;
-    for (std::size_t i : spread_indices(usable.size(), k)) out.push_back(usable[i]);
+    for (std::size_t i : picks) out.push_back(usable[i]);
     return out;
 }
 

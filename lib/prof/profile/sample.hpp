@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace prof {
@@ -41,8 +42,31 @@ struct model_spec {
 // "NAME" or "NAME:FAMILY" (family defaults to the model name); throws usage_error naming `flag`.
 model_spec parse_model_spec(const std::string& text, std::string_view flag = "--model");
 
-// Sorts usable series by (n_obs, ts_id) and picks the spread; returns them in that order.
-std::vector<series_ref> select_sample(std::vector<series_ref> usable, std::size_t k);
+// How the K series are spread over the panel (prof-sample --spread; the sample record's rule).
+//   rank  ("rank-spread"):     spread_indices(n, k) over the series sorted by (n_obs, ts_id).
+//   mixed ("rank-log-spread"): k_r = min(k, max(2, ceil(k/2))) by the rank spread (the bulk of
+//                              the panel, where most cells are), the other k − k_r each splitting
+//                              the widest gap in ln n_obs (select_sample): the long tail.
+//   log   ("log-spread"):      k_r = min(k, 2) by the rank spread (the shortest and the longest;
+//                              the median for k = 1), the other k − 2 splitting gaps in ln n_obs.
+// Every rule gives k = min(K, n) distinct series; mixed and log equal rank for k <= 2.
+enum class spread_rule { rank, mixed, log };
+// "rank" | "mixed" | "log"; throws usage_error naming `flag` otherwise.
+spread_rule parse_spread_rule(const std::string& text, std::string_view flag = "--spread");
+// The sample record's name for a rule: "rank-spread", "rank-log-spread", "log-spread".
+std::string_view spread_rule_name(spread_rule rule);
+// How many of k picks a rule takes by the rank spread (the rest split gaps in ln n_obs).
+std::size_t rank_picks(spread_rule rule, std::size_t k);
+
+// Sorts usable series by (n_obs, ts_id) and picks k = min(K, n) of them by `rule`; returns them
+// in that order. Past the rank part, each pick goes into the widest gap in ln n_obs between
+// neighbouring picks that holds a length strictly between its ends' (ties: the shorter gap), at
+// the series inside nearest the gap's geometric mean in |ln n_obs − ln target| (ties: the
+// shorter, then the smaller ts_id): the largest ratio between a length and the next pick at or
+// above it shrinks step by step. When no gap holds a new length, the pick is the middle index of
+// the gap with the most series inside (ties: the shorter gap). Deterministic.
+std::vector<series_ref> select_sample(std::vector<series_ref> usable, std::size_t k,
+                                      spread_rule rule = spread_rule::mixed);
 // Cells series-outer, models-inner (every model sees the same spread of lengths).
 std::vector<cell> sample_cells(const std::vector<series_ref>& sample, const std::vector<model_spec>& models);
 
@@ -60,13 +84,14 @@ panel read_panel(const std::string& spec, const bad_line_policy& policy);
 
 // The `sample` record prof-sample writes ahead of its cells, so the profile built from them
 // knows the run they stand for (prof-measure passes it through; prof-aggregate keeps it):
-// {"kind":"sample","rule":"rank-spread","samples":K,"n_series":N,"n_unusable":U,
+// {"kind":"sample","rule":"rank-log-spread","samples":K,"n_series":N,"n_unusable":U,
 //  "n_obs_min":…,"n_obs_max":…,"lengths":[{"n_obs","n_obs_min","n_obs_max","n_series"},…],
 //  "ts_ids":[the sampled ids, shortest first],"models":[{"model_type","family"},…]}
-// rule rank-spread: usable series sorted by (n_obs, ts_id), spread_indices(N, K) taken.
+// rule: spread_rule_name of the rule that picked ts_ids (select_sample).
 // lengths: distribution_of_lengths over every usable series of the panel (at most
 // max_length_bins bins).
 struct sample_record {
+    spread_rule rule = spread_rule::mixed;
     std::uint64_t samples = 0;
     std::uint64_t n_unusable = 0;
     length_distribution lengths;

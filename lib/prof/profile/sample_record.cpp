@@ -31,8 +31,8 @@ const record_schema<model_spec>& model_spec_schema() {
 const record_schema<sample_record>& sample_schema() {
     using S = sample_record;
     static const record_schema<S> s{"sample", "sample", true, {
-        computed<S>("rule", json_kind::string, false, [](const S&, json_writer& w, std::string_view key) {
-            w.field(key, "rank-spread");
+        computed<S>("rule", json_kind::string, false, [](const S& r, json_writer& w, std::string_view key) {
+            w.field(key, spread_rule_name(r.rule));
         }),
         member<&S::samples>("samples"),
         computed<S>("n_series", json_kind::integer, false, [](const S& r, json_writer& w, std::string_view key) {
