@@ -291,8 +291,9 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
 
 namespace {
 
-// `n` fits' thread cap counted toward a model's votes (kept sorted by cap).
-void vote_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint64_t> threads, std::uint64_t n = 1) {
+// vote_threads' search and insert, for a cap other than the last voted.
+[[gnu::noinline]] void vote_new_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint64_t> threads,
+                                        std::uint64_t n) {
     auto at = std::lower_bound(votes.begin(), votes.end(), threads,
                                [](const thread_cap_count& v, const std::optional<std::uint64_t>& t) {
                                    return v.intraop_threads < t;
@@ -301,10 +302,20 @@ void vote_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint6
     at->n_fits += n;
 }
 
+// `n` fits' thread cap counted toward a model's votes (kept sorted by cap).
+inline void vote_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint64_t> threads, std::uint64_t n = 1) {
+    // A model's fits nearly always run under one cap: that case is one compare, inline.
+    if (!votes.empty() && votes.back().intraop_threads == threads) {
+        votes.back().n_fits += n;
+        return;
+    }
+    vote_new_threads(votes, threads, n);
+}
+
 }  // namespace
 
 void profile_builder::add(const fit_evidence& f) {
-    if (f.ok && f.phase != fit_phase_sample) return add_beside_sample(f);
+    if (f.ok && !same_text(f.phase, fit_phase_sample)) return add_beside_sample(f);
     ++n_measurements_;
     if (f.ok) ++n_ok_;
     if ((!last_ts_pending_ && ts_ids_.size() == 0) || !same_text(f.ts_id, last_ts_id_)) {
