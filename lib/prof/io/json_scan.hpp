@@ -572,7 +572,7 @@ PROF_SCAN_INLINE bool scan_text(json_scanner& s, std::optional<std::string_view>
     std::string_view t;
     if (s.p < s.e && *s.p == '"') {
         if (!s.string(t)) return false;
-        out = t;
+        out.emplace(t);  // not `out = t`, which GCC leaves as a call
         return true;
     }
     out.reset();

@@ -365,8 +365,10 @@ void profile_builder::add(const fit_evidence& f) {
     keep_max(m.raw.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
     // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
-    if (usable(f.wall_s)) m.wall_n.push_back(n);
-    if (usable(f.cpu_s)) m.cpu_n.push_back(n);
+    // Tested once: the stores below could alias f for all the compiler knows.
+    const bool wall_ok = usable(f.wall_s), cpu_ok = usable(f.cpu_s);
+    if (wall_ok) m.wall_n.push_back(n);
+    if (cpu_ok) m.cpu_n.push_back(n);
     if (usable(f.process_rss_bytes)) {
         keep_max(m.raw.max_process_rss_bytes, f.process_rss_bytes);
         if (n) m.add_rss(n, *f.process_rss_bytes);
@@ -375,16 +377,16 @@ void profile_builder::add(const fit_evidence& f) {
     // A GPU reading of 0 is a measurement (NVML saw no device memory in use), not an absence:
     // the one axis where 0 is usable, so a CPU model measured on a GPU host stays "measured none".
     if (f.peak_gpu_bytes) keep_max(m.raw.max_peak_gpu_bytes, f.peak_gpu_bytes);
-    if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
-    if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
-    if (usable(f.wall_s) && usable(f.cpu_s))
+    if (wall_ok) m.wall.push_back(*f.wall_s);
+    if (cpu_ok) m.cpu.push_back(*f.cpu_s);
+    if (wall_ok && cpu_ok)
         keep_max(m.raw.max_effective_cores, effective_cores(f.wall_s, f.cpu_s));
-    if (usable(f.wall_s) && !m.readings_full) {  // no allocation per fit once past the bound
+    if (wall_ok && !m.readings_full) {  // no allocation per fit once past the bound
         if (m.readings.size() == max_model_readings) {
             m.readings_full = true;
             std::vector<fit_reading>().swap(m.readings);
         } else {
-            m.readings.push_back({n, *f.wall_s, usable(f.cpu_s) ? f.cpu_s : std::nullopt, f.contended});
+            m.readings.push_back({n, *f.wall_s, cpu_ok ? f.cpu_s : std::nullopt, f.contended});
         }
     }
 }
@@ -399,7 +401,7 @@ void profile_builder::model_acc::add_readings(const std::vector<fit_reading>& mo
     readings.insert(readings.end(), more.begin(), more.end());
 }
 
-void profile_builder::model_acc::add_rss(std::uint32_t n, std::uint64_t rss) {
+void profile_builder::model_acc::add_rss_new(std::uint32_t n, std::uint64_t rss) {
     if (n < rss_dense_lengths) {
         if (n >= rss_by_n.size()) rss_by_n.resize(std::size_t{n} + 1, 0);
         rss_by_n[n] = std::max(rss_by_n[n], rss);
