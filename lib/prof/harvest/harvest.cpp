@@ -387,7 +387,8 @@ harvester::run_acc& harvester::run_for(std::string_view run_id) {
 
 void harvester::add(const harvest_row& row) {
     if (config_.run_id && row.run_id != *config_.run_id) return;
-    run_acc& r = run_for(row.run_id);
+    // Rows of one run come together: the last run's accumulator is checked inline first.
+    run_acc& r = last_run_ && same_text(row.run_id, last_run_id_) ? *last_run_ : run_for(row.run_id);
     ++r.counts.rows_read;
     if (row.fold) {
         ++r.counts.fold_rows_skipped;

@@ -61,14 +61,19 @@ public:
         if (2 * names_.size() > table_.size()) grow();
         return id;
     }
-    // intern(n), first trying the id that followed the last one this method returned, the
-    // last time it was followed: rows that repeat their keys in one cycle (each series' models
-    // in one order) are then matched by one comparison instead of a hash and a probe. The id is
-    // intern(n)'s either way.
+    // intern(n), first trying the id that followed the last one this method returned, then the
+    // one that followed that: rows that repeat their keys in one cycle (each series' models in
+    // one order) are then matched by a comparison or two instead of a hash and a probe, also
+    // where the caller skips some rows of the cycle (a fold row, a failed one). A follower is
+    // learned from a miss of both, so one skipped key does not unlearn it. The id is intern(n)'s
+    // either way.
     std::uint32_t intern_next(std::string_view n) {
         std::uint32_t id;
-        if (last_ != empty && follower_[last_] != empty && same_text(names_[follower_[last_]], n)) {
-            id = follower_[last_];
+        const std::uint32_t next = last_ != empty ? follower_[last_] : empty;
+        if (next != empty && same_text(names_[next], n)) {
+            id = next;
+        } else if (next != empty && follower_[next] != empty && same_text(names_[follower_[next]], n)) {
+            id = follower_[next];
         } else {
             id = intern(n);
             if (follower_.size() < names_.size()) follower_.resize(names_.size(), empty);

@@ -204,8 +204,8 @@ bool line_reader::fill() {
 
 void line_reader::release_passed() {
     // In place, the lines before begin_ have been handed out and used: their pages leave the
-    // resident set (the caller holds only the current line), 8 MiB at a time.
-    if (region_ && data_ != buf_.get() && begin_ - released_ >= (std::size_t{8} << 20)) {
+    // resident set (the caller holds only the current line), release_step at a time.
+    if (region_ && data_ != buf_.get() && begin_ - released_ >= release_step) {
         release_region(*region_, data_ + released_, data_ + begin_);
         released_ = begin_;
     }

@@ -547,8 +547,18 @@ PROF_SCAN_INLINE bool scan_number_as(json_scanner& s, std::optional<T>& out) {
     return s.scalar(k, t) && OfScalar(k, t, out);
 }
 
-// A count (json_scanner::uint19, else count_of_scalar).
+// A count (json_scanner::uint19, plain or between quotes — the quoted form is what
+// count_of_scalar reads from those digits — else count_of_scalar).
 PROF_SCAN_INLINE bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
+    if (s.p < s.e && *s.p == '"') {
+        json_scanner digits{s.p + 1, s.e};
+        std::uint64_t v;
+        if (digits.uint19(v) && digits.p < s.e && *digits.p == '"') {
+            out = v;
+            s.p = digits.p + 1;
+            return true;
+        }
+    }
     return scan_number_as<&json_scanner::uint19, count_of_scalar>(s, out);
 }
 
@@ -562,7 +572,7 @@ PROF_SCAN_INLINE bool scan_text(json_scanner& s, std::optional<std::string_view>
     std::string_view t;
     if (s.p < s.e && *s.p == '"') {
         if (!s.string(t)) return false;
-        out = t;
+        out.emplace(t);  // not `out = t`, which GCC leaves as a call
         return true;
     }
     out.reset();

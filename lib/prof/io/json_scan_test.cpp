@@ -108,6 +108,35 @@ TEST_CASE("json_scan: uint19 reads 1 to 19 digits exactly and declines the rest"
     }
 }
 
+TEST_CASE("json_scan: scan_count reads a count plain or quoted as count_of_scalar does, or declines") {
+    // Each text is a count's value and a '}' after it: scan_count's reading (value, or absent
+    // for null and the non-finite words; false: declined) must be count_of_scalar's of the
+    // same scalar, and s.p must then stand at the '}'.
+    for (const char* value : {"123", "\"123\"", "\"0\"", "\"007\"", "\"1234567890123456789\"",
+                              "\"18446744073709551615\"", "\"18446744073709551616\"", "\"12.5\"", "\"1e3\"",
+                              "\"-5\"", "\" 5\"", "\"5 \"", "\"\"", "\"NaN\"", "null", "\"5", "\"5\\u0030\""}) {
+        std::string text = std::string(value) + "}";
+        json_scanner s = over(text), ref = over(text);
+        std::optional<std::uint64_t> got = 99, want = 99;
+        bool ok = scan_count(s, got);
+        scan_kind k;
+        std::string_view t;
+        bool want_ok = ref.scalar(k, t) && count_of_scalar(k, t, want);
+        CHECK_MESSAGE(ok == want_ok, text);
+        if (ok && want_ok) {
+            CHECK_MESSAGE(got == want, text);
+            CHECK_MESSAGE(*s.p == '}', text);
+        }
+    }
+    // The quoted digits read in place, by hand: "131066449" -> 131066449, p past the quote.
+    std::string text = "\"131066449\",";
+    json_scanner s = over(text);
+    std::optional<std::uint64_t> got;
+    REQUIRE(scan_count(s, got));
+    CHECK(got == 131066449u);
+    CHECK(*s.p == ',');
+}
+
 TEST_CASE("json_scan: whatever skip_value accepts is one valid JSON value to simdjson") {
     // Random texts from JSON's own alphabet, valid and not: the scanner may decline valid JSON
     // (escapes of surrogates, depth), but must never accept invalid JSON or stop in the wrong place.

@@ -291,8 +291,9 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
 
 namespace {
 
-// `n` fits' thread cap counted toward a model's votes (kept sorted by cap).
-void vote_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint64_t> threads, std::uint64_t n = 1) {
+// vote_threads' search and insert, for a cap other than the last voted.
+[[gnu::noinline]] void vote_new_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint64_t> threads,
+                                        std::uint64_t n) {
     auto at = std::lower_bound(votes.begin(), votes.end(), threads,
                                [](const thread_cap_count& v, const std::optional<std::uint64_t>& t) {
                                    return v.intraop_threads < t;
@@ -301,10 +302,20 @@ void vote_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint6
     at->n_fits += n;
 }
 
+// `n` fits' thread cap counted toward a model's votes (kept sorted by cap).
+inline void vote_threads(std::vector<thread_cap_count>& votes, std::optional<std::uint64_t> threads, std::uint64_t n = 1) {
+    // A model's fits nearly always run under one cap: that case is one compare, inline.
+    if (!votes.empty() && votes.back().intraop_threads == threads) {
+        votes.back().n_fits += n;
+        return;
+    }
+    vote_new_threads(votes, threads, n);
+}
+
 }  // namespace
 
 void profile_builder::add(const fit_evidence& f) {
-    if (f.ok && f.phase != fit_phase_sample) return add_beside_sample(f);
+    if (f.ok && !same_text(f.phase, fit_phase_sample)) return add_beside_sample(f);
     ++n_measurements_;
     if (f.ok) ++n_ok_;
     if ((!last_ts_pending_ && ts_ids_.size() == 0) || !same_text(f.ts_id, last_ts_id_)) {
@@ -354,8 +365,10 @@ void profile_builder::add(const fit_evidence& f) {
     keep_max(m.raw.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
     // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
     const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
-    if (usable(f.wall_s)) m.wall_n.push_back(n);
-    if (usable(f.cpu_s)) m.cpu_n.push_back(n);
+    // Tested once: the stores below could alias f for all the compiler knows.
+    const bool wall_ok = usable(f.wall_s), cpu_ok = usable(f.cpu_s);
+    if (wall_ok) m.wall_n.push_back(n);
+    if (cpu_ok) m.cpu_n.push_back(n);
     if (usable(f.process_rss_bytes)) {
         keep_max(m.raw.max_process_rss_bytes, f.process_rss_bytes);
         if (n) m.add_rss(n, *f.process_rss_bytes);
@@ -364,16 +377,16 @@ void profile_builder::add(const fit_evidence& f) {
     // A GPU reading of 0 is a measurement (NVML saw no device memory in use), not an absence:
     // the one axis where 0 is usable, so a CPU model measured on a GPU host stays "measured none".
     if (f.peak_gpu_bytes) keep_max(m.raw.max_peak_gpu_bytes, f.peak_gpu_bytes);
-    if (usable(f.wall_s)) m.wall.push_back(*f.wall_s);
-    if (usable(f.cpu_s)) m.cpu.push_back(*f.cpu_s);
-    if (usable(f.wall_s) && usable(f.cpu_s))
+    if (wall_ok) m.wall.push_back(*f.wall_s);
+    if (cpu_ok) m.cpu.push_back(*f.cpu_s);
+    if (wall_ok && cpu_ok)
         keep_max(m.raw.max_effective_cores, effective_cores(f.wall_s, f.cpu_s));
-    if (usable(f.wall_s) && !m.readings_full) {  // no allocation per fit once past the bound
+    if (wall_ok && !m.readings_full) {  // no allocation per fit once past the bound
         if (m.readings.size() == max_model_readings) {
             m.readings_full = true;
             std::vector<fit_reading>().swap(m.readings);
         } else {
-            m.readings.push_back({n, *f.wall_s, usable(f.cpu_s) ? f.cpu_s : std::nullopt, f.contended});
+            m.readings.push_back({n, *f.wall_s, cpu_ok ? f.cpu_s : std::nullopt, f.contended});
         }
     }
 }
@@ -388,7 +401,7 @@ void profile_builder::model_acc::add_readings(const std::vector<fit_reading>& mo
     readings.insert(readings.end(), more.begin(), more.end());
 }
 
-void profile_builder::model_acc::add_rss(std::uint32_t n, std::uint64_t rss) {
+void profile_builder::model_acc::add_rss_new(std::uint32_t n, std::uint64_t rss) {
     if (n < rss_dense_lengths) {
         if (n >= rss_by_n.size()) rss_by_n.resize(std::size_t{n} + 1, 0);
         rss_by_n[n] = std::max(rss_by_n[n], rss);

@@ -268,7 +268,12 @@ private:
         // n_obs below rss_dense_lengths, in a map above; 0 = none.
         std::vector<std::uint64_t> rss_by_n;
         std::map<std::uint32_t, std::uint64_t> rss_by_long_n;
-        void add_rss(std::uint32_t n, std::uint64_t rss);
+        void add_rss(std::uint32_t n, std::uint64_t rss) {
+            // A length seen before (nearly every fit's): inline. Else grown, or the map.
+            if (n < rss_by_n.size()) rss_by_n[n] = std::max(rss_by_n[n], rss);
+            else add_rss_new(n, rss);
+        }
+        void add_rss_new(std::uint32_t n, std::uint64_t rss);
         std::vector<std::pair<std::uint64_t, std::uint64_t>> rss_peaks() const;  // (n_obs, peak), n_obs > 0
         std::uint64_t n_oom_no_limit = 0;  // OOM kills with no limit recorded (warned)
         std::vector<thread_cap_count> threads;  // the thread caps' votes, sorted by cap
