@@ -50,6 +50,10 @@ void add_options(CLI::App& app, prof::measure_invocation& c) {
     prof::cli::add_count_option(app, "--replay", c.replay, "Runs of each model's heaviest cells replayed back to back "
                                                            "when its worker ends, as phase replay (default 3; 0 = none; "
                                                            "--worker only)");
+    prof::cli::add_count_option(app, "--remeasure-busy", c.remeasure_busy,
+                                "Run a cell again, up to N more times, while its reading is contended (CPU "
+                                "pressure >= 10% over >= 0.1 s); the least contended attempt counts, the others "
+                                "stay as phase superseded (default 2; 0 = once; --run and --worker only)");
     prof::cli::add_quiet_flag(app, c.quiet);
     prof::cli::add_max_bad_lines_option(app, c.max_bad_lines, "cell lines");
 }
@@ -104,7 +108,7 @@ int run(int argc, char** argv) {
         auto worker_words = prof::command_words(c.worker_cmd, "--worker: empty command");
         auto [warmup, replay] = prof::warmup_and_replay(c);
         prof::cell_loop loop{run_words, worker_words, c.ready, setup.ready_timeout_s, scope, warmup, replay,
-                             prof::cli::show_progress(c.quiet), !c.quiet, c.jobs};
+                             prof::cli::show_progress(c.quiet), !c.quiet, c.jobs, prof::remeasure_busy(c)};
         prof::measure_cells(in, loop, o, [](const std::string& line) { prof::cli::emit_line(line); },
                             [&](const prof::measured_fit& fit, double start) {
                                 t = start;

@@ -45,6 +45,8 @@ worker_scope check_invocation(const measure_invocation& m) {
         throw usage_error(fmt::format("{} applies to --worker only: with --run or -- CMD every cell is a process of "
                                       "its own, which starts cold",
                                       m.warmup ? "--warmup" : "--replay"));
+    if (!m.command.empty() && m.remeasure_busy)
+        throw usage_error("--remeasure-busy applies to --run and --worker: -- CMD runs once, reading prof-measure's stdin");
     if (m.no_cgroup && !m.memory_limit.empty()) throw usage_error("--memory-limit is applied through a cgroup: not with --no-cgroup");
     if (m.jobs == 0) throw usage_error("--jobs must be at least 1");
     if (m.jobs > 1 && !m.command.empty()) throw usage_error("--jobs applies to --run and --worker: -- CMD is one fit");
@@ -66,6 +68,12 @@ std::pair<unsigned, unsigned> warmup_and_replay(const measure_invocation& m) {
         return v ? static_cast<unsigned>(std::min<std::uint64_t>(*v, 1u << 20)) : fallback;
     };
     return {count(m.warmup, default_warmup), count(m.replay, default_replay)};
+}
+
+unsigned remeasure_busy(const measure_invocation& m) {
+    if (!m.command.empty()) return 0;
+    return m.remeasure_busy ? static_cast<unsigned>(std::min<std::uint64_t>(*m.remeasure_busy, 1000))
+                            : default_remeasure_busy;
 }
 
 measure_setup measure_setup_from(const measure_invocation& m) {

@@ -31,6 +31,7 @@ struct measure_invocation {
     bool quiet = false, ready = false, no_cgroup = false;
     std::string memory_limit, worker_scope, grace = "5s";  // worker_scope "": not given (model)
     std::optional<std::uint64_t> warmup, replay;  // --warmup, --replay as given (worker mode only)
+    std::optional<std::uint64_t> remeasure_busy;  // --remeasure-busy as given (--run and --worker only)
     std::string ready_timeout = "5m";
     std::uint64_t max_bad_lines = 0;
 };
@@ -51,6 +52,14 @@ worker_scope check_invocation(const measure_invocation& m);
 inline constexpr unsigned default_warmup = 1, default_replay = 3;
 // --warmup and --replay as they apply: the defaults in worker mode, 0 in the other modes.
 std::pair<unsigned, unsigned> warmup_and_replay(const measure_invocation& m);
+
+// --remeasure-busy's default: on a quiet host no reading is contended and nothing runs again;
+// on a busy one two more attempts give a cell three chances at a quiet moment while a host
+// that stays busy costs at most three times the cell's time. 
+inline constexpr unsigned default_remeasure_busy = 2;
+// --remeasure-busy as it applies: the default with --run and --worker, 0 with -- CMD (one
+// command, whose stdin is read once).
+unsigned remeasure_busy(const measure_invocation& m);
 
 // The fits' options from the flags, checked in the order the flags are read: --timeout (> 0),
 // --ready-timeout, --grace, --child-output (opened for appending; 73 when it cannot be), the

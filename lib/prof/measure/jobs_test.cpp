@@ -16,8 +16,10 @@ std::string n_cells(int n, std::initializer_list<const char*> models) {
             s += fmt::format("{{\"kind\":\"cell\",\"ts_id\":\"s{}\",\"model_type\":\"{}\"}}\n", i, m);
     return s;
 }
-// prof-measure's arguments for the test worker, with no warm-up and no replay run.
-std::string worker_args() { return "--warmup 0 --replay 0 --worker " + helper("worker"); }
+// prof-measure's arguments for the test worker, with no warm-up and no replay run. These tests
+// time fits side by side and count their records: each cell runs once (--remeasure-busy 0), as
+// a busy host would otherwise run a sleeper again (remeasure_test.cpp covers --jobs retries).
+std::string worker_args() { return "--remeasure-busy 0 --warmup 0 --replay 0 --worker " + helper("worker"); }
 bool two_cpus() { return allowed_cpu_count() >= 2; }
 }  // namespace
 
@@ -38,7 +40,7 @@ TEST_CASE("the overlap tracker counts the most fits that ran beside each one") {
 TEST_CASE("--jobs 2 runs four 0.6 s sleepers in about half the wall, records in input order" * doctest::skip(!two_cpus())) {
     const double t0 = monotonic_seconds();
     run_result raw;
-    auto v = run_cells(n_cells(4, {"nap"}), "--jobs 2 --run 'sleep 0.6'", &raw);
+    auto v = run_cells(n_cells(4, {"nap"}), "--remeasure-busy 0 --jobs 2 --run 'sleep 0.6'", &raw);
     const double took = monotonic_seconds() - t0;
     REQUIRE(v.size() == 4);
     MESSAGE("4 x 0.6 s sleepers with --jobs 2: ", took, " s");
@@ -52,14 +54,14 @@ TEST_CASE("--jobs 2 runs four 0.6 s sleepers in about half the wall, records in 
     }
     CHECK(raw.out.find("\"concurrent_fits\":1") != std::string::npos);
     // --jobs 1 (the default) writes no such field.
-    auto one = run_cells(n_cells(1, {"nap"}), "--run 'sleep 0.01'", &raw);
+    auto one = run_cells(n_cells(1, {"nap"}), "--remeasure-busy 0 --run 'sleep 0.01'", &raw);
     CHECK(raw.out.find("concurrent_fits") == std::string::npos);
 }
 
 TEST_CASE("--jobs 2 binds fits running at once to disjoint CPUs, as the kernel reports them" * doctest::skip(!two_cpus())) {
     std::string out = "/tmp/prof-test-affinity-" + std::to_string(getpid());
     auto v = run_cells(n_cells(4, {"aff"}),
-                       "--jobs 2 --child-output " + out +
+                       "--remeasure-busy 0 --jobs 2 --child-output " + out +
                            " --run 'sh -c \"grep Cpus_allowed_list: /proc/self/status; sleep 0.4\"'");
     REQUIRE(v.size() == 4);
     std::ifstream in(out);
@@ -81,10 +83,10 @@ TEST_CASE("--jobs 2 binds fits running at once to disjoint CPUs, as the kernel r
 TEST_CASE("--jobs 2 burners read the CPU and memory they read one at a time") {
     // burn spends 0.4 s of its own thread's CPU however the scheduler treats it; alloc touches
     // 120 MiB. Their readings must not move with a neighbour.
-    auto burn = run_cells(n_cells(4, {"burn"}), "--run '" + helper("burn") + " 1 0.4'");
-    auto burn2 = run_cells(n_cells(4, {"burn"}), "--jobs 2 --run '" + helper("burn") + " 1 0.4'");
-    auto mem = run_cells(n_cells(2, {"alloc"}), "--run '" + helper("alloc") + " 120'");
-    auto mem2 = run_cells(n_cells(2, {"alloc"}), "--jobs 2 --run '" + helper("alloc") + " 120'");
+    auto burn = run_cells(n_cells(4, {"burn"}), "--remeasure-busy 0 --run '" + helper("burn") + " 1 0.4'");
+    auto burn2 = run_cells(n_cells(4, {"burn"}), "--remeasure-busy 0 --jobs 2 --run '" + helper("burn") + " 1 0.4'");
+    auto mem = run_cells(n_cells(2, {"alloc"}), "--remeasure-busy 0 --run '" + helper("alloc") + " 120'");
+    auto mem2 = run_cells(n_cells(2, {"alloc"}), "--remeasure-busy 0 --jobs 2 --run '" + helper("alloc") + " 120'");
     REQUIRE(burn.size() == 4);
     REQUIRE(burn2.size() == 4);
     for (int i = 0; i < 4; ++i) {

@@ -605,8 +605,12 @@ std::vector<std::size_t> measure_order(const std::vector<cell>& cells, worker_sc
 
 std::optional<std::string> contention_warning(const std::vector<measured_fit>& fits) {
     std::vector<const measured_fit*> busy;
-    for (const auto& f : fits)
+    std::size_t counted = 0;
+    for (const auto& f : fits) {
+        if (f.phase == fit_phase_superseded) continue;
+        ++counted;
         if (contended(f)) busy.push_back(&f);
+    }
     if (busy.empty()) return std::nullopt;
     std::string names;
     for (std::size_t i = 0; i < busy.size() && i < 5; ++i)
@@ -616,7 +620,7 @@ std::optional<std::string> contention_warning(const std::vector<measured_fit>& f
     return fmt::format("{} of {} fits were measured on a busy host (CPU pressure at least {:.0f}% of their wall time): {}; "
                        "their wall_s reads long and effective_cores short. Measure them again on an idle host, or "
                        "run fewer jobs beside prof-measure",
-                       busy.size(), fits.size(), contended_cpu_pressure * 100, names);
+                       busy.size(), counted, contended_cpu_pressure * 100, names);
 }
 
 std::vector<std::size_t> replay_cells(std::vector<sampled_cell> cells, unsigned replay) {

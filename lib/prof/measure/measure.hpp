@@ -242,6 +242,10 @@ struct cell_loop {
     // scope of run has one group, so one at a time) run at once, each thread bound to its own
     // CPU set (fit_cpu_sets). 1: one after another, as ever.
     unsigned jobs = 1;
+    // --remeasure-busy: a cell of the sample whose ok reading is contended runs again, up to
+    // this many more times (cell_runner's remeasured in run.cpp says which attempt counts).
+    // 0: every cell once.
+    unsigned remeasure_busy = 0;
 };
 
 // The most other fits that ran beside each fit: begin() when a fit starts, end() with its id
@@ -289,7 +293,8 @@ void measure_cells(const measure_input& in, const cell_loop& loop, const measure
                    const std::function<void(const measured_fit&, double)>& record, double* started);
 
 // The warning for fits measured on a busy host (cpu_pressure >= contended_cpu_pressure),
-// naming up to five of them; nullopt when there were none.
+// naming up to five of them; nullopt when there were none. Superseded attempts are not
+// counted: a cell named is one whose counted reading is contended.
 std::optional<std::string> contention_warning(const std::vector<measured_fit>& fits);
 
 }  // namespace prof

@@ -62,10 +62,11 @@ public:
     void sample(std::size_t index) {
         const cell& c = in_.cells[index];
         if (loop_.worker_words.empty()) {
-            const double t = begin();
-            measured_fit fit = beside([&] { return measure_cell_process(loop_.run_words, c, o_); });
+            measured_fit fit = remeasured([&] {
+                const double t = begin();
+                return std::pair(beside([&] { return measure_cell_process(loop_.run_words, c, o_); }), t);
+            });
             n_failed_ += !fit.ok;
-            record_(fit, t);
             return;
         }
         if (!worker_ || scope_key(c, loop_.scope) != worker_key_) {
@@ -81,7 +82,10 @@ public:
             run_in_worker(c, fit_phase_warmup);
             ++n_warmup_;
         }
-        measured_fit fit = run_in_worker(c, fit_phase_sample);
+        measured_fit fit = remeasured([&] {
+            const double t = begin();
+            return std::pair(beside([&] { return worker_->measure(c, fit_phase_sample); }), t);
+        });
         n_failed_ += !fit.ok;
         if (std::find(models_.begin(), models_.end(), c.model_type) == models_.end()) models_.push_back(c.model_type);
         if (fit.ok) sampled_[c.model_type].push_back({index, fit.process_rss_bytes, c.n_obs});
@@ -104,6 +108,7 @@ public:
     std::size_t failed() const { return n_failed_; }
     std::size_t warmups() const { return n_warmup_; }
     std::size_t replays() const { return n_replay_; }
+    std::size_t remeasured_cells() const { return n_remeasured_; }
 
 private:
     double begin() {
@@ -130,6 +135,47 @@ private:
             throw;
         }
     }
+    // One cell of the sample: `once` measures it (the fit and its start), again while the last
+    // attempt is ok and contended, at most loop_.remeasure_busy more times. Every attempt is
+    // recorded, in the order they ran; the one that counts is the least contended ok attempt
+    // (the first of equals), or a failed attempt, which ends the retries: a failure is no
+    // contention, and it stands for the cell as the failure it is. The others become phase
+    // superseded, and the one that counts carries `attempts`. Returns the one that counts.
+    template <class Once>
+    measured_fit remeasured(Once once) {
+        std::vector<std::pair<measured_fit, double>> tries;
+        tries.push_back(once());
+        while (tries.size() <= loop_.remeasure_busy && tries.back().first.ok && contended(tries.back().first)) {
+            try {
+                tries.push_back(once());
+            } catch (interrupted& e) {
+                // The attempts that ended come out first; the stopped one follows, superseded.
+                settle_attempts(tries);
+                if (e.partial) e.partial->phase = fit_phase_superseded;
+                throw;
+            }
+        }
+        return settle_attempts(tries);
+    }
+    measured_fit settle_attempts(std::vector<std::pair<measured_fit, double>>& tries) {
+        std::size_t keep = 0;
+        if (!tries.back().first.ok) {
+            keep = tries.size() - 1;
+        } else {
+            // A reading without a pressure (unreadable) ranks after every reading with one.
+            auto rank = [](const measured_fit& f) { return f.cpu_pressure.value_or(2.0); };
+            for (std::size_t i = 1; i < tries.size(); ++i)
+                if (rank(tries[i].first) < rank(tries[keep].first)) keep = i;
+        }
+        if (tries.size() > 1) {
+            ++n_remeasured_;
+            tries[keep].first.attempts = tries.size();
+            for (std::size_t i = 0; i < tries.size(); ++i)
+                if (i != keep) tries[i].first.phase = fit_phase_superseded;
+        }
+        for (const auto& [f, t] : tries) record_(f, t);
+        return tries[keep].first;
+    }
     measured_fit run_in_worker(const cell& c, std::string_view phase) {
         const double t = begin();
         measured_fit fit = beside([&] { return worker_->measure(c, phase); });
@@ -147,7 +193,7 @@ private:
     std::string worker_key_;
     std::vector<std::string> models_;  // the worker's models, in the order of their first cell
     std::map<std::string, std::vector<sampled_cell>> sampled_;  // its ok fits of the sample, per model
-    std::size_t n_failed_ = 0, n_warmup_ = 0, n_replay_ = 0;
+    std::size_t n_failed_ = 0, n_warmup_ = 0, n_replay_ = 0, n_remeasured_ = 0;
 };
 
 // The cells in measure order cut into the units one thread runs from start to end: one cell
@@ -177,7 +223,7 @@ struct job_board {
 };
 
 struct run_counts {
-    std::size_t failed = 0, warmups = 0, replays = 0;
+    std::size_t failed = 0, warmups = 0, replays = 0, remeasured = 0;
 };
 
 // One thread of a run under --jobs: takes the next unit and runs it with `runner` until none
@@ -288,6 +334,7 @@ run_counts run_side_by_side(const measure_input& in, const cell_loop& loop, cons
         counts.failed += r->failed();
         counts.warmups += r->warmups();
         counts.replays += r->replays();
+        counts.remeasured += r->remeasured_cells();
     }
     if (write_failure) std::rethrow_exception(write_failure);
     if (board.interrupted_by) throw interrupted(board.interrupted_by);  // the stopped fits' records are out
@@ -329,7 +376,7 @@ void measure_cells(const measure_input& in, const cell_loop& loop, const measure
         if (loop.progress && !order.empty() && loop.replay > 0 && !loop.worker_words.empty())
             fmt::print(stderr, "\rprof-measure: replaying the heaviest cells ...\x1b[K");
         runner.end_worker();
-        counts = {runner.failed(), runner.warmups(), runner.replays()};
+        counts = {runner.failed(), runner.warmups(), runner.replays(), runner.remeasured_cells()};
     }
     pass_through(order.size());
     for (; next_pass < in.passthrough.size(); ++next_pass) pass(in.passthrough[next_pass]);
@@ -340,6 +387,8 @@ void measure_cells(const measure_input& in, const cell_loop& loop, const measure
         std::string extra;
         if (counts.warmups + counts.replays > 0)
             extra = fmt::format("; {} warm-up and {} replay run(s) beside them", counts.warmups, counts.replays);
+        if (counts.remeasured > 0)
+            extra += fmt::format("; {} measured again on a busy host (--remeasure-busy)", counts.remeasured);
         note(fmt::format("{} cell(s) measured, {} failed{}", order.size(), counts.failed, extra));
     }
 }

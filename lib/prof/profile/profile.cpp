@@ -268,7 +268,8 @@ profile_builder::model_acc& profile_builder::model_of(const fit_evidence& f) {
     return m;
 }
 
-// An ok warm-up or replay run: its wall (cold warm-ups) or its worker's lifetime peak (replays).
+// An ok warm-up, replay or superseded run: its wall (cold warm-ups), its worker's lifetime peak
+// (replays) or its memory (superseded attempts).
 void profile_builder::add_beside_sample(const fit_evidence& f) {
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     model_acc& m = model_of(f);
@@ -278,6 +279,19 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
         if (f.cold.value_or(false) && usable(f.wall_s)) m.cold_walls.emplace_back(n, *f.wall_s);
         return;
     }
+    const std::uint32_t at = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
+    if (f.phase == fit_phase_superseded) {
+        // An attempt a less contended one replaced: its clocks read the busy host, but the
+        // memory it took is the cell's as much as the counted attempt's, so a slot holds the
+        // larger. Unlike an ok warm-up run (a worker's first, whose memory is its imports).
+        if (usable(f.process_rss_bytes)) {
+            keep_max(m.raw.max_process_rss_bytes, f.process_rss_bytes);
+            if (at) m.add_rss(at, *f.process_rss_bytes);
+        }
+        if (usable(f.peak_rss_bytes)) keep_max(m.raw.max_peak_rss_bytes, f.peak_rss_bytes);
+        if (f.peak_gpu_bytes) keep_max(m.raw.max_peak_gpu_bytes, f.peak_gpu_bytes);
+        return;
+    }
     ++m.raw.n_replay;
     keep_max(m.raw.max_replay_rss_bytes,
              usable(f.worker_peak_bytes) ? f.worker_peak_bytes : std::nullopt);
@@ -285,8 +299,7 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
              usable(f.process_rss_bytes) ? f.process_rss_bytes : std::nullopt);
     // The replayed peak also stands on the memory curve at the replayed cell's length, so the
     // size class holding the heaviest cells is sized for what a worker carries into them.
-    const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
-    if (n && m.raw.max_replay_rss_bytes) m.add_rss(n, *m.raw.max_replay_rss_bytes);
+    if (at && m.raw.max_replay_rss_bytes) m.add_rss(at, *m.raw.max_replay_rss_bytes);
 }
 
 namespace {

@@ -149,7 +149,7 @@ struct fit_evidence {
     std::optional<bool> oom_killed = {};                   // the kernel killed it for that limit
     std::optional<std::string_view> params_digest = {};    // the tuned params it ran under; null = none
     bool contended = false;                                // measured on a busy host (records.hpp contended())
-    std::string_view phase = fit_phase_sample;             // sample, warmup or replay (records.hpp)
+    std::string_view phase = fit_phase_sample;             // sample, warmup, replay or superseded (records.hpp)
     std::optional<bool> cold = {};                         // the first cell of its model in a process
     std::optional<std::uint64_t> worker_peak_bytes = {};   // the worker's lifetime peak through it
     std::optional<std::string_view> rss_method = {};       // how its memory and CPU were read (records.hpp)
@@ -227,7 +227,10 @@ void warn_if_sizes_nothing(compute_profile& p);
 
 // Streaming form of build_profile: add() each record (any order), then finish(). An ok fit of
 // phase warmup or replay is kept beside the sample (model_cost's n_warmup, cold_start_s,
-// n_replay, max_replay_rss_bytes) and counts in nothing else; a failed one counts as a failed
+// n_replay, max_replay_rss_bytes) and counts in nothing else; an ok superseded attempt
+// (prof-measure --remeasure-busy) counts in the memory values only (max_process_rss_bytes and
+// the memory curve, max_peak_rss_bytes, max_peak_gpu_bytes), never in a count, a clock or a
+// reading; a failed fit of any phase counts as a failed
 // fit of its model, as a fit of the sample would (an OOM kill in a replay is evidence). Memory per
 // usable record is the two clock values and the n_obs beside each (24 bytes) plus the set of
 // distinct ts_ids; finish() copies one model's (n_obs, seconds) pairs at a time for its curve.

@@ -551,6 +551,49 @@ TEST_CASE("warm-up runs are left out of the times, peaks and curve, and their co
     CHECK(back.models.at("m").n_warmup == 3);
 }
 
+TEST_CASE("a superseded attempt changes no time value of its model, and its memory counts") {
+    // Counted fits of m at n_obs 100 (wall 1.0, cpu 1.0, 1000 B; its second attempt) and 300
+    // (wall 3.0, cpu 3.0, 3000 B). The superseded first attempt at 100 read the busy host: wall
+    // 4.0, cpu 8.0 (2 effective cores), pressure 0.5, and peaked at 5000 B, 400 B marginal and
+    // 700 B of GPU. Times: exactly those of the two counted fits (median wall 2.0, median cpu
+    // 2.0, 1.0 effective cores, the same curve and readings); memory: 5000 B, also on the curve
+    // at n 100; n_fits 2, and no contended fit (the busy reading is not counted).
+    const std::string counted =
+        R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0,"cpu_s":1.0,"process_rss_bytes":1000,"cpu_pressure":0.02,"attempts":2}
+{"ts_id":"b","model_type":"m","n_obs":300,"ok":true,"wall_s":3.0,"cpu_s":3.0,"process_rss_bytes":3000}
+)";
+    const std::string superseded =
+        R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":4.0,"cpu_s":8.0,"process_rss_bytes":5000,"peak_rss_bytes":400,"peak_gpu_bytes":700,"cpu_pressure":0.5,"phase":"superseded"}
+)";
+    auto alone = profile_from_lines(counted);
+    auto both = profile_from_lines(superseded + counted);
+    const model_cost& a = alone.models.at("m");
+    const model_cost& m = both.models.at("m");
+    CHECK(both.n_measurements == 2);
+    CHECK(m.n_fits == 2);
+    CHECK(m.n_ok == 2);
+    CHECK(m.median_wall_s.value() == doctest::Approx(2.0));
+    CHECK(m.median_wall_s == a.median_wall_s);
+    CHECK(m.median_cpu_s.value() == doctest::Approx(2.0));
+    CHECK(m.median_cpu_s == a.median_cpu_s);
+    CHECK(m.max_effective_cores.value() == doctest::Approx(1.0));
+    CHECK(m.readings == a.readings);
+    REQUIRE(m.wall_curve.size() == 2);
+    REQUIRE(a.wall_curve.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+        CHECK(m.wall_curve[i].wall_s == a.wall_curve[i].wall_s);
+        CHECK(m.wall_curve[i].cpu_s == a.wall_curve[i].cpu_s);
+        CHECK(m.wall_curve[i].n_fits == a.wall_curve[i].n_fits);
+    }
+    CHECK(m.max_process_rss_bytes.value() == 5000);
+    CHECK(m.wall_curve[0].max_process_rss_bytes.value() == 5000);
+    CHECK(a.wall_curve[0].max_process_rss_bytes.value() == 1000);
+    CHECK(m.max_peak_rss_bytes.value() == 400);
+    CHECK(m.max_peak_gpu_bytes.value() == 700);
+    CHECK(std::none_of(both.provenance.warnings.begin(), both.provenance.warnings.end(),
+                       [](const std::string& w) { return w.find("busy host") != std::string::npos; }));
+}
+
 TEST_CASE("a replayed worker peak above every cell's sizes the family's slot, and the profile says so") {
     // Cells peak at 1000 and 3000 bytes; the replay's worker peaked at 8000 (its process reading
     // 5000): max_replay_rss_bytes 8000, slot = ceil(8000 x 1.25) = 10000, basis replay.
@@ -596,7 +639,7 @@ TEST_CASE("a failed replay run counts as a failed fit: an OOM kill in it raises 
 TEST_CASE("a fit's phase other than sample, warmup or replay is refused, naming the field") {
     line_reader in(string_source(R"({"ts_id":"a","model_type":"m","ok":true,"phase":"warm"})" "\n", "t"));
     CHECK_THROWS_WITH_AS(for_each_object(in, 0, [&](simdjson::ondemand::object& o, std::size_t) { read_fit(o); }),
-                         doctest::Contains("field 'phase': expected sample, warmup or replay, found \"warm\""),
+                         doctest::Contains("field 'phase': expected sample, warmup, replay or superseded, found \"warm\""),
                          std::exception);
 }
 

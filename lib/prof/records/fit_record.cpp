@@ -104,8 +104,9 @@ const record_schema<measured_fit>& fit_schema() {
         member<&F::phase>("phase").reads([](F& f, od::value v, std::string_view) {
             auto p = read_string(v, "phase");  // null or absent: a fit of the sample
             f.phase = p.value_or(std::string(fit_phase_sample));
-            if (f.phase != fit_phase_sample && f.phase != fit_phase_warmup && f.phase != fit_phase_replay)
-                throw field_error(fmt::format("field 'phase': expected sample, warmup or replay, found {}",
+            if (f.phase != fit_phase_sample && f.phase != fit_phase_warmup && f.phase != fit_phase_replay &&
+                f.phase != fit_phase_superseded)
+                throw field_error(fmt::format("field 'phase': expected sample, warmup, replay or superseded, found {}",
                                               shown_value("\"" + f.phase + "\"")));
             return true;
         }),
@@ -113,6 +114,9 @@ const record_schema<measured_fit>& fit_schema() {
         member<&F::worker_peak_bytes>("worker_peak_bytes"),
         member<&F::concurrent_fits>("concurrent_fits").writes([](const F& f, json_writer& w, std::string_view key) {
             if (f.concurrent_fits) w.field(key, *f.concurrent_fits);  // absent, not null, under --jobs 1
+        }),
+        member<&F::attempts>("attempts").writes([](const F& f, json_writer& w, std::string_view key) {
+            if (f.attempts) w.field(key, *f.attempts);  // absent, not null, for a cell measured once
         }),
     }};
     return s;

@@ -31,10 +31,11 @@ struct cell {
 // exactly when their digests are equal (key order and spacing do not matter).
 std::string params_digest(const std::string& canonical_params);
 
-// The phases of a fit (prof-measure --warmup and --replay; prof-records(5) FIT).
+// The phases of a fit (prof-measure --warmup, --replay and --remeasure-busy; prof-records(5) FIT).
 inline constexpr std::string_view fit_phase_sample = "sample";
 inline constexpr std::string_view fit_phase_warmup = "warmup";
 inline constexpr std::string_view fit_phase_replay = "replay";
+inline constexpr std::string_view fit_phase_superseded = "superseded";
 
 // One measured cell (MeasuredFit; prof-records(5) FIT). Units: seconds (*_s, double),
 // bytes (*_bytes, integer). Every optional is JSON null = not measured, never zero.
@@ -68,7 +69,9 @@ struct measured_fit {
     std::optional<std::string> measured_at;          // RFC 3339 UTC
     // Why the cell ran (fit_phase_*): the sample the profile is built from, a warm-up run
     // before it (kept on the record, left out of the arithmetic), or a replay of the heaviest
-    // sampled cells back to back (what a worker carries from earlier cells).
+    // sampled cells back to back (what a worker carries from earlier cells), or an attempt at
+    // a cell of the sample that a less contended attempt replaced (--remeasure-busy: kept for
+    // its memory, left out of the time arithmetic).
     std::string phase = std::string(fit_phase_sample);
     // The first cell of its model in a fresh process (every cell in process mode; in worker
     // mode the worker had served no cell of this model before); null = unknown.
@@ -79,6 +82,9 @@ struct measured_fit {
     // prof-measure --jobs above 1: the most other fits that ran at once beside this one (0: it
     // ran alone). Absent from the record under --jobs 1.
     std::optional<std::uint64_t> concurrent_fits;
+    // prof-measure --remeasure-busy: on the reading that counts, how many attempts the cell
+    // took (the others are phase superseded). Absent when it took one.
+    std::optional<std::uint64_t> attempts;
 };
 
 // effective_cores = max(1.0, cpu_s / wall_s); 1.0 when wall_s < 1e-3; null unless both clocks are
