@@ -151,12 +151,14 @@ TEST_CASE("CPU through the cgroup includes a descendant the fit never waited for
     // 0.3 CPU-seconds, and the cgroup does not. The fit lasts until the burner has finished: sh
     // blocks opening a FIFO the burner's shell opens when it is done, so the waiting itself costs
     // no CPU (a polling loop of `sleep` processes cost more than the burner on a slow kernel),
-    // however long a busy host makes the burn take.
+    // however long a busy host makes the burn take. The burner's shell outlives the fit by a
+    // second: had it exited first, its parent (a subreaper) could reap it, and its CPU join
+    // the fit's rusage, before the fit's own end is read.
     const std::string fifo = "/tmp/prof-test-orphan-" + std::to_string(getpid());
     auto cmd = [&] {
         std::remove(fifo.c_str());
         REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-        return "-- sh -c '(sh -c \"" + helper("burn") + " 1 0.3; : > " + fifo + "\" &); : < " + fifo + "'";
+        return "-- sh -c '(sh -c \"" + helper("burn") + " 1 0.3; : > " + fifo + "; sleep 1\" &); : < " + fifo + "'";
     };
     auto tree = one_fit(cmd());
     auto rusage = one_fit("--no-cgroup " + cmd());
