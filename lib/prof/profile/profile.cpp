@@ -268,28 +268,43 @@ profile_builder::model_acc& profile_builder::model_of(const fit_evidence& f) {
     return m;
 }
 
+namespace {
+
+// A fit's length on the curves: 0 when unknown or past 2^32 - 1 (no series a fit runs on), so
+// kept off them like a missing one.
+std::uint32_t curve_length(const fit_evidence& f) {
+    return f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
+}
+
+}  // namespace
+
+void profile_builder::model_acc::add_memory(const fit_evidence& f, std::uint32_t n) {
+    if (usable(f.process_rss_bytes)) {
+        keep_max(raw.max_process_rss_bytes, f.process_rss_bytes);
+        if (n) add_rss(n, *f.process_rss_bytes);
+    }
+    if (usable(f.peak_rss_bytes)) keep_max(raw.max_peak_rss_bytes, f.peak_rss_bytes);
+    // A GPU reading of 0 is a measurement (NVML saw no device memory in use), not an absence:
+    // the one axis where 0 is usable, so a CPU model measured on a GPU host stays "measured none".
+    if (f.peak_gpu_bytes) keep_max(raw.max_peak_gpu_bytes, f.peak_gpu_bytes);
+}
+
 // An ok warm-up, replay or superseded run: its wall (cold warm-ups), its worker's lifetime peak
 // (replays) or its memory (superseded attempts).
 void profile_builder::add_beside_sample(const fit_evidence& f) {
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     model_acc& m = model_of(f);
+    const std::uint32_t at = curve_length(f);
     if (f.phase == fit_phase_warmup) {
         ++m.raw.n_warmup;
-        const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
-        if (f.cold.value_or(false) && usable(f.wall_s)) m.cold_walls.emplace_back(n, *f.wall_s);
+        if (f.cold.value_or(false) && usable(f.wall_s)) m.cold_walls.emplace_back(at, *f.wall_s);
         return;
     }
-    const std::uint32_t at = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
     if (f.phase == fit_phase_superseded) {
         // An attempt a less contended one replaced: its clocks read the busy host, but the
         // memory it took is the cell's as much as the counted attempt's, so a slot holds the
         // larger. Unlike an ok warm-up run (a worker's first, whose memory is its imports).
-        if (usable(f.process_rss_bytes)) {
-            keep_max(m.raw.max_process_rss_bytes, f.process_rss_bytes);
-            if (at) m.add_rss(at, *f.process_rss_bytes);
-        }
-        if (usable(f.peak_rss_bytes)) keep_max(m.raw.max_peak_rss_bytes, f.peak_rss_bytes);
-        if (f.peak_gpu_bytes) keep_max(m.raw.max_peak_gpu_bytes, f.peak_gpu_bytes);
+        m.add_memory(f, at);
         return;
     }
     ++m.raw.n_replay;
@@ -376,20 +391,12 @@ void profile_builder::add(const fit_evidence& f) {
         else if (!same_text(*m.rss_method, *f.rss_method)) m.rss_mixed = true;
     }
     keep_max(m.raw.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
-    // A length past 2^32 - 1 is no series a fit runs on: kept off the curve, like a missing one.
-    const std::uint32_t n = f.n_obs && *f.n_obs <= UINT32_MAX ? static_cast<std::uint32_t>(*f.n_obs) : 0;
+    const std::uint32_t n = curve_length(f);
     // Tested once: the stores below could alias f for all the compiler knows.
     const bool wall_ok = usable(f.wall_s), cpu_ok = usable(f.cpu_s);
     if (wall_ok) m.wall_n.push_back(n);
     if (cpu_ok) m.cpu_n.push_back(n);
-    if (usable(f.process_rss_bytes)) {
-        keep_max(m.raw.max_process_rss_bytes, f.process_rss_bytes);
-        if (n) m.add_rss(n, *f.process_rss_bytes);
-    }
-    if (usable(f.peak_rss_bytes)) keep_max(m.raw.max_peak_rss_bytes, f.peak_rss_bytes);
-    // A GPU reading of 0 is a measurement (NVML saw no device memory in use), not an absence:
-    // the one axis where 0 is usable, so a CPU model measured on a GPU host stays "measured none".
-    if (f.peak_gpu_bytes) keep_max(m.raw.max_peak_gpu_bytes, f.peak_gpu_bytes);
+    m.add_memory(f, n);
     if (wall_ok) m.wall.push_back(*f.wall_s);
     if (cpu_ok) m.cpu.push_back(*f.cpu_s);
     if (wall_ok && cpu_ok)

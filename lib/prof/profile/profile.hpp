@@ -277,6 +277,9 @@ private:
             else add_rss_new(n, rss);
         }
         void add_rss_new(std::uint32_t n, std::uint64_t rss);
+        // A fit's memory readings (a sample fit's, a superseded attempt's): the process RSS
+        // maximum and, at length n (0: none), the memory curve; the peak RSS and GPU maxima.
+        void add_memory(const fit_evidence& f, std::uint32_t n);
         std::vector<std::pair<std::uint64_t, std::uint64_t>> rss_peaks() const;  // (n_obs, peak), n_obs > 0
         std::uint64_t n_oom_no_limit = 0;  // OOM kills with no limit recorded (warned)
         std::vector<thread_cap_count> threads;  // the thread caps' votes, sorted by cap
