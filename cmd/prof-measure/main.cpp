@@ -50,6 +50,9 @@ void add_options(CLI::App& app, prof::measure_invocation& c) {
     prof::cli::add_count_option(app, "--replay", c.replay, "Runs of each model's heaviest cells replayed back to back "
                                                            "when its worker ends, as phase replay (default 3; 0 = none; "
                                                            "--worker only)");
+    app.add_flag("--replay-alone", c.replay_alone,
+                 "Replay in the model's worker alone; by default a second worker replays the same cells beside "
+                 "it on CPUs of its own, so the profile reads what a neighbour costs (--worker only)");
     prof::cli::add_count_option(app, "--remeasure-busy", c.remeasure_busy,
                                 "Run a cell again, up to N more times, while its reading is contended (CPU "
                                 "pressure >= 10% over >= 0.1 s); the least contended attempt counts, the others "
@@ -108,7 +111,8 @@ int run(int argc, char** argv) {
         auto worker_words = prof::command_words(c.worker_cmd, "--worker: empty command");
         auto [warmup, replay] = prof::warmup_and_replay(c);
         prof::cell_loop loop{run_words, worker_words, c.ready, setup.ready_timeout_s, scope, warmup, replay,
-                             prof::cli::show_progress(c.quiet), !c.quiet, c.jobs, prof::remeasure_busy(c)};
+                             prof::cli::show_progress(c.quiet), !c.quiet, c.jobs, prof::remeasure_busy(c),
+                             !c.replay_alone};
         prof::measure_cells(in, loop, o, [](const std::string& line) { prof::cli::emit_line(line); },
                             [&](const prof::measured_fit& fit, double start) {
                                 t = start;

@@ -41,10 +41,10 @@ worker_scope check_invocation(const measure_invocation& m) {
     auto scope = m.worker_cmd.empty()        ? worker_scope::run
                  : m.worker_scope.empty() ? worker_scope::model
                                           : parse_worker_scope(m.worker_scope);
-    if (m.worker_cmd.empty() && (m.warmup || m.replay))
+    if (m.worker_cmd.empty() && (m.warmup || m.replay || m.replay_alone))
         throw usage_error(fmt::format("{} applies to --worker only: with --run or -- CMD every cell is a process of "
                                       "its own, which starts cold",
-                                      m.warmup ? "--warmup" : "--replay"));
+                                      m.warmup ? "--warmup" : m.replay ? "--replay" : "--replay-alone"));
     if (!m.command.empty() && m.remeasure_busy)
         throw usage_error("--remeasure-busy applies to --run and --worker: -- CMD runs once, reading prof-measure's stdin");
     if (m.no_cgroup && !m.memory_limit.empty()) throw usage_error("--memory-limit is applied through a cgroup: not with --no-cgroup");

@@ -31,6 +31,7 @@ struct measure_invocation {
     bool quiet = false, ready = false, no_cgroup = false;
     std::string memory_limit, worker_scope, grace = "5s";  // worker_scope "": not given (model)
     std::optional<std::uint64_t> warmup, replay;  // --warmup, --replay as given (worker mode only)
+    bool replay_alone = false;  // --replay-alone (worker mode only)
     std::optional<std::uint64_t> remeasure_busy;  // --remeasure-busy as given (--run and --worker only)
     std::string ready_timeout = "5m";
     std::uint64_t max_bad_lines = 0;

@@ -189,3 +189,81 @@ TEST_CASE("--jobs is refused where it cannot apply") {
     r = sh(bin() + "/prof-measure --jobs 2 --worker-scope run --worker true </dev/null");
     CHECK(r.status == 64);
 }
+
+namespace {
+// Cells of series s0 .. s{n-1} of `model`, of lengths 100, 200, ...
+std::string cells_with_lengths(int n, const char* model) {
+    std::string s;
+    for (int i = 0; i < n; ++i)
+        s += fmt::format("{{\"kind\":\"cell\",\"ts_id\":\"s{}\",\"model_type\":\"{}\",\"n_obs\":{}}}\n", i, model, 100 * (i + 1));
+    return s;
+}
+std::vector<std::string> phases_of(const std::vector<measured_fit>& v) {
+    std::vector<std::string> out;
+    for (const auto& f : v) out.push_back(f.phase);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("the replay runs in a second worker beside the first, and a sleeper reads no slowdown" * doctest::skip(!two_cpus())) {
+    // nap cells sleep 0.4 s: as long beside a neighbour as alone, so the profile's ratio of the
+    // replayed walls to the sample's reads about 1, and the two replays overlap in time.
+    run_result raw;
+    const double t0 = monotonic_seconds();
+    auto v = run_cells(cells_with_lengths(3, "nap"), "--remeasure-busy 0 --warmup 1 --replay 2 --worker " + helper("worker"), &raw);
+    const double took = monotonic_seconds() - t0;
+    REQUIRE(phases_of(v) == std::vector<std::string>{"warmup", "sample", "sample", "sample", "warmup", "replay", "replay",
+                                                     "replay", "replay"});
+    // The second worker warms up, cold and alone, on the shortest sampled cell.
+    CHECK(v[4].ts_id == "s0");
+    CHECK(v[4].cold.value());
+    CHECK_FALSE(v[4].concurrent_fits.has_value());
+    // Both replay the same cells (--replay 2: the second heaviest, then the heaviest), warm, and
+    // every replay run had the other worker's beside it.
+    CHECK(v[5].ts_id == v[7].ts_id);
+    CHECK(v[6].ts_id == v[8].ts_id);
+    for (int i = 5; i < 9; ++i) {
+        CHECK_FALSE(v[i].cold.value());
+        CHECK(v[i].concurrent_fits.value() == 1);
+        CHECK(v[i].wall_s.value() < 0.6);
+    }
+    // Five naps one after another (2 s), then two pairs side by side (0.8 s); one worker after
+    // the other would take 1.6 s more.
+    MESSAGE("warm-ups, sample and replay beside: ", took, " s");
+    CHECK(took < 3.4);
+    CHECK(raw.err.find("3 cell(s) measured, 0 failed; 2 warm-up and 4 replay run(s) beside them") != std::string::npos);
+    // The profile reads the neighbour's cost from them: about nothing for a sleeper.
+    const std::string path = "/tmp/prof-test-beside-" + std::to_string(getpid());
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        REQUIRE(f);
+        std::fputs(raw.out.c_str(), f);
+        std::fclose(f);
+    }
+    auto agg = sh(bin() + "/prof-aggregate " + path);
+    std::remove(path.c_str());
+    REQUIRE(agg.status == 0);
+    const auto at = agg.out.find("\"beside_slowdown\":");
+    REQUIRE(at != std::string::npos);
+    const double slowdown = std::stod(agg.out.substr(at + 18));
+    MESSAGE("beside_slowdown of nap: ", slowdown);
+    CHECK(slowdown > 0.9);
+    CHECK(slowdown < 1.25);
+    CHECK(agg.out.find("\"n_beside\":4") != std::string::npos);
+}
+
+TEST_CASE("--replay-alone replays in the sample's worker only; it is refused outside worker mode") {
+    auto v = run_cells(cells_with_lengths(2, "noop"), "--remeasure-busy 0 --warmup 0 --replay 2 --replay-alone --worker " +
+                                                          helper("worker"));
+    CHECK(phases_of(v) == std::vector<std::string>{"sample", "sample", "replay", "replay"});
+    for (const auto& f : v) CHECK_FALSE(f.concurrent_fits.has_value());
+    auto r = sh(bin() + "/prof-measure --replay-alone --run true </dev/null");
+    CHECK(r.status == 64);
+    CHECK(r.err.find("--replay-alone applies to --worker only") != std::string::npos);
+}
+
+TEST_CASE("under --jobs 2 the replay stays in each worker: its fits run beside others already" * doctest::skip(!two_cpus())) {
+    auto v = run_cells(n_cells(1, {"noopA", "noopB"}), "--jobs 2 --remeasure-busy 0 --warmup 0 --replay 1 --worker " +
+                                                           helper("worker"));
+    CHECK(phases_of(v) == std::vector<std::string>{"sample", "replay", "sample", "replay"});
+}

@@ -246,6 +246,10 @@ struct cell_loop {
     // this many more times (cell_runner's remeasured in run.cpp says which attempt counts).
     // 0: every cell once.
     unsigned remeasure_busy = 0;
+    // Worker mode: the replay runs in a second worker of the model beside the first, each on
+    // its own CPU set, where the machine holds one (cell_runner's replay_beside in run.cpp);
+    // false (--replay-alone): in the first worker alone.
+    bool replay_beside = false;
 };
 
 // The most other fits that ran beside each fit: begin() when a fit starts, end() with its id
@@ -267,6 +271,11 @@ private:
 // the machine holds fewer (a warning says so); empty when not even one whole set fits (the
 // fits then run one at a time on the first `threads` CPUs, as under --jobs 1).
 std::vector<std::vector<int>> fit_cpu_sets(unsigned threads, unsigned jobs);
+// The CPUs a second worker replays on beside a fit bound by `o` (its cpus, else pick_cpus of
+// its thread cap): a set of the thread cap's size on whole cores sharing no core with the
+// first's (partition_cpus over the CPUs this process may use). Empty without a thread cap or
+// when the machine holds no such set.
+std::vector<int> beside_cpu_set(const measure_options& o);
 // A model's ok fit of the sample in one worker: the cell's index in the input, its reading.
 struct sampled_cell {
     std::size_t index = 0;

@@ -10,6 +10,7 @@
 #include <exception>
 #include <fmt/format.h>
 #include <thread>
+#include <tuple>
 
 namespace prof {
 
@@ -43,6 +44,22 @@ std::vector<std::vector<int>> fit_cpu_sets(unsigned threads, unsigned jobs) {
                          "{} this process may use; {} fit(s) run at a time",
                          jobs, sets.size(), threads, allowed.size(), sets.size()));
     return sets;
+}
+
+std::vector<int> beside_cpu_set(const measure_options& o) {
+    if (o.threads == 0) return {};
+    const std::vector<int> first = o.cpus.empty() ? pick_cpus(o.threads) : o.cpus;
+    std::vector<cpu_place> places = read_cpu_places(allowed_cpus());
+    std::vector<cpu_place> taken;
+    for (const cpu_place& p : places)
+        if (std::find(first.begin(), first.end(), p.cpu) != first.end()) taken.push_back(p);
+    std::erase_if(places, [&](const cpu_place& p) {
+        return std::any_of(taken.begin(), taken.end(), [&](const cpu_place& t) {
+            return t.node == p.node && t.package == p.package && t.core == p.core;
+        });
+    });
+    auto sets = partition_cpus(places, o.threads, 1);
+    return sets.empty() ? std::vector<int>() : std::move(sets.front());
 }
 
 namespace {
@@ -91,14 +108,18 @@ public:
         if (fit.ok) sampled_[c.model_type].push_back({index, fit.process_rss_bytes, c.n_obs});
     }
 
-    // The worker's models' heaviest cells replayed back to back in it, then the worker stopped.
+    // The worker's models' heaviest cells replayed back to back in it (and in a second worker
+    // beside it, replay_beside), then the worker stopped.
     void end_worker() {
         if (!worker_) return;
-        for (const auto& model : models_)
-            for (std::size_t index : replay_cells(sampled_[model], loop_.replay)) {
+        for (const auto& model : models_) {
+            const std::vector<std::size_t> cells = replay_cells(sampled_[model], loop_.replay);
+            if (cells.empty() || replay_beside(model, cells)) continue;
+            for (std::size_t index : cells) {
                 run_in_worker(in_.cells[index], fit_phase_replay);
                 ++n_replay_;
             }
+        }
         models_.clear();
         sampled_.clear();
         worker_->stop();
@@ -181,6 +202,90 @@ private:
         measured_fit fit = beside([&] { return worker_->measure(c, phase); });
         record_(fit, t);
         return fit;
+    }
+    // The replay of `cells` in two workers of the model at once: the one that ran the sample,
+    // with its history, and a second one started on a CPU set of its own (beside_cpu_set) and
+    // warmed up on the model's shortest sampled cell first (alone: a cold start, phase warmup).
+    // Both run `cells` in order at the same time; each replay record carries concurrent_fits
+    // (1: the other worker ran a fit beside it), so the profile reads what a neighbour on the
+    // node costs the model (beside_slowdown) from the same cells it measured alone. The records
+    // come out after both ended: the warm-up, this worker's runs, then the second's. After a
+    // signal both stop, every record (the stopped ones too) comes out, and interrupted is
+    // thrown without a partial record. False, with nothing run, when not asked for, under
+    // --jobs (whose fits run beside others already) or when no such set exists.
+    bool replay_beside(const std::string& model, const std::vector<std::size_t>& cells) {
+        if (!loop_.replay_beside || overlap_) return false;
+        std::vector<int> set = beside_cpu_set(o_);
+        if (set.empty()) return false;
+        measure_options wo = o_;
+        wo.cpus = std::move(set);
+        wo.worker_per_model = loop_.scope == worker_scope::model;
+        warm_worker second(loop_.worker_words, wo, loop_.wait_ready, loop_.ready_timeout_s);
+        const auto& sampled = sampled_[model];
+        const auto shortest = std::min_element(sampled.begin(), sampled.end(), [](const sampled_cell& a, const sampled_cell& b) {
+            return std::tuple(a.n_obs.value_or(0), a.rss_bytes.value_or(0), a.index) <
+                   std::tuple(b.n_obs.value_or(0), b.rss_bytes.value_or(0), b.index);
+        });
+        const double t0 = begin();
+        try {
+            record_(second.measure(in_.cells[shortest->index], fit_phase_warmup), t0);
+        } catch (interrupted& e) {
+            if (e.partial) record_(*e.partial, t0);
+            throw interrupted(e.sig);
+        }
+        ++n_warmup_;
+        // Opened by now (both workers started); opened again from no thread.
+        if (o_.cgroups) o_.cgroups->get();
+        if (o_.nvml) o_.nvml->get();
+        overlap_tracker overlap;
+        std::vector<std::pair<measured_fit, double>> ours, theirs;
+        std::exception_ptr our_failure, their_failure;
+        auto replay_in = [&](warm_worker& w, std::vector<std::pair<measured_fit, double>>& out, std::exception_ptr& failure) {
+            try {
+                for (std::size_t index : cells) {
+                    const double t = monotonic_seconds();
+                    const std::size_t id = overlap.begin();
+                    try {
+                        measured_fit fit = w.measure(in_.cells[index], fit_phase_replay);
+                        fit.concurrent_fits = overlap.end(id);
+                        out.emplace_back(std::move(fit), t);
+                    } catch (interrupted& e) {
+                        const std::uint64_t most = overlap.end(id);
+                        if (e.partial) {
+                            e.partial->concurrent_fits = most;
+                            out.emplace_back(*e.partial, t);
+                        }
+                        throw;
+                    } catch (...) {
+                        overlap.end(id);
+                        throw;
+                    }
+                }
+            } catch (...) {
+                failure = std::current_exception();
+            }
+        };
+        std::thread beside_thread([&] { replay_in(second, theirs, their_failure); });
+        replay_in(*worker_, ours, our_failure);
+        beside_thread.join();
+        for (auto* runs : {&ours, &theirs})
+            for (const auto& [f, t] : *runs) {
+                record_(f, t);
+                ++n_replay_;
+            }
+        int sig = 0;
+        for (const auto& failure : {our_failure, their_failure}) {
+            if (!failure) continue;
+            try {
+                std::rethrow_exception(failure);
+            } catch (const interrupted& e) {
+                sig = sig ? sig : e.sig;
+            } catch (...) {
+                if (!sig) throw;
+            }
+        }
+        if (sig) throw interrupted(sig);
+        return true;
     }
 
     const measure_input& in_;

@@ -11,6 +11,7 @@
 #include "prof/profile/sample.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -433,6 +434,25 @@ family_schedule price_family(family_plan& f, const family_evidence& ev, const pl
     return family_schedule{{sched}, sched.start_s, sched.rate};
 }
 
+// A slot with fewer cores than the node shares it with other slots (the family's own, other
+// families', other tenants'), and a fit beside a neighbour runs slower than the fit measured
+// alone: each model whose profile measured a beside_slowdown above 1 is priced on a copy of
+// its cost with every wall (median, curve, readings) times it, which the work, the classes and
+// the intervals all read; `copies` holds them. f.beside_slowdown is the largest applied.
+void price_beside(family_plan& f, family_evidence& ev, const plan_context& cx, std::deque<model_cost>& copies) {
+    if (f.slot_cores >= cx.rq.node.cores) return;
+    for (auto& m : ev.work_models) {
+        if (!m.cost || !m.cost->beside_slowdown || !(*m.cost->beside_slowdown > 1)) continue;
+        const double k = *m.cost->beside_slowdown;
+        model_cost& c = copies.emplace_back(*m.cost);
+        if (c.median_wall_s) *c.median_wall_s *= k;
+        for (auto& pt : c.wall_curve) pt.wall_s *= k;
+        for (auto& r : c.readings) r.wall_s *= k;
+        m.cost = &c;
+        f.beside_slowdown = std::max(f.beside_slowdown.value_or(0), k);
+    }
+}
+
 // ---- make_plan, step 3b: size classes ----------------------------------------------------
 
 // The slot memory of a class whose longest series has n_obs: the largest of its models' (each
@@ -819,7 +839,9 @@ plan_record make_plan(const compute_profile* profile, const plan_request& rq) {
     median_priced mp;
     for (const auto& [fname, models] : by_family) {
         family_plan f;
-        const family_evidence ev = size_family_slot(f, models, cx);
+        family_evidence ev = size_family_slot(f, models, cx);
+        std::deque<model_cost> beside_costs;  // what ev.work_models point to when price_beside scaled them
+        price_beside(f, ev, cx, beside_costs);
         raise_to_memory_curve(f, models, cx);
         lay_out(fname, f, cx);
         family_schedule sched = price_family(f, ev, cx, mp);

@@ -331,6 +331,12 @@ struct family_plan {
     // its processes afresh (cold_start_work), else one per slot and model (warm_cold_starts, on
     // the family's nodes, class by class); null for warm workers when no model has a cold start.
     std::optional<double> cold_start_work_s;
+    // The largest of its models' beside_slowdown (the profile's: their walls beside a
+    // neighbour over their walls alone) that priced its walls: a slot with fewer cores than the
+    // node shares it, and every wall of such a model (work, classes, intervals) is its measured
+    // wall times its own slowdown when that is above 1. Null (absent) when none applied: the
+    // slot takes the whole node, or no model measured one above 1.
+    std::optional<double> beside_slowdown;
     std::optional<std::uint64_t> oom_floor_bytes;    // memory proven needed by an OOM kill
     std::vector<std::string> unmeasured_models;      // sized from the defaults (--on-unmeasured defaults)
     std::uint64_t nodes = 0;                         // the nodes the family uses

@@ -199,6 +199,9 @@ const record_schema<family_plan>& family_plan_schema() {
         member<&F::longest_cell_n_obs>("longest_cell_n_obs"),
         member<&F::wall_estimator>("wall_estimator"),
         member<&F::cold_start_work_s>("cold_start_work_s"),
+        member<&F::beside_slowdown>("beside_slowdown").writes([](const F& f, json_writer& w, std::string_view key) {
+            if (f.beside_slowdown) w.field(key, *f.beside_slowdown);  // absent when none applied
+        }),
         member<&F::oom_floor_bytes>("oom_floor_bytes"),
         member<&F::unmeasured_models>("unmeasured_models"),
         member<&F::nodes>("nodes"),

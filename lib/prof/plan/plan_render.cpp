@@ -820,8 +820,11 @@ std::string render_plan_table(const plan_record& p) {
         out += fmt::format("intervals of {} ({}; resampled: {}): {}\n", name, quantiles,
                            f.resampled_models.empty() ? std::string("none") : fmt::format("{}", fmt::join(f.resampled_models, ", ")),
                            intervals_text(f.work_interval, f.longest_cell_interval, f.makespan_interval));
-        out += fmt::format("work of {}: {} priced by the {} rule{}; longest cell {} ({}{})\n", name,
+        out += fmt::format("work of {}: {} priced by the {} rule{}{}; longest cell {} ({}{})\n", name,
                            human_seconds(f.work_s), f.wall_estimator,
+                           f.beside_slowdown ? fmt::format(", walls x up to {:.2f} beside a neighbour on the node",
+                                                           *f.beside_slowdown)
+                                             : std::string(),
                            f.cold_start_work_s && *f.cold_start_work_s > 0
                                ? fmt::format(", {} of it cold starts", human_seconds(*f.cold_start_work_s))
                                : std::string(),

@@ -532,3 +532,32 @@ TEST_CASE("a busy host cannot snap a slot below its thread cap: every reading co
     p.models.at("ets").readings.clear();
     CHECK(prof::make_plan(&p, rq).families.at("statistical").slot_cores == 1);
 }
+
+TEST_CASE("a slot that shares its node prices each model's walls at its measured slowdown beside a neighbour") {
+    // statistical on a 16-core node: slots of 2 cores share it. theta measured 1.5 x beside a
+    // neighbour, arima 0.9 (noise: read as 1). Work 1000 x (0.25 x 1.5 + 0.5) x 1.25 = 1093.75
+    // (937.5 without); the longest cell stays arima's 0.5 x 1.25.
+    auto p = statistical();
+    p.models.at("theta").beside_slowdown = 1.5;
+    p.models.at("theta").n_beside = 6;
+    p.models.at("arima").beside_slowdown = 0.9;
+    auto plan = prof::make_plan(&p, cpu_request());
+    const auto& f = plan.families.at("statistical");
+    CHECK(f.work_s == 1093.75);
+    CHECK(f.longest_cell_s == 0.625);
+    CHECK(f.beside_slowdown.value() == 1.5);
+    CHECK(plan.totals.work_s == 1093.75);
+    // The profile itself is not changed: the plan priced a copy.
+    CHECK(p.models.at("theta").median_wall_s.value() == 0.25);
+    // A slot of the whole node has no neighbour: measured walls as they are, no field.
+    auto rq = cpu_request();
+    rq.node.cores = 2;
+    auto whole = prof::make_plan(&p, rq);
+    CHECK(whole.families.at("statistical").work_s == 937.5);
+    CHECK_FALSE(whole.families.at("statistical").beside_slowdown.has_value());
+    // Nor does a profile without a slowdown above 1.
+    p.models.at("theta").beside_slowdown = 1.0;
+    auto none = prof::make_plan(&p, cpu_request());
+    CHECK(none.families.at("statistical").work_s == 937.5);
+    CHECK_FALSE(none.families.at("statistical").beside_slowdown.has_value());
+}

@@ -99,6 +99,24 @@ std::optional<double> cold_start_of(const std::vector<std::pair<std::uint32_t, d
     return median(extra);
 }
 
+// Sum of the walls measured beside another fit over the sum of the curve's walls at their
+// lengths (only lengths on the curve's range count: a replayed cell is a sampled one).
+std::optional<double> beside_slowdown_of(const std::vector<std::pair<std::uint32_t, double>>& beside,
+                                         const model_cost& m, std::uint64_t& n) {
+    double ran = 0, alone = 0;
+    n = 0;
+    for (const auto& [at, wall] : beside) {
+        if (at == 0 || m.wall_curve.empty()) continue;
+        const double curve = curve_wall_at(m.wall_curve, at);
+        if (!(std::isfinite(curve) && curve > 0)) continue;
+        ran += wall;
+        alone += curve;
+        ++n;
+    }
+    if (n == 0 || !(alone > 0) || !std::isfinite(ran / alone)) return std::nullopt;
+    return ran / alone;
+}
+
 // A model's raw cost from its accumulator (profile_builder's private model_acc, deduced).
 template <class Acc>
 model_cost cost_of(const std::string& name, const std::string& family, const Acc& acc) {
@@ -121,6 +139,7 @@ model_cost cost_of(const std::string& name, const std::string& family, const Acc
     attach_memory(m.wall_curve, acc.rss_peaks());
     m.memory_basis = model_memory_basis(m);
     m.cold_start_s = cold_start_of(acc.cold_walls, m);
+    m.beside_slowdown = beside_slowdown_of(acc.beside_walls, m, m.n_beside);
     return m;
 }
 
@@ -246,7 +265,8 @@ void profile_builder::add(const measured_fit& f) {
                      .intraop_threads = f.intraop_threads, .measured_at = f.measured_at, .signal = f.signal,
                      .memory_limit_bytes = f.memory_limit_bytes, .oom_killed = f.oom_killed,
                      .params_digest = f.params_digest, .contended = contended(f), .phase = f.phase, .cold = f.cold,
-                     .worker_peak_bytes = f.worker_peak_bytes, .rss_method = f.rss_method});
+                     .worker_peak_bytes = f.worker_peak_bytes, .rss_method = f.rss_method,
+                     .concurrent_fits = f.concurrent_fits});
 }
 
 profile_builder::model_acc& profile_builder::model_of(const fit_evidence& f) {
@@ -308,6 +328,7 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
         return;
     }
     ++m.raw.n_replay;
+    if (f.concurrent_fits.value_or(0) >= 1 && usable(f.wall_s)) m.beside_walls.emplace_back(at, *f.wall_s);
     keep_max(m.raw.max_replay_rss_bytes,
              usable(f.worker_peak_bytes) ? f.worker_peak_bytes : std::nullopt);
     keep_max(m.raw.max_replay_rss_bytes,
@@ -490,6 +511,7 @@ void profile_builder::merge(profile_builder&& other) {
         m.raw.n_warmup += o.raw.n_warmup;
         m.raw.n_replay += o.raw.n_replay;
         m.cold_walls.insert(m.cold_walls.end(), o.cold_walls.begin(), o.cold_walls.end());
+        m.beside_walls.insert(m.beside_walls.end(), o.beside_walls.begin(), o.beside_walls.end());
         keep_max(m.raw.max_replay_rss_bytes, o.raw.max_replay_rss_bytes);
         for (const auto& v : o.threads) vote_threads(m.threads, v.intraop_threads, v.n_fits);
         if (o.rss_method) {
@@ -748,6 +770,10 @@ std::string format_profile_table(const compute_profile& p) {
         if (m.cold_start_s)
             out += fmt::format("cold start: {}'s first cell in a fresh worker takes {} more ({} warm-up run(s) left out)\n",
                                name, human_seconds(*m.cold_start_s), m.n_warmup);
+        if (m.beside_slowdown)
+            out += fmt::format("beside a neighbour: {}'s replayed cells took {:.2f} x their time alone ({} run(s) "
+                               "beside another worker): prof-plan prices a slot that shares a node at that\n",
+                               name, *m.beside_slowdown, m.n_beside);
     }
     for (const auto& w : p.provenance.warnings) out += "warning: " + w + "\n";
     return out;

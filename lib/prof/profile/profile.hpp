@@ -69,6 +69,13 @@ struct model_cost {
     // The largest worker lifetime peak (worker_peak_bytes, else process_rss_bytes) of its
     // replay runs: what a worker reaches after the heaviest cells back to back.
     std::optional<std::uint64_t> max_replay_rss_bytes;
+    // What a neighbour costs the model: the ratio of the walls of its ok replay runs measured
+    // beside another fit (concurrent_fits >= 1: prof-measure replays in a second worker beside
+    // the first) to the walls of the same lengths on its cost curve (its sample, measured
+    // alone), sum over sum; 1.3 = 30 % slower beside a neighbour. Raw: below 1 is noise, which
+    // prof-plan reads as 1. Null without such a run or without a curve. n_beside: those runs.
+    std::optional<double> beside_slowdown;
+    std::uint64_t n_beside = 0;
     // Which reading sizes the model's memory (derived): "replay" when max_replay_rss_bytes is
     // above max_process_rss_bytes, "per-cell" otherwise; null with neither.
     std::optional<std::string> memory_basis;
@@ -153,6 +160,7 @@ struct fit_evidence {
     std::optional<bool> cold = {};                         // the first cell of its model in a process
     std::optional<std::uint64_t> worker_peak_bytes = {};   // the worker's lifetime peak through it
     std::optional<std::string_view> rss_method = {};       // how its memory and CPU were read (records.hpp)
+    std::optional<std::uint64_t> concurrent_fits = {};     // the most other fits beside it (records.hpp)
 };
 
 // Whether a failed fit was killed for memory, from its record:
@@ -227,7 +235,7 @@ void warn_if_sizes_nothing(compute_profile& p);
 
 // Streaming form of build_profile: add() each record (any order), then finish(). An ok fit of
 // phase warmup or replay is kept beside the sample (model_cost's n_warmup, cold_start_s,
-// n_replay, max_replay_rss_bytes) and counts in nothing else; an ok superseded attempt
+// n_replay, max_replay_rss_bytes, beside_slowdown) and counts in nothing else; an ok superseded attempt
 // (prof-measure --remeasure-busy) counts in the memory values only (max_process_rss_bytes and
 // the memory curve, max_peak_rss_bytes, max_peak_gpu_bytes), never in a count, a clock or a
 // reading; a failed fit of any phase counts as a failed
@@ -289,8 +297,8 @@ private:
         std::optional<std::pair<std::string, std::string>> first_error;  // (ts_id, error)
         bool params_seen = false;
         std::optional<std::string> params, other_params;  // the first digest, and another seen
-        // (n_obs or 0, wall) of each cold warm-up run
-        std::vector<std::pair<std::uint32_t, double>> cold_walls;
+        // (n_obs or 0, wall) of each cold warm-up run, and of each replay run beside another fit
+        std::vector<std::pair<std::uint32_t, double>> cold_walls, beside_walls;
     };
     static constexpr std::uint32_t rss_dense_lengths = 1u << 16;
     model_acc& model_of(const fit_evidence& f);  // the model's accumulator, its family noted

@@ -195,6 +195,13 @@ const record_schema<model_cost>& model_cost_schema() {
         member<&M::cold_start_s>("cold_start_s"),
         member<&M::n_replay>("n_replay"),
         member<&M::max_replay_rss_bytes>("max_replay_rss_bytes"),
+        // Both absent, not null and 0, without a replay run beside another fit.
+        member<&M::beside_slowdown>("beside_slowdown").writes([](const M& m, json_writer& w, std::string_view key) {
+            if (m.beside_slowdown) w.field(key, *m.beside_slowdown);
+        }),
+        member<&M::n_beside>("n_beside").writes([](const M& m, json_writer& w, std::string_view key) {
+            if (m.beside_slowdown) w.field(key, m.n_beside);
+        }),
         member<&M::memory_basis>("memory_basis").derived(),
         object_array<&M::wall_curve, &curve_point_schema>("wall_curve").reads(read_curve),
         object_array<&M::readings, &fit_reading_schema>("readings").reads(read_readings),
@@ -257,6 +264,8 @@ bool read_models(compute_profile& p, od::value v, std::string_view path) {
             if (*b && **b == 0) b->reset();
         // A cold start may cost nothing (0), never less, and never an infinite time.
         if (m.cold_start_s && !(std::isfinite(*m.cold_start_s) && *m.cold_start_s >= 0)) m.cold_start_s.reset();
+        // A slowdown is a finite ratio above 0; anything else is not usable: absent.
+        if (m.beside_slowdown && !(std::isfinite(*m.beside_slowdown) && *m.beside_slowdown > 0)) m.beside_slowdown.reset();
         p.models[name] = std::move(m);
     });
     return true;

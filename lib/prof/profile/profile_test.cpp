@@ -623,6 +623,37 @@ TEST_CASE("a replayed worker peak above every cell's sizes the family's slot, an
     CHECK(back.models.at("m").memory_basis.value() == "replay");
 }
 
+TEST_CASE("replay runs beside another fit give the model's slowdown against its curve; alone ones do not") {
+    // Sample: 1 s at n_obs 100, 10 s at 1000. Beside a neighbour the 1000-point cell took 12 and
+    // 13 s: (12 + 13) / (10 + 10) = 1.25 over 2 runs. The replay alone (no concurrent_fits) and
+    // the one with concurrent_fits 0 count in no ratio; a failed one neither.
+    const std::string lines =
+        R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0}
+{"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":10.0}
+{"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":50.0,"phase":"replay"}
+{"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":40.0,"phase":"replay","concurrent_fits":0}
+{"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":12.0,"phase":"replay","concurrent_fits":1}
+{"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":13.0,"phase":"replay","concurrent_fits":1}
+{"ts_id":"b","model_type":"m","n_obs":1000,"ok":false,"error":"exit 1","wall_s":99.0,"phase":"replay","concurrent_fits":1}
+{"ts_id":"a","model_type":"k","n_obs":100,"ok":true,"wall_s":1.0}
+{"ts_id":"a","model_type":"k","n_obs":100,"ok":true,"wall_s":1.0,"phase":"replay"}
+)";
+    auto p = profile_from_lines(lines);
+    const model_cost& m = p.models.at("m");
+    CHECK(m.n_replay == 4);
+    CHECK(m.n_beside == 2);
+    CHECK(m.beside_slowdown.value() == doctest::Approx(1.25));
+    CHECK(m.median_wall_s.value() == doctest::Approx(5.5));  // the replays are no sample
+    CHECK_FALSE(p.models.at("k").beside_slowdown.has_value());
+    // Written and read back; absent (not null) for the model without one.
+    const std::string text = write_profile(p);
+    CHECK(text.find("\"beside_slowdown\":1.25,\"n_beside\":2") != std::string::npos);
+    auto back = parse_profile_text(text, "t");
+    CHECK(back.models.at("m").beside_slowdown.value() == doctest::Approx(1.25));
+    CHECK(back.models.at("m").n_beside == 2);
+    CHECK_FALSE(back.models.at("k").beside_slowdown.has_value());
+}
+
 TEST_CASE("a failed replay run counts as a failed fit: an OOM kill in it raises the slot's floor") {
     // Killed at a 4000-byte limit: floor max(ceil(4000 x 1.2), 4000 + 100 MiB) = 4000 + 104857600.
     const std::string lines =
