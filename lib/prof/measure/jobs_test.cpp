@@ -222,6 +222,14 @@ TEST_CASE("the replay runs in a second worker beside the first, and a sleeper re
     // every replay run had the other worker's beside it.
     CHECK(v[5].ts_id == v[7].ts_id);
     CHECK(v[6].ts_id == v[8].ts_id);
+    // How far each worker's history reaches: the first ran the whole sample (up to 300), the
+    // second its warm-up (100) and then the replay's cells (which two, of equal memory, is
+    // the noise's choice).
+    CHECK(v[3].worker_max_n_obs.value() == 300);
+    CHECK(v[4].worker_max_n_obs.value() == 100);
+    CHECK(v[5].worker_max_n_obs.value() == 300);
+    CHECK(v[7].worker_max_n_obs.value() == std::max<std::uint64_t>(100, v[7].n_obs.value()));
+    CHECK(v[8].worker_max_n_obs.value() == std::max(v[7].worker_max_n_obs.value(), v[8].n_obs.value()));
     for (int i = 5; i < 9; ++i) {
         CHECK_FALSE(v[i].cold.value());
         CHECK(v[i].concurrent_fits.value() == 1);

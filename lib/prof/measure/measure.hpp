@@ -184,6 +184,7 @@ private:
     bool alive_ = false;
     std::map<std::string, std::uint64_t> served_;  // cells measured per model since the start
     std::uint64_t lifetime_peak_ = 0;  // the largest high-water mark read since the start
+    std::optional<std::uint64_t> max_n_obs_;  // the longest n_obs served since the start
 };
 
 // ---- the run ----------------------------------------------------------------------------

@@ -74,6 +74,7 @@ void warm_worker::start() {
     replies_.clear();
     served_.clear();
     lifetime_peak_ = 0;
+    max_n_obs_.reset();
     alive_ = true;
     if (wait_ready_) await_ready();
 }
@@ -333,6 +334,8 @@ void warm_worker::settle_history(measured_fit& f) {
     keep_lifetime_peak(f.process_rss_bytes);
     keep_lifetime_peak(f.cgroup_peak_bytes);
     if (lifetime_peak_ > 0) f.worker_peak_bytes = lifetime_peak_;
+    if (f.n_obs && (!max_n_obs_ || *f.n_obs > *max_n_obs_)) max_n_obs_ = f.n_obs;
+    f.worker_max_n_obs = max_n_obs_;
     ++served_[f.model_type];
 }
 

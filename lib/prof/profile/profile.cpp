@@ -266,7 +266,7 @@ void profile_builder::add(const measured_fit& f) {
                      .memory_limit_bytes = f.memory_limit_bytes, .oom_killed = f.oom_killed,
                      .params_digest = f.params_digest, .contended = contended(f), .phase = f.phase, .cold = f.cold,
                      .worker_peak_bytes = f.worker_peak_bytes, .rss_method = f.rss_method,
-                     .concurrent_fits = f.concurrent_fits});
+                     .concurrent_fits = f.concurrent_fits, .worker_max_n_obs = f.worker_max_n_obs});
 }
 
 profile_builder::model_acc& profile_builder::model_of(const fit_evidence& f) {
@@ -329,13 +329,17 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
     }
     ++m.raw.n_replay;
     if (f.concurrent_fits.value_or(0) >= 1 && usable(f.wall_s)) m.beside_walls.emplace_back(at, *f.wall_s);
-    keep_max(m.raw.max_replay_rss_bytes,
-             usable(f.worker_peak_bytes) ? f.worker_peak_bytes : std::nullopt);
-    keep_max(m.raw.max_replay_rss_bytes,
-             usable(f.process_rss_bytes) ? f.process_rss_bytes : std::nullopt);
-    // The replayed peak also stands on the memory curve at the replayed cell's length, so the
-    // size class holding the heaviest cells is sized for what a worker carries into them.
-    if (at && m.raw.max_replay_rss_bytes) m.add_rss(at, *m.raw.max_replay_rss_bytes);
+    std::optional<std::uint64_t> peak = usable(f.worker_peak_bytes) ? f.worker_peak_bytes : std::nullopt;
+    keep_max(peak, usable(f.process_rss_bytes) ? f.process_rss_bytes : std::nullopt);
+    keep_max(m.raw.max_replay_rss_bytes, peak);
+    // The replayed peak also stands on the memory curve, so the size class holding the heaviest
+    // cells is sized for what a worker carries into them: at the longest series the worker had
+    // run by then (worker_max_n_obs), which any worker reaching that peak must have run and so
+    // any class it can happen in holds; else at the replayed cell's own length.
+    std::uint32_t reach = at;
+    if (f.worker_max_n_obs && *f.worker_max_n_obs <= UINT32_MAX)
+        reach = std::max(reach, static_cast<std::uint32_t>(*f.worker_max_n_obs));
+    if (reach && peak) m.add_rss(reach, *peak);
 }
 
 namespace {

@@ -161,6 +161,7 @@ struct fit_evidence {
     std::optional<std::uint64_t> worker_peak_bytes = {};   // the worker's lifetime peak through it
     std::optional<std::string_view> rss_method = {};       // how its memory and CPU were read (records.hpp)
     std::optional<std::uint64_t> concurrent_fits = {};     // the most other fits beside it (records.hpp)
+    std::optional<std::uint64_t> worker_max_n_obs = {};    // the longest n_obs its worker had served
 };
 
 // Whether a failed fit was killed for memory, from its record:

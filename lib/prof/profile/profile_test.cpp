@@ -654,6 +654,31 @@ TEST_CASE("replay runs beside another fit give the model's slowdown against its 
     CHECK_FALSE(back.models.at("k").beside_slowdown.has_value());
 }
 
+TEST_CASE("a replay's worker peak stands on the memory curve at the longest series its worker had run") {
+    // Cells peak at 1000 bytes (n_obs 100) and 3000 (1000). A replay of the short cell in a
+    // worker that had run the long one reads 9000: a class of short series never runs that
+    // history, so the peak stands at 1000, not at 100. A replay of the short cell in a worker
+    // that ran nothing longer (worker_max_n_obs 100) stands at 100; one without the field
+    // (an older record) at its own length.
+    const std::string head =
+        R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0,"process_rss_bytes":1000}
+{"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":10.0,"process_rss_bytes":3000}
+)";
+    auto at = [](const compute_profile& p, std::uint64_t n) { return curve_rss_at(p.models.at("m").wall_curve, n).value(); };
+    auto p = profile_from_lines(head + R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0,"process_rss_bytes":1200,"worker_peak_bytes":9000,"worker_max_n_obs":1000,"phase":"replay"}
+)");
+    CHECK(at(p, 100) == 1000);
+    CHECK(at(p, 1000) == 9000);
+    CHECK(p.models.at("m").max_replay_rss_bytes.value() == 9000);
+    p = profile_from_lines(head + R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0,"worker_peak_bytes":2000,"worker_max_n_obs":100,"phase":"replay"}
+)");
+    CHECK(at(p, 100) == 2000);
+    CHECK(at(p, 1000) == 3000);
+    p = profile_from_lines(head + R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0,"worker_peak_bytes":9000,"phase":"replay"}
+)");
+    CHECK(at(p, 100) == 9000);
+}
+
 TEST_CASE("a failed replay run counts as a failed fit: an OOM kill in it raises the slot's floor") {
     // Killed at a 4000-byte limit: floor max(ceil(4000 x 1.2), 4000 + 100 MiB) = 4000 + 104857600.
     const std::string lines =

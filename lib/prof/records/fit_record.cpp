@@ -112,6 +112,9 @@ const record_schema<measured_fit>& fit_schema() {
         }),
         member<&F::cold>("cold"),
         member<&F::worker_peak_bytes>("worker_peak_bytes"),
+        member<&F::worker_max_n_obs>("worker_max_n_obs").writes([](const F& f, json_writer& w, std::string_view key) {
+            if (f.worker_max_n_obs) w.field(key, *f.worker_max_n_obs);  // absent, not null, in process mode
+        }),
         member<&F::concurrent_fits>("concurrent_fits").writes([](const F& f, json_writer& w, std::string_view key) {
             if (f.concurrent_fits) w.field(key, *f.concurrent_fits);  // absent, not null, under --jobs 1
         }),

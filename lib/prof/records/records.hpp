@@ -79,6 +79,10 @@ struct measured_fit {
     // Worker mode: the worker's (tree's) memory high-water mark from its start through this
     // cell, never reset: what a production worker that ran the same cells would reach.
     std::optional<std::uint64_t> worker_peak_bytes;
+    // Worker mode: the longest n_obs among the cells the worker has served since its start,
+    // this one included (null when none had one): how long a series the history behind
+    // worker_peak_bytes reaches. Absent in process mode.
+    std::optional<std::uint64_t> worker_max_n_obs;
     // prof-measure --jobs above 1: the most other fits that ran at once beside this one (0: it
     // ran alone). Absent from the record under --jobs 1.
     std::optional<std::uint64_t> concurrent_fits;
