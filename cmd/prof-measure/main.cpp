@@ -62,11 +62,12 @@ void add_options(CLI::App& app, prof::measure_invocation& c) {
 }
 
 int run(int argc, char** argv) {
-    // First of all, before the options are parsed or any input is read (and NVML loaded, at the
-    // first fit): every fit is forked by the launcher, whose footprint is ours as it is now.
-    prof::start_launcher();
     prof::measure_invocation c;
     int split = prof::split_command(argc, argv, c);
+    // The launcher starts as soon as a fit is sure to come, so its start overlaps what comes
+    // before the first fit (the cgroups, NVML); a run that measures nothing starts none. With
+    // -- CMD nothing has been read yet: a fork of this process is as small as a fresh image.
+    if (!c.command.empty()) prof::start_launcher(prof::launcher_start::fork);
     CLI::App app{"Measure real fits: wall, CPU, effective cores, process and marginal RSS, GPU peak.\n"
                  "  prof-measure [--ts-id ID ...] -- CMD ARGS...   one process, one fit record; exits as CMD did\n"
                  "  prof-measure --run 'TEMPLATE' [FILE...]        one process per input cell\n"
@@ -107,6 +108,7 @@ int run(int argc, char** argv) {
         }
 
         auto in = prof::read_measure_input(prof::cli::inputs_or_stdin(c.files), c.max_bad_lines);
+        if (!in.cells.empty()) prof::start_launcher(prof::launcher_start::exec);
         auto run_words = prof::command_words(c.run_template, "--run: empty command template");
         auto worker_words = prof::command_words(c.worker_cmd, "--worker: empty command");
         auto [warmup, replay] = prof::warmup_and_replay(c);

@@ -48,7 +48,7 @@ std::string percent_decode(std::string_view s) {
 }
 
 // FIPS 180-4 SHA-256, here rather than through libcrypto: prof-measure forks every fit from a
-// launcher whose footprint is prof-measure's at start, and a linked libcrypto is loaded and
+// launcher whose footprint is the program's own at start, and a linked libcrypto is loaded and
 // relocated by every binary at start (and so shows in every fit's reading).
 std::string sha256_hex(std::string_view text) {
     static constexpr std::uint32_t k[64] = {

@@ -103,6 +103,9 @@ measure_setup measure_setup_from(const measure_invocation& m) {
 
 std::unique_ptr<cgroup_run> open_run_cgroups(const measure_invocation& m, bool memory_limit) {
     if (m.no_cgroup) return nullptr;
+    // The launcher first: the directories are handed to it as soon as they exist, so a SIGKILL
+    // between their making and the first fit leaves none behind.
+    start_launcher();
     std::string why, notice;
     auto cgroups = cgroup_run::open(&why, &notice);
     if (cgroups) {

@@ -47,10 +47,26 @@ TEST_CASE("prof-measure's own footprint stays below 8 MiB in a child's ru_maxrss
     CHECK(f.process_rss_bytes.value() < 8u * 1048576);
 }
 
+TEST_CASE("a run that reads no cell starts no process; the first cell starts the launcher's warden") {
+    // prof-measure reads a FIFO held open: while no cell has come it has no child (before, the
+    // warden was forked at start), nor after pass-through lines alone; once a cell is read its
+    // warden is its one child while the fit (the launcher's child) runs. Expected: 0, 0, 1, and
+    // the exit status 0.
+    std::string fifo = "/tmp/prof-test-lazy-launcher-" + std::to_string(getpid());
+    auto r = sh("f=" + fifo + "; rm -f $f; mkfifo $f; " + bin() + "/prof-measure -q --run 'sleep 1.5' < $f > /dev/null & "
+                "pid=$!; exec 3> $f; sleep 0.3; pgrep -P $pid | wc -l; "
+                "echo '{\"kind\":\"note\"}' >&3; sleep 0.3; pgrep -P $pid | wc -l; "
+                "echo '{\"kind\":\"cell\",\"ts_id\":\"s0\",\"model_type\":\"m\"}' >&3; exec 3>&-; n=0; "
+                "for i in $(seq 40); do n=$(pgrep -P $pid | wc -l); [ $n -gt 0 ] && break; sleep 0.05; done; echo $n; "
+                "wait $pid; echo $?; rm -f $f");
+    CHECK(r.out == "0\n0\n1\n0\n");
+}
+
 TEST_CASE("a 64 MiB cell line and 10,000 cells leave /bin/true within 0.2 MiB of its bare reading" *
           doctest::skip(sanitized_build)) {
-    // The fits are forked by the launcher, started before any input is read, so neither the
-    // long line nor 10,000 parsed cells reach a fit's ru_maxrss. /bin/true's own reading moves
+    // The fits are forked by the launcher, a fresh image of the program started once the input
+    // is read (a copy of prof-measure then would hold both), so neither the long line nor
+    // 10,000 parsed cells reach a fit's ru_maxrss. /bin/true's own reading moves
     // by about 130 KiB from run to run (library pages mapped by fault-around), so medians are
     // compared, and the floor of the last 1,000 cells with the floor of the bare runs.
     auto readings = [](const std::vector<measured_fit>& v, std::size_t from) {

@@ -59,17 +59,23 @@ struct spawned_child {
     double started_at = 0;   // monotonic_seconds() just before the fork
 };
 
-// The launcher: a small process, forked before any input is read, that forks every fit (so
-// a fit's ru_maxrss starts from the launcher's footprint, not from prof-measure's, which grows
-// with its input), is their parent and child subreaper, and reaps them. When prof-measure
-// ends or is killed (SIGKILL included), the launcher kills every fit, every descendant that
-// came back to it, and every process in the cgroups given to launcher_own_cgroups (directories
-// it then removes), and exits. Each fit also gets PR_SET_PDEATHSIG = SIGKILL. The launcher's
-// parent is the warden, prof-measure's child, a subreaper that does the same cleanup when the
-// launcher is killed (with prof-measure or alone): a fit's descendants then come back to it.
-// Started on first use when not started explicitly; call it early. Throws unavailable_error
-// when it cannot fork.
-void start_launcher();
+// The launcher: a small process that forks every fit (so a fit's ru_maxrss starts from the
+// launcher's footprint, not from prof-measure's, which grows with its input), is their parent
+// and child subreaper, and reaps them. When prof-measure ends or is killed (SIGKILL included),
+// the launcher kills every fit, every descendant that came back to it, and every process in the
+// cgroups given to launcher_own_cgroups (directories it then removes), and exits. Each fit also
+// gets PR_SET_PDEATHSIG = SIGKILL. The launcher's parent is the warden, prof-measure's child, a
+// subreaper that does the same cleanup when the launcher is killed (with prof-measure or alone):
+// a fit's descendants then come back to it. A run that measures nothing need start neither.
+//
+// How the warden starts: `fork`, a copy of this process, cheap but small only while nothing has
+// been read (prof-measure -- CMD, before its options are parsed); `exec` (what first use does),
+// a fresh image of this program (posix_spawn of /proc/self/exe) whose footprint is the
+// program's own at start whatever this process has read or loaded by then.
+enum class launcher_start { fork, exec };
+// Starts the launcher unless it runs; safe from several threads. Throws unavailable_error when
+// it cannot start.
+void start_launcher(launcher_start how = launcher_start::exec);
 // Adds directories whose cgroups the launcher empties and removes when it ends. One message,
 // not waited for: the launcher reads it before any later request and before it can see
 // prof-measure's end, a SIGKILL's included.
