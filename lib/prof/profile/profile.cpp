@@ -328,7 +328,10 @@ void profile_builder::add_beside_sample(const fit_evidence& f) {
         return;
     }
     ++m.raw.n_replay;
-    if (f.concurrent_fits.value_or(0) >= 1 && usable(f.wall_s)) m.beside_walls.emplace_back(at, *f.wall_s);
+    // Beside another fit, uncontended (a busy host's wait is not the neighbour's cost) and long
+    // enough for its clock to read the fit rather than the protocol around it.
+    if (f.concurrent_fits.value_or(0) >= 1 && usable(f.wall_s) && *f.wall_s >= contended_min_wall_s && !f.contended)
+        m.beside_walls.emplace_back(at, *f.wall_s);
     std::optional<std::uint64_t> peak = usable(f.worker_peak_bytes) ? f.worker_peak_bytes : std::nullopt;
     keep_max(peak, usable(f.process_rss_bytes) ? f.process_rss_bytes : std::nullopt);
     keep_max(m.raw.max_replay_rss_bytes, peak);

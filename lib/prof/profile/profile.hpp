@@ -71,8 +71,9 @@ struct model_cost {
     std::optional<std::uint64_t> max_replay_rss_bytes;
     // What a neighbour costs the model: the ratio of the walls of its ok replay runs measured
     // beside another fit (concurrent_fits >= 1: prof-measure replays in a second worker beside
-    // the first) to the walls of the same lengths on its cost curve (its sample, measured
-    // alone), sum over sum; 1.3 = 30 % slower beside a neighbour. Raw: below 1 is noise, which
+    // the first), uncontended and of at least contended_min_wall_s, to the walls of the same
+    // lengths on its cost curve (its sample, measured alone), sum over sum; 1.3 = 30 % slower
+    // beside a neighbour. Raw: below 1 is noise, which
     // prof-plan reads as 1. Null without such a run or without a curve. n_beside: those runs.
     std::optional<double> beside_slowdown;
     std::uint64_t n_beside = 0;

@@ -626,7 +626,8 @@ TEST_CASE("a replayed worker peak above every cell's sizes the family's slot, an
 TEST_CASE("replay runs beside another fit give the model's slowdown against its curve; alone ones do not") {
     // Sample: 1 s at n_obs 100, 10 s at 1000. Beside a neighbour the 1000-point cell took 12 and
     // 13 s: (12 + 13) / (10 + 10) = 1.25 over 2 runs. The replay alone (no concurrent_fits) and
-    // the one with concurrent_fits 0 count in no ratio; a failed one neither.
+    // the one with concurrent_fits 0 count in no ratio; nor a failed one, a contended one (its
+    // wait is the busy host's) or one under 0.1 s (the short cell's 0.05 s).
     const std::string lines =
         R"({"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":1.0}
 {"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":10.0}
@@ -635,12 +636,14 @@ TEST_CASE("replay runs beside another fit give the model's slowdown against its 
 {"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":12.0,"phase":"replay","concurrent_fits":1}
 {"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":13.0,"phase":"replay","concurrent_fits":1}
 {"ts_id":"b","model_type":"m","n_obs":1000,"ok":false,"error":"exit 1","wall_s":99.0,"phase":"replay","concurrent_fits":1}
+{"ts_id":"b","model_type":"m","n_obs":1000,"ok":true,"wall_s":30.0,"phase":"replay","concurrent_fits":1,"cpu_pressure":0.5}
+{"ts_id":"a","model_type":"m","n_obs":100,"ok":true,"wall_s":0.05,"phase":"replay","concurrent_fits":1}
 {"ts_id":"a","model_type":"k","n_obs":100,"ok":true,"wall_s":1.0}
 {"ts_id":"a","model_type":"k","n_obs":100,"ok":true,"wall_s":1.0,"phase":"replay"}
 )";
     auto p = profile_from_lines(lines);
     const model_cost& m = p.models.at("m");
-    CHECK(m.n_replay == 4);
+    CHECK(m.n_replay == 6);
     CHECK(m.n_beside == 2);
     CHECK(m.beside_slowdown.value() == doctest::Approx(1.25));
     CHECK(m.median_wall_s.value() == doctest::Approx(5.5));  // the replays are no sample
