@@ -215,10 +215,11 @@ template <bool NewlineEnds>
     auto id_of = [](std::string_view key) { return static_cast<std::uint8_t>(column_of(key)); };
     std::uint8_t c;
     if (!keys_.member(0, s, readable_end, id_of, c)) return nullptr;  // `{}` too: it has no run_id
-    for (std::size_t i = 1;; ++i) {
+    key_predictor::cursor at = keys_.at(1);
+    for (;;) {
         if (!read_value(s, static_cast<column>(c), r, have_run, have_ts, have_model)) return nullptr;
         // The ',' and the next key in one prediction (the last row's bytes), else scanned.
-        key_predictor::step next = keys_.next_member(i, s, readable_end, id_of, c);
+        key_predictor::step next = keys_.next_member(at, s, readable_end, id_of, c);
         if (next == key_predictor::step::end) break;
         if (next == key_predictor::step::fail) return nullptr;
     }
