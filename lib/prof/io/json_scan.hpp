@@ -548,7 +548,7 @@ PROF_SCAN_INLINE bool scan_number_as(json_scanner& s, std::optional<T>& out) {
 }
 
 // A count (json_scanner::uint19, plain or between quotes — the quoted form is what
-// count_of_scalar reads from those digits — else count_of_scalar).
+// count_of_scalar reads from those digits — null, else count_of_scalar).
 PROF_SCAN_INLINE bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
     if (s.p < s.e && *s.p == '"') {
         json_scanner digits{s.p + 1, s.e};
@@ -558,6 +558,10 @@ PROF_SCAN_INLINE bool scan_count(json_scanner& s, std::optional<std::uint64_t>& 
             s.p = digits.p + 1;
             return true;
         }
+    }
+    if (s.p < s.e && *s.p == 'n') {  // null, before the digits are looked for
+        out.reset();
+        return s.literal("null");
     }
     return scan_number_as<&json_scanner::uint19, count_of_scalar>(s, out);
 }
@@ -650,7 +654,15 @@ public:
         const member_bytes* m = c.at_;
         // The sentinel past the last remembered member is never learned (key_length 0), so a
         // predicted member is never the sentinel and the one after it is inside shape_.
-        if (matches(*m, s, readable_end)) [[likely]] {
+        if (s.e - s.p > 32) [[likely]] {
+            if (m->key_length && bytes_equal_32(s.p, m->bytes, m->key_mask)) {
+                s.p += m->key_length;  // still before s.e: the byte there is the text's
+                id = m->id;
+                c.at_ = m + 1;
+                if (static_cast<unsigned char>(*s.p) <= ' ') s.ws();
+                return step::member;
+            }
+        } else if (matches(*m, s, readable_end)) {
             s.p += m->key_length;
             id = m->id;
             c.at_ = m + 1;
