@@ -215,10 +215,11 @@ template <bool NewlineEnds>
     auto id_of = [](std::string_view key) { return static_cast<std::uint8_t>(column_of(key)); };
     std::uint8_t c;
     if (!keys_.member(0, s, readable_end, id_of, c)) return nullptr;  // `{}` too: it has no run_id
-    for (std::size_t i = 1;; ++i) {
+    key_predictor::cursor at = keys_.at(1);
+    for (;;) {
         if (!read_value(s, static_cast<column>(c), r, have_run, have_ts, have_model)) return nullptr;
         // The ',' and the next key in one prediction (the last row's bytes), else scanned.
-        key_predictor::step next = keys_.next_member(i, s, readable_end, id_of, c);
+        key_predictor::step next = keys_.next_member(at, s, readable_end, id_of, c);
         if (next == key_predictor::step::end) break;
         if (next == key_predictor::step::fail) return nullptr;
     }
@@ -408,13 +409,24 @@ void harvester::add(const harvest_row& row) {
     // A set error column is a failed cell whatever fit_seconds says: many pipelines record the
     // elapsed time of a fit that failed (a memory kill after 600 s is no 600 s fit).
     const bool has_error = row.error && !row.error->empty();  // "": a non-Nullable String column's "none"
-    fit_evidence f{.ts_id = row.ts_id, .model_type = row.model_type, .family = family,
-                   .family_named = family_named, .n_obs = row.n_obs,
-                   .ok = !has_error && usable(row.fit_seconds), .wall_s = row.fit_seconds, .cpu_s = row.cpu_seconds,
-                   .process_rss_bytes = row.process_rss_bytes, .peak_rss_bytes = row.peak_rss_bytes,
-                   .peak_gpu_bytes = row.peak_gpu_bytes, .intraop_threads = row.intraop_threads,
-                   .memory_limit_bytes = row.memory_limit_bytes,
-                   .rss_method = row.rss_method && !row.rss_method->empty() ? row.rss_method : std::nullopt};
+    // The evidence is kept across rows: only the fields a row sets are written (the others
+    // keep their defaults), not a whole fit_evidence built anew each row.
+    fit_evidence& f = evidence_;
+    f.ts_id = row.ts_id;
+    f.model_type = row.model_type;
+    f.family = family;
+    f.family_named = family_named;
+    f.n_obs = row.n_obs;
+    f.ok = !has_error && usable(row.fit_seconds);
+    f.wall_s = row.fit_seconds;
+    f.cpu_s = row.cpu_seconds;
+    f.process_rss_bytes = row.process_rss_bytes;
+    f.peak_rss_bytes = row.peak_rss_bytes;
+    f.peak_gpu_bytes = row.peak_gpu_bytes;
+    f.intraop_threads = row.intraop_threads;
+    f.memory_limit_bytes = row.memory_limit_bytes;
+    f.rss_method = row.rss_method && !row.rss_method->empty() ? row.rss_method : std::nullopt;
+    f.error = std::nullopt;
     std::string error;
     if (!f.ok) {
         if (has_error) {

@@ -241,6 +241,7 @@ private:
     run_acc* last_run_ = nullptr;
     std::string last_run_id_;
     harvest_row fast_row_;
+    fit_evidence evidence_;  // add()'s, kept across rows (its fields a row does not set stay default)
     harvest_row_reader row_reader_;
     std::uint64_t bad_lines_ = 0, lines_seen_ = 0, bytes_base_ = 0;
     unsigned threads_ = 1;  // the most jobs read() was given: finish() computes on as many

@@ -399,6 +399,43 @@ TEST_CASE("the row reader kept across rows (remembered key order) reads each row
     CHECK(accepted > 2000);
 }
 
+TEST_CASE("the row reader kept across rows reads objects of more members than it remembers") {
+    // The predictor remembers 32 members: rows of 6 to 51 members, the row's own columns
+    // last, alternate so that its cursor meets the end of what it remembers mid-row. Read as
+    // lines, padded and not, and cut from the whole text by read_line.
+    std::vector<std::string> lines;
+    const std::vector<std::size_t> extras = {0, 40, 18, 45, 45, 3, 36, 0, 36};
+    for (std::size_t extra : extras) {
+        std::string line = "{";
+        for (std::size_t k = 0; k < extra; ++k) line += "\"x" + std::to_string(k) + "\":" + std::to_string(k) + ",";
+        lines.push_back(line + R"("run_id":"r","ts_id":"s","model_type":"m","n_obs":)" + std::to_string(10 + extra) +
+                        R"(,"fit_seconds":0.5,"peak_gpu_bytes":null})");
+    }
+    std::string text;
+    for (const auto& l : lines) text += l + "\n";
+    const std::size_t text_size = text.size();
+    text.append(simdjson::SIMDJSON_PADDING, '\0');
+    prof::harvest_row_reader kept, kept_padded, cutting;
+    const char* at = text.data();
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::string& line = lines[i];
+        prof::harvest_row fresh, a, b, c;
+        CAPTURE(line);
+        REQUIRE(prof::read_harvest_row_fast(line, fresh));
+        std::string padded = line + std::string(simdjson::SIMDJSON_PADDING, '\0');
+        REQUIRE(kept.read(line, a));
+        REQUIRE(kept_padded.read(std::string_view(padded.data(), line.size()), b, true));
+        const char* newline = cutting.read_line(at, text.data() + text_size, text.data() + text.size(), c);
+        REQUIRE(newline == at + line.size());
+        at = newline + 1;
+        CHECK(row_text(a) == row_text(fresh));
+        CHECK(row_text(b) == row_text(fresh));
+        CHECK(row_text(c) == row_text(fresh));
+        CHECK(fresh.n_obs == 10 + extras[i]);
+        CHECK(fresh.fit_seconds == 0.5);
+    }
+}
+
 TEST_CASE("unchecked, the row reader validates UTF-8 itself: valid rows read as checked ones, invalid never") {
     // Strings of ASCII, valid multi-byte text (2, 3 and 4 bytes) and invalid sequences (a lone
     // lead byte, 0xFF, an overlong '/', a UTF-16 surrogate, a sequence cut by the closing quote),

@@ -548,7 +548,7 @@ PROF_SCAN_INLINE bool scan_number_as(json_scanner& s, std::optional<T>& out) {
 }
 
 // A count (json_scanner::uint19, plain or between quotes — the quoted form is what
-// count_of_scalar reads from those digits — else count_of_scalar).
+// count_of_scalar reads from those digits — null, else count_of_scalar).
 PROF_SCAN_INLINE bool scan_count(json_scanner& s, std::optional<std::uint64_t>& out) {
     if (s.p < s.e && *s.p == '"') {
         json_scanner digits{s.p + 1, s.e};
@@ -558,6 +558,10 @@ PROF_SCAN_INLINE bool scan_count(json_scanner& s, std::optional<std::uint64_t>& 
             s.p = digits.p + 1;
             return true;
         }
+    }
+    if (s.p < s.e && *s.p == 'n') {  // null, before the digits are looked for
+        out.reset();
+        return s.literal("null");
     }
     return scan_number_as<&json_scanner::uint19, count_of_scalar>(s, out);
 }
@@ -605,6 +609,8 @@ PROF_SCAN_INLINE bool scan_set(json_scanner& s, bool& out) {
 // the key, and recognises the next object's member with one bytes_equal_32, scanning and
 // looking up the key only where the bytes differ.
 class key_predictor {
+    struct member_bytes;
+
 public:
     static constexpr std::size_t max_members = 32;
 
@@ -623,22 +629,53 @@ public:
 
     // What follows a member's value: the next member's key, or the object's end.
     enum class step { member, end, fail };
-    // The form of member() that also predicts the delimiter: s.p right after member i - 1's
-    // value (i >= 1). Where the bytes from there through member i's `"key":` are the last
-    // object's, one bytes_equal_32 takes the ',' and the key alike: s.p moves to the value (the
-    // whitespace before it skipped), `id` is the key's id, and the step is `member`. Otherwise
-    // they are scanned: `end` at the '}' (s.p past it), `member` for a ',' and a key (id_of(key),
-    // remembered from the value's end for the next object), `fail` for anything else. An object
-    // read with this method uses member() for its first member only.
+    // Where a reader stands in the remembered members: the one its next key is compared with.
+    // A pointer walked along them, so that a predicted member costs no index arithmetic.
+    class cursor {
+        friend class key_predictor;
+        const member_bytes* at_ = nullptr;
+    };
+    // The cursor at member i (the member after the first of an object read with next_member: 1).
+    cursor at(std::size_t i) const {
+        cursor c;
+        c.at_ = &shape_[i < max_members ? i : max_members];
+        return c;
+    }
+    // The form of member() that also predicts the delimiter: s.p right after the value of the
+    // member before the cursor's. Where the bytes from there through the cursor's member's
+    // `"key":` are the last object's, one bytes_equal_32 takes the ',' and the key alike: s.p
+    // moves to the value (the whitespace before it skipped), `id` is the key's id, and the step
+    // is `member`. Otherwise they are scanned: `end` at the '}' (s.p past it), `member` for a ','
+    // and a key (id_of(key), remembered from the value's end for the next object), `fail` for
+    // anything else. The cursor moves to the next member after a `member` step.
     template <class IdOf>
-    PROF_SCAN_INLINE step next_member(std::size_t i, json_scanner& s, const char* readable_end, IdOf id_of,
+    PROF_SCAN_INLINE step next_member(cursor& c, json_scanner& s, const char* readable_end, IdOf id_of,
                                       std::uint8_t& id) {
-        if (predicted(i, s, readable_end, id)) return step::member;
+        const member_bytes* m = c.at_;
+        // The sentinel past the last remembered member is never learned (key_length 0), so a
+        // predicted member is never the sentinel and the one after it is inside shape_.
+        if (s.e - s.p > 32) [[likely]] {
+            if (m->key_length && bytes_equal_32(s.p, m->bytes, m->key_mask)) {
+                s.p += m->key_length;  // still before s.e: the byte there is the text's
+                id = m->id;
+                c.at_ = m + 1;
+                if (static_cast<unsigned char>(*s.p) <= ' ') s.ws();
+                return step::member;
+            }
+        } else if (matches(*m, s, readable_end)) {
+            s.p += m->key_length;
+            id = m->id;
+            c.at_ = m + 1;
+            s.ws();
+            return step::member;
+        }
         const char* start = s.p;
         s.ws();
         if (s.eat('}')) return step::end;
         if (!s.eat(',')) return step::fail;
         s.ws();
+        auto i = static_cast<std::size_t>(m - shape_);
+        c = at(i + 1);
         return scan_key(i, start, s, id_of, id) ? step::member : step::fail;
     }
 
@@ -649,15 +686,18 @@ private:
         std::uint8_t key_length = 0;  // 0: longer than 32 bytes, not predicted
         std::uint8_t id = 0;
     };
+    // Whether m's remembered bytes are those at s.p. 32 bytes left in the text (nearly always)
+    // cover the load and the key alike.
+    PROF_SCAN_INLINE static bool matches(const member_bytes& m, const json_scanner& s, const char* readable_end) {
+        return m.key_length && (s.e - s.p >= 32 || (readable_end - s.p >= 32 && m.key_length <= s.e - s.p)) &&
+               bytes_equal_32(s.p, m.bytes, m.key_mask);
+    }
     // Whether member i's remembered bytes are those at s.p: then s.p moves past them and the
     // whitespace after, and `id` is the remembered key's.
     PROF_SCAN_INLINE bool predicted(std::size_t i, json_scanner& s, const char* readable_end, std::uint8_t& id) const {
         // shape_[max_members] is never learned: a member past the last remembered is not predicted.
         const member_bytes& m = shape_[i < max_members ? i : max_members];
-        // 32 bytes left in the text (nearly always) cover the load and the key alike.
-        if (!m.key_length || !(s.e - s.p >= 32 || (readable_end - s.p >= 32 && m.key_length <= s.e - s.p)) ||
-            !bytes_equal_32(s.p, m.bytes, m.key_mask))
-            return false;
+        if (!matches(m, s, readable_end)) return false;
         s.p += m.key_length;
         id = m.id;
         s.ws();
