@@ -64,6 +64,26 @@ std::vector<int> beside_cpu_set(const measure_options& o) {
 
 namespace {
 
+// One measurement, with the count of fits that ran beside it when there is a tracker (a
+// stopped fit's partial record too).
+template <class Measure>
+measured_fit measured_with_count(overlap_tracker* overlap, Measure measure) {
+    if (!overlap) return measure();
+    const std::size_t id = overlap->begin();
+    try {
+        measured_fit fit = measure();
+        fit.concurrent_fits = overlap->end(id);
+        return fit;
+    } catch (interrupted& e) {
+        const std::uint64_t most = overlap->end(id);
+        if (e.partial) e.partial->concurrent_fits = most;
+        throw;
+    } catch (...) {
+        overlap->end(id);
+        throw;
+    }
+}
+
 // measure_cells' state: the worker of the current scope group, what it measured (for its
 // replay), and the counts of the closing line. With an overlap tracker, every record says how
 // many fits ran beside it.
@@ -137,24 +157,10 @@ private:
         if (started_) *started_ = t;
         return t;
     }
-    // One measurement, with the count of fits beside it when there is a tracker (a stopped
-    // fit's partial record too).
+    // One measurement, with the count of fits beside it under --jobs (measured_with_count).
     template <class Measure>
     measured_fit beside(Measure measure) {
-        if (!overlap_) return measure();
-        const std::size_t id = overlap_->begin();
-        try {
-            measured_fit fit = measure();
-            fit.concurrent_fits = overlap_->end(id);
-            return fit;
-        } catch (interrupted& e) {
-            const std::uint64_t most = overlap_->end(id);
-            if (e.partial) e.partial->concurrent_fits = most;
-            throw;
-        } catch (...) {
-            overlap_->end(id);
-            throw;
-        }
+        return measured_with_count(overlap_, measure);
     }
     // One cell of the sample: `once` measures it (the fit and its start), again while the last
     // attempt is ok and contended, at most loop_.remeasure_busy more times. Every attempt is
@@ -244,20 +250,10 @@ private:
             try {
                 for (std::size_t index : cells) {
                     const double t = monotonic_seconds();
-                    const std::size_t id = overlap.begin();
                     try {
-                        measured_fit fit = w.measure(in_.cells[index], fit_phase_replay);
-                        fit.concurrent_fits = overlap.end(id);
-                        out.emplace_back(std::move(fit), t);
+                        out.emplace_back(measured_with_count(&overlap, [&] { return w.measure(in_.cells[index], fit_phase_replay); }), t);
                     } catch (interrupted& e) {
-                        const std::uint64_t most = overlap.end(id);
-                        if (e.partial) {
-                            e.partial->concurrent_fits = most;
-                            out.emplace_back(*e.partial, t);
-                        }
-                        throw;
-                    } catch (...) {
-                        overlap.end(id);
+                        if (e.partial) out.emplace_back(*e.partial, t);
                         throw;
                     }
                 }
