@@ -237,11 +237,27 @@ bool put(const std::string& path, std::string_view text) {
 }
 }  // namespace
 
+// Under AddressSanitizer the freed chunk buffers stay resident in its quarantine (256 MiB by
+// default), so the released read's peak grows by more than the chunks in flight; half the file
+// still tells releasing from keeping (the control grows by three quarters of it).
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t released_bound_divisor = 2;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr std::size_t released_bound_divisor = 2;
+#else
+constexpr std::size_t released_bound_divisor = 3;
+#endif
+#else
+constexpr std::size_t released_bound_divisor = 3;
+#endif
+
 TEST_CASE("chrome: a trace mapped from a file has its pages released behind the readers, to the same result") {
     // About 48 MiB of events with long args, so that the spans (about 120,000) are a small part
     // of the memory, and an X without dur at the very end, whose line is counted to the end of
     // the file. Read in place without releasing (the control), the peak resident set grows by the
-    // whole file; releasing, by the chunks in flight and the spans (under a third of the file).
+    // whole file; releasing, by the chunks in flight and the spans (under a third of the file; half
+    // under AddressSanitizer, above).
     test::temp_dir tmp("mapped-trace");
     const std::string path = tmp.path + "/trace.json";
     std::size_t events = 0;
@@ -281,7 +297,7 @@ TEST_CASE("chrome: a trace mapped from a file has its pages released behind the 
         CHECK(released == kept);
         CHECK(released.find(fmt::format("x-without-dur 1 {} {}", events, events + 1)) != std::string::npos);
         CHECK(grew_kept > file_kib * 3 / 4);
-        CHECK(grew_released < file_kib / 3);
+        CHECK(grew_released < file_kib / released_bound_divisor);
     }
 }
 
