@@ -22,6 +22,15 @@
 
 namespace prof::test {
 
+// Whether AddressSanitizer is compiled in: its shadow memory and its quarantine of freed
+// blocks count in a process's resident set, so bounds on memory that a plain build keeps are
+// looser or skipped there.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool sanitized_build = true;
+#else
+constexpr bool sanitized_build = false;
+#endif
+
 // A fresh directory /tmp/prof-WHAT.XXXXXX, removed with everything in it when the object goes
 // out of scope, also when a REQUIRE ends the test early.
 class temp_dir {

@@ -3,6 +3,8 @@
 // protocol), checked against the known amounts and against /usr/bin/time -v.
 #include "prof/measure/measure_test_support.hpp"
 
+#include "prof/core/test_support.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -36,13 +38,8 @@ TEST_CASE("process mode: a 0.3 s sleep reads wall within 50 ms and almost no CPU
     CHECK(f.cpu_s.value() < 0.05);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool sanitized_build = true;  // ASan's shadow memory is prof-measure's footprint too
-#else
-constexpr bool sanitized_build = false;
-#endif
-
-TEST_CASE("prof-measure's own footprint stays below 8 MiB in a child's ru_maxrss" * doctest::skip(sanitized_build)) {
+// ASan's shadow memory is prof-measure's footprint too.
+TEST_CASE("prof-measure's own footprint stays below 8 MiB in a child's ru_maxrss" * doctest::skip(test::sanitized_build)) {
     auto f = one_fit("-- /bin/true");
     CHECK(f.process_rss_bytes.value() < 8u * 1048576);
 }
@@ -63,7 +60,7 @@ TEST_CASE("a run that reads no cell starts no process; the first cell starts the
 }
 
 TEST_CASE("a 64 MiB cell line and 10,000 cells leave /bin/true within 0.2 MiB of its bare reading" *
-          doctest::skip(sanitized_build)) {
+          doctest::skip(test::sanitized_build)) {
     // The fits are forked by the launcher, a fresh image of the program started once the input
     // is read (a copy of prof-measure then would hold both), so neither the long line nor
     // 10,000 parsed cells reach a fit's ru_maxrss. /bin/true's own reading moves

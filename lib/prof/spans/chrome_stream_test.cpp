@@ -240,17 +240,7 @@ bool put(const std::string& path, std::string_view text) {
 // Under AddressSanitizer the freed chunk buffers stay resident in its quarantine (256 MiB by
 // default), so the released read's peak grows by more than the chunks in flight; half the file
 // still tells releasing from keeping (the control grows by three quarters of it).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr std::size_t released_bound_divisor = 2;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr std::size_t released_bound_divisor = 2;
-#else
-constexpr std::size_t released_bound_divisor = 3;
-#endif
-#else
-constexpr std::size_t released_bound_divisor = 3;
-#endif
+constexpr std::size_t released_bound_divisor = test::sanitized_build ? 2 : 3;
 
 TEST_CASE("chrome: a trace mapped from a file has its pages released behind the readers, to the same result") {
     // About 48 MiB of events with long args, so that the spans (about 120,000) are a small part
