@@ -71,6 +71,34 @@ TEST_CASE("RFC 3339 time stamps compare as instants, whatever their offset") {
     CHECK_FALSE(parse_rfc3339("2026-11-29T15:00:00"));  // no offset: not an instant
 }
 
+TEST_CASE("rfc3339_stream reads each stamp of a stream as parse_rfc3339 does") {
+    // Stamps in one minute (converted from their seconds), a minute, an hour and a date that
+    // change, a leap second, bad seconds after a remembered minute, other forms between, and
+    // the first and last whole seconds that 64-bit nanoseconds hold (and the ones past them).
+    const char* stamps[] = {"2026-11-28T00:00:01Z", "2026-11-28T00:00:02Z", "2026-11-28T00:00:59Z",
+                            "2026-11-28T00:00:60Z", "2026-11-28T00:00:61Z", "2026-11-28T00:00:6Z",
+                            "2026-11-28T00:00:0aZ", "2026-11-28T00:00:03z", "2026-11-28T00:00:03+00:00",
+                            "2026-11-28T00:00:04Z", "2026-11-28T00:01:00Z", "2026-11-28T01:01:00Z",
+                            "2026-11-29T01:01:07Z", "2026-11-28T01:01:07Z", "2026-11-28T01:01:07.5Z",
+                            "2026-11-28T01:01:08Z", "2026-11-28 01:01:09Z", "2026-11-28T01:01:09Z",
+                            "2262-04-11T23:47:16Z", "2262-04-11T23:47:17Z", "2262-04-11T23:47:59Z",
+                            "2262-04-11T23:47:15Z", "2262-04-11T23:47:17Z", "1677-09-21T00:12:44Z",
+                            "1677-09-21T00:12:43Z", "1677-09-21T00:12:59Z", "1677-09-21T00:12:00Z",
+                            "1969-12-31T23:59:59Z", "1969-12-31T23:59:01Z", "1970-01-01T00:00:00Z"};
+    prof::rfc3339_stream stream;
+    int fast_form = 0;
+    for (const char* t : stamps) {
+        CAPTURE(t);
+        auto want = prof::parse_rfc3339(t);
+        CHECK(stream(t) == want);
+        fast_form += want.has_value();
+    }
+    // 2262-04-11T23:47:16Z is the last whole second: 9223372036 s; 23:47:17Z would overflow.
+    CHECK(prof::parse_rfc3339("2262-04-11T23:47:16Z") == std::int64_t{9223372036} * 1000000000);
+    CHECK_FALSE(prof::parse_rfc3339("2262-04-11T23:47:17Z"));
+    CHECK(fast_form > 15);
+}
+
 TEST_CASE("parse_rfc3339: the per-date cache never accepts a date it did not check") {
     // Ten NUL bytes match a zero-filled cache; the same date twice, then a bad one after it.
     CHECK(!prof::parse_rfc3339(std::string(10, '\0') + "T00:00:00Z"));

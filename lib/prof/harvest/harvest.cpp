@@ -161,7 +161,7 @@ namespace {
 // One value of a known column, at s.p, into the row (one dispatch per member; each column
 // looks first for the form its values take).
 [[gnu::always_inline]] inline bool read_value(json_scanner& s, column c, harvest_row& r, bool& have_run, bool& have_ts,
-                                              bool& have_model) {
+                                              bool& have_model, rfc3339_stream& stamps) {
     switch (c) {
     case column::fit_seconds: return scan_seconds(s, r.fit_seconds);
     case column::cpu_seconds: return scan_seconds(s, r.cpu_seconds);
@@ -186,7 +186,7 @@ namespace {
             r.finished_at_ns.reset();
             return true;
         }
-        r.finished_at_ns = parse_rfc3339(*t);
+        r.finished_at_ns = stamps(*t);
         return r.finished_at_ns.has_value();
     }
     case column::other: break;
@@ -217,7 +217,7 @@ template <bool NewlineEnds>
     if (!keys_.member(0, s, readable_end, id_of, c)) return nullptr;  // `{}` too: it has no run_id
     key_predictor::cursor at = keys_.at(1);
     for (;;) {
-        if (!read_value(s, static_cast<column>(c), r, have_run, have_ts, have_model)) return nullptr;
+        if (!read_value(s, static_cast<column>(c), r, have_run, have_ts, have_model, stamps_)) return nullptr;
         // The ',' and the next key in one prediction (the last row's bytes), else scanned.
         key_predictor::step next = keys_.next_member(at, s, readable_end, id_of, c);
         if (next == key_predictor::step::end) break;

@@ -30,6 +30,7 @@
 
 #include "prof/harvest/line_chunks.hpp"
 #include "prof/core/errors.hpp"
+#include "prof/core/units.hpp"
 #include "prof/io/json_in.hpp"
 #include "prof/io/json_scan.hpp"
 #include "prof/profile/profile.hpp"
@@ -113,6 +114,7 @@ private:
     const char* read_object(const char* begin, const char* end, const char* readable_end, bool check_utf8,
                             harvest_row& row);
     key_predictor keys_;
+    rfc3339_stream stamps_;  // finished_at
 };
 
 // The query that exports `table`'s rows as the JSON Lines a harvest reads:

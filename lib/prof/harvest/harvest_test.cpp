@@ -366,7 +366,9 @@ TEST_CASE("the row reader kept across rows (remembered key order) reads each row
         {"cpu_seconds", {"0.5", "12.125", "null"}},    {"process_rss_bytes", {"123456789", "\"9007199254740993\"", "null"}},
         {"peak_rss_bytes", {"1", "99999999999", "null"}}, {"peak_gpu_bytes", {"null", "0", "4096"}},
         {"intraop_threads", {"1", "\"4\"", "null"}},         {"fold_id", {"null", "\"\"", "\"2\""}},         {"ensemble_id", {"null", "\"e\""}},
-        {"finished_at", {"\"2026-11-28T00:00:01Z\"", "null", "\"2026-11-28T01:00:00.5+01:00\""}},
+        {"finished_at", {"\"2026-11-28T00:00:01Z\"", "null", "\"2026-11-28T01:00:00.5+01:00\"", "\"2026-11-28T00:00:59Z\"",
+                         "\"2026-11-28T00:00:60Z\"", "\"2026-11-28T00:01:00Z\"", "\"2026-11-29T00:00:02Z\"",
+                         "\"2026-11-28T00:00:61Z\"", "\"2026-11-28T00:00:0xZ\""}},
         {"error", {"null", "\"boom\"", "\"boo\"", "nul"}},                {"extra_column", {"1", "\"x\"", "true"}},
         {"run_idx", {"1"}},                             {"ts_ix", {"2"}},
         {"a_column_whose_name_is_longer_than_32_bytes", {"1", "null"}}};
