@@ -383,6 +383,11 @@ void profile_builder::add(const fit_evidence& f) {
     }
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     model_acc& m = model_of(f);
+    // The memory curve's entry at this length is read below (add_memory): a table of a few
+    // thousand lengths per model is out of the cache by the time its model comes round again,
+    // so the load starts here, beside the work before it.
+    const std::uint32_t n = curve_length(f);
+    if (n < m.rss_by_n.size()) __builtin_prefetch(&m.rss_by_n[n], 1);
     ++m.raw.n_fits;
     if (f.contended) ++n_contended_;
     if (!m.params_seen) {
@@ -419,7 +424,6 @@ void profile_builder::add(const fit_evidence& f) {
         else if (!same_text(*m.rss_method, *f.rss_method)) m.rss_mixed = true;
     }
     keep_max(m.raw.max_n_obs, f.n_obs);  // a failed fit says nothing about the lengths a model handles
-    const std::uint32_t n = curve_length(f);
     // Tested once: the stores below could alias f for all the compiler knows.
     const bool wall_ok = usable(f.wall_s), cpu_ok = usable(f.cpu_s);
     if (wall_ok) m.wall_n.push_back(n);
