@@ -13,6 +13,7 @@
 #include <csignal>
 #include <sched.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 TEST_CASE("process mode: a 200 MiB child reads within 2% of /usr/bin/time -v's maximum resident set") {
     auto f = one_fit("--no-cgroup -- " + helper("alloc") + " 200");
@@ -59,13 +60,15 @@ TEST_CASE("a run that reads no cell starts no process; the first cell starts the
     CHECK(r.out == "0\n0\n1\n0\n");
 }
 
-TEST_CASE("a 64 MiB cell line and 10,000 cells leave /bin/true within 0.2 MiB of its bare reading" *
+TEST_CASE("a 64 MiB cell line and 10,000 cells raise /bin/true's reading by at most 0.2 MiB over its bare one" *
           doctest::skip(test::sanitized_build)) {
     // The fits are forked by the launcher, a fresh image of the program started once the input
     // is read (a copy of prof-measure then would hold both), so neither the long line nor
     // 10,000 parsed cells reach a fit's ru_maxrss. /bin/true's own reading moves
-    // by about 130 KiB from run to run (library pages mapped by fault-around), so medians are
-    // compared, and the floor of the last 1,000 cells with the floor of the bare runs.
+    // by about 130 KiB from run to run (library pages mapped by fault-around), and on a busy
+    // host its median by more (a loaded median 0.24 MiB below the bare one was seen), so medians
+    // are compared, and the floor of the last 1,000 cells with the floor of the bare runs, each
+    // only upward: what the input could leave in a fit is more, never less.
     auto readings = [](const std::vector<measured_fit>& v, std::size_t from) {
         std::vector<double> r;
         for (std::size_t i = from; i < v.size(); ++i) r.push_back(double(v[i].process_rss_bytes.value()));
@@ -73,7 +76,7 @@ TEST_CASE("a 64 MiB cell line and 10,000 cells leave /bin/true within 0.2 MiB of
         return r;
     };
     std::vector<double> bare;
-    for (int i = 0; i < 7; ++i) {
+    for (int i = 0; i < 11; ++i) {
         auto v = run_cells(cells({"true"}), "--run /bin/true");
         REQUIRE(v.size() == 1);
         bare.push_back(double(v[0].process_rss_bytes.value()));
@@ -89,9 +92,9 @@ TEST_CASE("a 64 MiB cell line and 10,000 cells leave /bin/true within 0.2 MiB of
     MESSAGE("bare median ", bare_median / mib, " MiB (floor ", bare[0] / mib, "); loaded median ", loaded_median / mib,
             " MiB, first cell ", double(v[0].process_rss_bytes.value()) / mib, ", last 1,000 floor ", last[0] / mib,
             ", max ", all.back() / mib);
-    CHECK(std::abs(loaded_median - bare_median) <= 0.2 * mib);
-    CHECK(std::abs(double(v[0].process_rss_bytes.value()) - bare_median) <= 0.2 * mib);
-    CHECK(std::abs(last[0] - bare[0]) <= 0.2 * mib);
+    CHECK(loaded_median - bare_median <= 0.2 * mib);
+    CHECK(double(v[0].process_rss_bytes.value()) - bare_median <= 0.2 * mib);
+    CHECK(last[0] - bare[0] <= 0.2 * mib);
     CHECK(all.back() < bare_median + 1.0 * mib);  // nothing near the 64 MiB line
 }
 
@@ -118,21 +121,43 @@ bool host_cpu_busy() {
     return false;
 }
 
+// The host's busy CPU-seconds so far, every CPU together, by the kernel's own count (/proc/stat:
+// user, nice, system, irq, softirq and steal — time a hypervisor gave another guest).
+double host_busy_seconds() {
+    std::ifstream f("/proc/stat");
+    std::string cpu;
+    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+    f >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
+    return (user + nice + system + irq + softirq + steal) / double(sysconf(_SC_CLK_TCK));
+}
+
 TEST_CASE("a 2-thread burner reads >= 1.5 effective cores uncapped and <= 1.1 under --threads 1" * doctest::skip(host_cpu_busy())) {
     if (allowed_cpu_count() < 2) {
         MESSAGE("needs 2 CPUs; this machine allows ", allowed_cpu_count());
         return;
     }
     auto eff = [](const measured_fit& f) { return effective_cores(f.wall_s, f.cpu_s).value(); };
-    // Two cores are only free when nobody else runs: on a shared machine a transient load can
-    // take one, so the uncapped reading gets three tries (the capped one must hold every time).
-    auto free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
-    // A reading taken while the host was contended (its own cpu_pressure says so) is retried.
-    for (int attempt = 1; attempt < 6 && eff(free_run) < 1.5 && (attempt < 3 || contended(free_run)); ++attempt)
-        free_run = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
+    // Two cores are only free when nobody else runs: on a shared machine a transient load (or a
+    // hypervisor's steal, which no pressure file shows) can take one. The cores the host left
+    // free are its two less what the kernel counted busy beside the fit, so an uncapped reading
+    // below 1.5 is retried while the host was busy (or its own cpu_pressure says so), and at
+    // last must be what the host left free (the capped one must hold every time).
+    double others = 0;
+    auto uncapped = [&] {
+        double before = host_busy_seconds();
+        auto f = one_fit("--threads 0 -- " + helper("burn") + " 2 0.5");
+        others = std::max(0.0, host_busy_seconds() - before - f.cpu_s.value());
+        return f;
+    };
+    auto free_cores = [&](const measured_fit& f) { return 2 - others / f.wall_s.value(); };
+    auto free_run = uncapped();
+    for (int attempt = 1;
+         attempt < 6 && eff(free_run) < 1.5 && (attempt < 3 || contended(free_run) || free_cores(free_run) < 1.75);
+         ++attempt)
+        free_run = uncapped();
     auto capped = one_fit("--threads 1 -- " + helper("burn") + " 2 0.5");
-    MESSAGE("uncapped ", eff(free_run), " cores, capped ", eff(capped));
-    CHECK(eff(free_run) >= 1.5);
+    MESSAGE("uncapped ", eff(free_run), " cores (the host left ", free_cores(free_run), " free), capped ", eff(capped));
+    CHECK(eff(free_run) >= std::min(1.5, free_cores(free_run) - 0.25));
     CHECK(eff(capped) <= 1.1);
     CHECK_FALSE(free_run.intraop_threads.has_value());
     CHECK(capped.intraop_threads.value() == 1);
