@@ -457,7 +457,12 @@ jsonl_stats harvester::read_lines(line_reader& in, std::size_t max_bad_lines, co
         add(row);
     };
     // Most rows are taken before their line is cut: the reader finds the '\n' at their end.
+    // Each row also starts the load of the input three pages ahead: the hardware prefetcher
+    // follows a stream only within a 4 KiB page, so without it the reader waited for memory at
+    // every page it entered. A prefetch never faults, so the address may lie past the input.
+    constexpr std::uintptr_t prefetch_ahead = 3 * 4096;
     auto cut = [&](const line_reader::unread_view& v) -> const char* {
+        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(v.begin) + prefetch_ahead));
         const char* newline = row_reader_.read_line(v.begin, v.end, v.readable_end, fast_row_);
         if (!newline) return nullptr;
         if (tick) tick();

@@ -380,6 +380,12 @@ void profile_builder::add(const fit_evidence& f) {
         last_ts_hash_ = short_text_hash(last_ts_id_);
         ts_ids_.prefetch(last_ts_hash_);
         last_ts_pending_ = true;
+        // A series' cells share its length: each model's memory-curve entry at it is loaded
+        // now, a model's row or more before add_memory reads it (a table of thousands of
+        // lengths per model is out of the cache by the time a length comes round again).
+        if (const std::uint32_t n = curve_length(f); n && models_.size() <= max_prefetched_models)
+            for (const model_acc& m : models_)
+                if (n < m.rss_by_n.size()) __builtin_prefetch(&m.rss_by_n[n], 1);
     }
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     model_acc& m = model_of(f);

@@ -303,6 +303,9 @@ private:
         std::vector<std::pair<std::uint32_t, double>> cold_walls, beside_walls;
     };
     static constexpr std::uint32_t rss_dense_lengths = 1u << 16;
+    // Up to this many models, a new series prefetches each model's memory-curve entry at its
+    // length (add): a few dozen loads a series, where more models would cost more than they hide.
+    static constexpr std::size_t max_prefetched_models = 64;
     model_acc& model_of(const fit_evidence& f);  // the model's accumulator, its family noted
     void add_beside_sample(const fit_evidence& f);
     margins margins_;
