@@ -3,6 +3,7 @@
 #include "prof/measure/measure_test_support.hpp"
 
 #include "prof/core/cpus.hpp"
+#include "prof/core/test_support.hpp"
 
 #include <doctest/doctest.h>
 #include <set>
@@ -236,9 +237,11 @@ TEST_CASE("the replay runs in a second worker beside the first, and a sleeper re
         CHECK(v[i].wall_s.value() < 0.6);
     }
     // Five naps one after another (2 s), then two pairs side by side (0.8 s); one worker after
-    // the other would take 1.6 s more.
+    // the other would take 1.6 s more. Under ASan each process's start (its shadow memory) adds
+    // about a tenth of a second, and there were 3.51 s on a busy host: the bound there is 3.9,
+    // still 0.5 s short of the naps alone one after another.
     MESSAGE("warm-ups, sample and replay beside: ", took, " s");
-    CHECK(took < 3.4);
+    CHECK(took < (test::sanitized_build ? 3.9 : 3.4));
     CHECK(raw.err.find("3 cell(s) measured, 0 failed; 2 warm-up and 4 replay run(s) beside them") != std::string::npos);
     // The profile reads the neighbour's cost from them: about nothing for a sleeper.
     const std::string path = "/tmp/prof-test-beside-" + std::to_string(getpid());
