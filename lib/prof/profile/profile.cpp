@@ -389,11 +389,10 @@ void profile_builder::add(const fit_evidence& f) {
     }
     if (f.measured_at) latest_.add(parse_rfc3339(*f.measured_at));
     model_acc& m = model_of(f);
-    // The memory curve's entry at this length is read below (add_memory): a table of a few
-    // thousand lengths per model is out of the cache by the time its model comes round again,
-    // so the load starts here, beside the work before it.
+    // The memory curve's entry at this length is read below (add_memory). With more models
+    // than a new series prefetches for (above), the load starts here, beside the work before it.
     const std::uint32_t n = curve_length(f);
-    if (n < m.rss_by_n.size()) __builtin_prefetch(&m.rss_by_n[n], 1);
+    if (models_.size() > max_prefetched_models && n < m.rss_by_n.size()) __builtin_prefetch(&m.rss_by_n[n], 1);
     ++m.raw.n_fits;
     if (f.contended) ++n_contended_;
     if (!m.params_seen) {
