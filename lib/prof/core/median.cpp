@@ -24,7 +24,7 @@ namespace {
 // Exact order statistics of positive finite doubles by radix selection: such doubles order as
 // their bit patterns do, so the k-th smallest value is the k-th smallest 64-bit key. Each step
 // counts the keys by the next bits below the prefix they all share (up to 11 bits: 2048
-// buckets, whose counts and maxima stay in L1; fewer for fewer keys, so that clearing the
+// buckets, whose counts stay in L1; fewer for fewer keys, so that clearing the
 // buckets costs less than the pass), keeps only the bucket holding the wanted rank, and
 // repeats on it; the shared prefix grows with every step until the keys left are equal or few
 // enough for nth_element, which beats a counting pass there. No step mispredicts a branch per
@@ -61,22 +61,23 @@ ranked_keys select_small_keys(std::vector<std::uint64_t>& keys, std::size_t rank
     return r;
 }
 
-// One step over the keys that for_keys(fn) visits; `rank` < their count. Returns true with
-// the result in `out` when it is decided here (all keys equal, or the lower key lies in an
-// earlier bucket and the wanted one is that bucket's only candidate); otherwise the bucket to
-// keep (`keep`), the keys before it (`below`) and whether the lower key is still wanted.
+// One step over the keys that for_keys(fn) visits; `rank` < their count. `all_equal` when
+// every key is the same (the result is decided here); otherwise the bucket to keep (`keep`),
+// the keys before it (`below`) and whether the lower key (rank - 1) lies in an earlier bucket.
 struct radix_step {
     int shift = 0;
     std::size_t mask = 0;  // buckets - 1
     std::size_t keep = 0, below = 0, kept = 0;
-    bool lower_known = false;
-    std::uint64_t lower = 0;
+    bool lower_before = false;
     bool all_equal = false;
     std::uint64_t equal_key = 0;
     std::size_t bucket_of(std::uint64_t k) const { return static_cast<std::size_t>(k >> shift) & mask; }
 };
 
-// `wide`: the first step of a very large set (the top 16 bits, no prefix pass).
+// `wide`: the first step of a very large set (the top 16 bits, no prefix pass). The pass
+// counts keys only: the lower key, when it lies in an earlier bucket, is found by the pass
+// that takes the kept bucket (take_kept), so no per-bucket maximum is kept for a case that
+// arises about once in `kept` steps.
 template <class ForKeys>
 radix_step plan_radix_step(ForKeys for_keys, std::size_t n, std::size_t rank, bool want_lower, bool wide = false) {
     radix_step st;
@@ -98,42 +99,50 @@ radix_step plan_radix_step(ForKeys for_keys, std::size_t n, std::size_t rank, bo
     }
     st.mask = (std::size_t{1} << bits) - 1;
     std::vector<std::size_t> count(st.mask + 1, 0);
-    std::vector<std::uint64_t> top(st.mask + 1, 0);  // the largest key of each bucket
-    for_keys([&](std::uint64_t k) {
-        std::size_t b = st.bucket_of(k);
-        ++count[b];
-        top[b] = std::max(top[b], k);
-    });
+    for_keys([&](std::uint64_t k) { ++count[st.bucket_of(k)]; });
     std::size_t b = 0;
     while (st.below + count[b] <= rank) st.below += count[b++];
     st.keep = b;
     st.kept = count[b];
-    if (want_lower && rank == st.below) {  // rank - 1 is the largest key of the bucket before
-        std::size_t c = b;
-        while (count[--c] == 0) {
-        }
-        st.lower_known = true;
-        st.lower = top[c];
-    }
+    st.lower_before = want_lower && rank == st.below;
     return st;
+}
+
+// The pass after a step: take(k, in_kept_bucket) for every key, in order; returns, when the
+// step says the lower key lies in an earlier bucket, the largest key of the earlier buckets
+// (0 otherwise). The keys share every bit above the step's buckets (the wide step's buckets
+// hold all the top bits), so an earlier bucket holds exactly the keys below the kept ones.
+template <class ForKeys, class Take>
+std::uint64_t take_kept(ForKeys for_keys, const radix_step& st, Take take) {
+    std::uint64_t lower = 0;
+    if (!st.lower_before) {
+        for_keys([&](std::uint64_t k) { take(k, st.bucket_of(k) == st.keep); });
+        return lower;
+    }
+    for_keys([&](std::uint64_t k) {
+        const std::size_t b = st.bucket_of(k);
+        take(k, b == st.keep);
+        lower = b < st.keep ? std::max(lower, k) : lower;
+    });
+    return lower;
 }
 
 ranked_keys select_keys(std::vector<std::uint64_t>& keys, std::size_t rank, bool want_lower) {
     for (;;) {
         if (keys.size() <= select_small) return select_small_keys(keys, rank, want_lower);
-        radix_step st =
-            plan_radix_step([&](auto fn) { for (std::uint64_t k : keys) fn(k); }, keys.size(), rank, want_lower);
+        auto for_keys = [&](auto fn) { for (std::uint64_t k : keys) fn(k); };
+        radix_step st = plan_radix_step(for_keys, keys.size(), rank, want_lower);
         if (st.all_equal) return {st.equal_key, st.equal_key};
         std::size_t w = 0;  // compact the kept bucket's keys to the front
-        for (std::uint64_t k : keys) {
+        const std::uint64_t lower = take_kept(for_keys, st, [&](std::uint64_t k, bool kept) {
             keys[w] = k;
-            w += st.bucket_of(k) == st.keep;
-        }
+            w += kept;
+        });
         keys.resize(w);
         rank -= st.below;
-        if (st.lower_known) {
+        if (st.lower_before) {
             ranked_keys r = select_keys(keys, rank, false);
-            r.lower = st.lower;
+            r.lower = lower;
             return r;
         }
     }
@@ -163,12 +172,15 @@ std::optional<double> median_of_parts(const std::vector<std::span<const double>>
         };
         radix_step st = plan_radix_step(for_keys, n, mid, even, n >= wide_radix_from);
         if (st.all_equal) return value_of(st.equal_key);
-        keys.reserve(st.kept);
-        for_keys([&](std::uint64_t k) {
-            if (st.bucket_of(k) == st.keep) keys.push_back(k);
+        keys.resize(st.kept + 1);  // a key is stored before it is known to be kept: one spare slot
+        std::size_t w = 0;
+        const std::uint64_t lower = take_kept(for_keys, st, [&](std::uint64_t k, bool kept) {
+            keys[w] = k;
+            w += kept;
         });
-        r = select_keys(keys, mid - st.below, even && !st.lower_known);
-        if (st.lower_known) r.lower = st.lower;
+        keys.resize(w);
+        r = select_keys(keys, mid - st.below, even && !st.lower_before);
+        if (st.lower_before) r.lower = lower;
     }
     double hi = value_of(r.at);
     if (!even) return hi;

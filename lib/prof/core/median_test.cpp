@@ -63,3 +63,33 @@ TEST_CASE("median_of_parts equals the median of the concatenation, without copyi
         if (want) CHECK(*got == *want);  // bit-identical, not approximately equal
     }
 }
+
+TEST_CASE("median_of_parts finds the lower middle value when it lies in an earlier radix bucket") {
+    // An even count whose lower half lies far below its upper half: the first counting step
+    // keeps the upper middle value's bucket with no key of the lower half in it, so the lower
+    // middle value (the largest of the lower half) comes from the pass that keeps the bucket.
+    // Sizes: nth_element only (40), one step then nth_element (200), several steps (5000), the
+    // wide first step (70000 and more); the halves split over parts of uneven length.
+    std::mt19937_64 rng(11);
+    for (std::size_t n : {40u, 200u, 5000u, 70000u, 140002u}) {
+        for (int shape = 0; shape < 3; ++shape) {
+            std::vector<double> all;
+            for (std::size_t i = 0; i < n; ++i) {
+                const bool upper = i % 2 == 1;
+                double d;
+                switch (shape) {
+                case 0: d = upper ? 1e6 + static_cast<double>(rng() % 1000) : 1e-3 * (1 + static_cast<double>(rng() % 1000)); break;
+                case 1: d = upper ? 2.0 : 1.0; break;  // two runs of ties
+                default: d = upper ? 1.5 + static_cast<double>(rng() % 100) * 1e-9 : 1.25 - static_cast<double>(rng() % 100) * 1e-9;
+                }
+                all.push_back(d);
+            }
+            std::vector<double> copy = all;
+            const std::size_t cut = n / 3 + 1;
+            std::vector<std::span<const double>> parts{std::span<const double>(all).first(cut),
+                                                       std::span<const double>(all).subspan(cut)};
+            const double want = *prof::median(copy);
+            CHECK(*prof::median_of_parts(parts) == want);
+        }
+    }
+}
