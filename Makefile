@@ -98,9 +98,11 @@ endif
 .SECONDARY:
 all: $(BINS) $(UNIT) $(SCHEMAS) $(HELPER_BINS) $(FUZZ_REPLAY)
 
+# One compile line for every object of ours; PGO_FLAGS is set per object below.
+COMPILE_CXX = $(CXX) $(PROF_CXXFLAGS) $(ARCH_FLAGS) $(DEP_CFLAGS) $(PGO_FLAGS) $(CXXFLAGS) -c $< -o $@
 $(BUILD)/obj/%.o: %.cpp $(BUILD)/config.mk Makefile
 	@mkdir -p $(@D)
-	$(CXX) $(PROF_CXXFLAGS) $(ARCH_FLAGS) $(DEP_CFLAGS) $(PGO_FLAGS) $(CXXFLAGS) -c $< -o $@
+	$(COMPILE_CXX)
 
 # Profile-guided optimisation of prof-harvest's hot path: its row reader, profile builder and
 # medians are branchy code whose common case the compiler cannot see. The objects of PGO_SRC are
@@ -121,7 +123,8 @@ PGO_OBJ     := $(PGO_SRC:%.cpp=$(BUILD)/obj/%.o)
 PGO_GEN_OBJ := $(PGO_SRC:%.cpp=$(BUILD)/pgo/obj/%.o)
 $(BUILD)/pgo/obj/%.o: %.cpp $(BUILD)/config.mk Makefile
 	@mkdir -p $(@D)
-	$(CXX) $(PROF_CXXFLAGS) $(ARCH_FLAGS) $(DEP_CFLAGS) $(CXXFLAGS) -fprofile-generate -c $< -o $@
+	$(COMPILE_CXX)
+$(PGO_GEN_OBJ): private PGO_FLAGS := -fprofile-generate
 $(BUILD)/pgo/prof-harvest: $(BUILD)/obj/cmd/prof-harvest/main.o $(PGO_GEN_OBJ) $(filter-out $(PGO_OBJ),$(LIB_OBJ)) \
                            $(DEP_OBJ)
 	$(CXX) $(PROF_LDFLAGS) $(LDFLAGS) -fprofile-generate $^ $(DEP_LIBS) -o $@
